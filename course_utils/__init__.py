@@ -1,0 +1,26 @@
+"""Shared code for the rl-course tutorials (reinforcement learning, memory and replay).
+
+Modules are named after what they hold:
+
+- ``runtime``: seeding, threads, fast and headless modes
+- ``plotting``: the course's matplotlib style and common plots
+- ``checkpoints``: the checkpoint registry and verified loading
+- ``checks``: the ``check_*`` functions behind exercise feedback and hidden tests
+- ``colour``: the colour-replay environment, A2C agent, training and replay memory
+- ``colour_game``: the colour-choice widget game
+"""
+
+from course_utils.runtime import (
+    _default_threads,
+    fast_mode,
+    headless,
+    scaled,
+    set_seed,
+    set_threads,
+)
+
+__version__ = "0.1.0"
+
+set_threads(_default_threads())
+
+__all__ = ["fast_mode", "headless", "scaled", "set_seed", "set_threads", "__version__"]

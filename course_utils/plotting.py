@@ -1,0 +1,74 @@
+"""The course's matplotlib style and the plots the tutorials share.
+
+Every plot has a title and labelled axes. The style sheet is ``assets/course.mplstyle``
+and is applied by ``use_course_style()`` (nothing is loaded from a URL).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+from sklearn.metrics import ConfusionMatrixDisplay, confusion_matrix
+
+STYLE = Path(__file__).resolve().parent.parent / "assets" / "course.mplstyle"
+
+
+def use_course_style() -> None:
+    """Apply the course's matplotlib style sheet."""
+    plt.style.use(STYLE)
+
+
+def plot_rewards(rewards, max_rewards, title: str = "Reward per trial", ax=None, label: str = "obtained reward"):
+    """Obtained reward against the best reward available, trial by trial (rewards 1-4)."""
+    ax = ax or plt.subplots()[1]
+    trials = np.arange(1, len(rewards) + 1)
+    ax.plot(trials, max_rewards, marker="*", linestyle="--", color="0.55", label="maximum reward")
+    ax.plot(trials, rewards, marker="o", label=label)
+    ax.set(title=title, xlabel="trial", ylabel="reward", yticks=range(0, 5))
+    ax.legend(loc="lower right")
+    return ax
+
+
+def plot_confusion(best, chosen, colours, title: str = "Choices", ax=None):
+    """Confusion matrix: rows are the better colour of each pair, columns the colour chosen.
+
+    ``best`` and ``chosen`` are sequences of colour names; ``colours`` fixes the rows and
+    columns shown (colours never seen still get a row and a column).
+    """
+    ax = ax or plt.subplots(figsize=(4.5, 4))[1]
+    matrix = confusion_matrix(list(best), list(chosen), labels=list(colours))
+    ConfusionMatrixDisplay(matrix, display_labels=list(colours)).plot(ax=ax, colorbar=False, cmap="Blues", values_format="d")
+    ax.set(title=title, xlabel="colour chosen", ylabel="better colour")
+    ax.grid(False)
+    return ax
+
+
+def plot_pair_accuracy(results: dict[str, dict[str, float]], title: str = "Accuracy per colour pair", ax=None):
+    """Grouped bars: for each colour pair, the accuracy (0-1) of each named result."""
+    ax = ax or plt.subplots(figsize=(7, 4))[1]
+    pairs = sorted({pair for accuracies in results.values() for pair in accuracies})
+    width = 0.8 / max(len(results), 1)
+    x = np.arange(len(pairs))
+    for i, (name, accuracies) in enumerate(results.items()):
+        values = [accuracies.get(pair, np.nan) for pair in pairs]
+        ax.bar(x + (i - (len(results) - 1) / 2) * width, values, width, label=name)
+    ax.axhline(0.5, color="0.5", linestyle=":", linewidth=1, label="chance")
+    ax.set(title=title, xlabel="colour pair", ylabel="chose the better colour", ylim=(0, 1.05), xticks=x)
+    ax.set_xticklabels(pairs)
+    ax.legend(loc="lower left", fontsize=9)
+    return ax
+
+
+def plot_curve(values, title: str, xlabel: str, ylabel: str, ax=None, label: str | None = None, smooth: int = 1):
+    """A learning curve, optionally smoothed with a running mean of ``smooth`` points."""
+    ax = ax or plt.subplots()[1]
+    values = np.asarray(values, dtype=float)
+    if smooth > 1 and len(values) >= smooth:
+        values = np.convolve(values, np.ones(smooth) / smooth, mode="valid")
+    ax.plot(np.arange(1, len(values) + 1), values, label=label)
+    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
+    if label:
+        ax.legend()
+    return ax
