@@ -1,0 +1,24 @@
+"""nbgrader settings for rl-course. `course release` and `course autograde` run nbgrader from
+the repository root, so these apply to them and to any nbgrader command run here."""
+
+from pathlib import Path
+
+c = get_config()  # noqa: F821 (provided by nbgrader)
+HERE = Path(__file__).resolve().parent
+
+c.CourseDirectory.course_id = "rl-course"
+# The instructor's course folder (gradebook, submissions, feedback): kept out of git.
+c.CourseDirectory.root = str(HERE / "grading")
+c.CourseDirectory.db_url = f"sqlite:///{HERE / 'grading' / 'gradebook.db'}"
+
+# Student notebooks get this stub where a solution was.
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+
+# nbgrader's default cell timeout is 30 s. Under nbgrader the course runs in fast mode
+# (NBGRADER_EXECUTION is set), where no cell should need more than ~20 s; allow 120 s so a
+# slow machine still grades, while a student's infinite loop is stopped.
+c.Execute.timeout = 120
+c.ExecutePreprocessor.timeout = 120
+c.Execute.interrupt_on_timeout = True
+c.Execute.allow_errors = True

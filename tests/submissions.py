@@ -1,0 +1,34 @@
+"""Build submissions for the grading tests from the released and solution notebooks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSIGNMENT = "02_colour_replay"
+
+
+def load(kind: str) -> dict:
+    folder = "solutions" if kind == "solution" else "notebooks"
+    return json.loads((ROOT / folder / f"{ASSIGNMENT}.ipynb").read_text())
+
+
+def cell_index(notebook: dict, grade_id: str) -> int:
+    for i, cell in enumerate(notebook["cells"]):
+        if cell["metadata"].get("nbgrader", {}).get("grade_id") == grade_id:
+            return i
+    raise KeyError(grade_id)
+
+
+def with_answer(student: dict, solution: dict, grade_id: str) -> dict:
+    """The student notebook with one exercise's solution cell copied in."""
+    student = json.loads(json.dumps(student))
+    student["cells"][cell_index(student, grade_id)]["source"] = solution["cells"][cell_index(solution, grade_id)]["source"]
+    return student
+
+
+def write(folder: Path, name: str, notebook: dict) -> Path:
+    path = folder / f"{name}.ipynb"
+    path.write_text(json.dumps(notebook))
+    return path
