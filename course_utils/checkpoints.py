@@ -119,7 +119,9 @@ def _download(entry: dict, base_url: str, regenerate: str) -> Path:
             f"The file was deleted. Check {URL_VARIABLE} points at the course's files, or {regenerate}."
         ) from None
     except requests.exceptions.HTTPError as error:
-        raise CheckpointError(f"Could not download {entry['file']} from {url}: {error}. Check {URL_VARIABLE}, or {regenerate}.") from None
+        raise CheckpointError(
+            f"Could not download {entry['file']} from {url}: {error}. Check {URL_VARIABLE}, or {regenerate}."
+        ) from None
     except (requests.exceptions.RequestException, OSError) as error:
         raise CheckpointError(
             f"Could not reach {url} ({type(error).__name__}). You may be offline: {regenerate}, "

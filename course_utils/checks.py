@@ -140,7 +140,8 @@ def check_discounted_returns(discounted_returns, strict: bool = False) -> bool:
                     else "Hint: work backwards from the last trial, Q_t = r_t + gamma * Q_(t+1)."
                 )
                 raise _Problem(
-                    f"for {description}: rewards {_fmt(rewards)}, gamma {gamma}: expected {_fmt(expected)}, got {_fmt(got)}. {hint}"
+                    f"for {description}: rewards {_fmt(rewards)}, gamma {gamma}: "
+                    f"expected {_fmt(expected)}, got {_fmt(got)}. {hint}"
                 )
 
     return _verdict("discounted_returns", check, strict)
@@ -171,25 +172,43 @@ def check_replay_memory(ReplayMemory, strict: bool = False) -> bool:
     def check():
         memory = new(3)
         write(memory, "a")
-        expect("after writing 'a' into an empty memory of capacity 3, slots", list(memory.slots), ["a", None, None],
-               "write into slots[write_pointer].")
+        expect(
+            "after writing 'a' into an empty memory of capacity 3, slots",
+            list(memory.slots),
+            ["a", None, None],
+            "write into slots[write_pointer].",
+        )
         expect("then write_pointer", memory.write_pointer, 1, "move the write pointer one slot on after writing.")
         expect("then len(memory)", len(memory), 1, "count every write in n_written.")
-        expect("reading twice from a memory that holds only 'a'", reads(memory, 2), ["a", "a"],
-               "read slots[read_pointer], then move the read pointer on, wrapping after the last filled slot: % len(self).")
+        expect(
+            "reading twice from a memory that holds only 'a'",
+            reads(memory, 2),
+            ["a", "a"],
+            "read slots[read_pointer], then move the read pointer on, wrapping after the last filled slot: % len(self).",
+        )
         write(memory, "b")
         write(memory, "c")
         expect("after writing 'a', 'b', 'c', slots", list(memory.slots), ["a", "b", "c"], "write into slots[write_pointer].")
-        expect("then write_pointer", memory.write_pointer, 0, "after the last slot the write pointer wraps to 0: % self.capacity.")
+        expect(
+            "then write_pointer", memory.write_pointer, 0, "after the last slot the write pointer wraps to 0: % self.capacity."
+        )
         write(memory, "d")
-        expect("writing 'd' into a full memory of capacity 3, slots", list(memory.slots), ["d", "b", "c"],
-               "when full, the oldest experience (in slot 0) is overwritten first.")
+        expect(
+            "writing 'd' into a full memory of capacity 3, slots",
+            list(memory.slots),
+            ["d", "b", "c"],
+            "when full, the oldest experience (in slot 0) is overwritten first.",
+        )
         expect("then len(memory)", len(memory), 3, "the memory never holds more than its capacity.")
         memory = new(3)
         for item in "abcd":
             write(memory, item)
-        expect("reading 5 times after writing 'a' to 'd' into capacity 3", reads(memory, 5), ["d", "b", "c", "d", "b"],
-               "reads go round the slots in order, starting at slot 0.")
+        expect(
+            "reading 5 times after writing 'a' to 'd' into capacity 3",
+            reads(memory, 5),
+            ["d", "b", "c", "d", "b"],
+            "reads go round the slots in order, starting at slot 0.",
+        )
         memory = new(250)
         for item in range(1000):
             write(memory, item)

@@ -1,9 +1,9 @@
 """The ``course`` command: train, bench, release, autograde.
 
-    course train colour        regenerate tutorial 2's checkpoints and update the registry
-    course bench colour        print measured speed and memory figures as one JSON line
-    course release [--check]   generate notebooks/ from solutions/ (or check it is current)
-    course autograde SUBS      grade a folder of submissions; write grades CSV and feedback
+course train colour        regenerate tutorial 2's checkpoints and update the registry
+course bench colour        print measured speed and memory figures as one JSON line
+course release [--check]   generate notebooks/ from solutions/ (or check it is current)
+course autograde SUBS      grade a folder of submissions; write grades CSV and feedback
 """
 
 from __future__ import annotations

@@ -42,18 +42,17 @@ ACTIONS = {0: "left", 1: "right"}
 def _check_mode(mode) -> int:
     if isinstance(mode, bool) or mode not in MODE_COLOURS:
         raise ValueError(
-            f"mode must be 1 (colours {', '.join(MODE_COLOURS[1])}) or 2 (colours "
-            f"{', '.join(MODE_COLOURS[2])}), got {mode!r}."
+            f"mode must be 1 (colours {', '.join(MODE_COLOURS[1])}) or 2 (colours {', '.join(MODE_COLOURS[2])}), got {mode!r}."
         )
     return int(mode)
 
 
 def _check_action(action) -> int:
-    if isinstance(action, torch.Tensor):
-        if action.numel() != 1:
-            raise ValueError(f"action must be a single 0 or 1, got a tensor of shape {tuple(action.shape)}.")
+    if isinstance(action, torch.Tensor | np.ndarray):
+        if (action.numel() if isinstance(action, torch.Tensor) else action.size) != 1:
+            raise ValueError(f"action must be a single 0 or 1, got an array of shape {tuple(action.shape)}.")
         action = action.item()
-    if isinstance(action, (bool, np.bool_)) or action not in (0, 1) or isinstance(action, float) and not float(action).is_integer():
+    if isinstance(action, bool | np.bool_) or not isinstance(action, int | np.integer) or action not in (0, 1):
         raise ValueError(f"action must be 0 (left) or 1 (right), got {action!r}.")
     return int(action)
 
@@ -265,7 +264,7 @@ class Trials:
 
     @property
     def chosen(self) -> list[str]:
-        return [pair[a] for pair, a in zip(self.shown, self.actions)]
+        return [pair[a] for pair, a in zip(self.shown, self.actions, strict=True)]
 
     @property
     def best(self) -> list[str]:
@@ -280,7 +279,9 @@ class Trials:
         )
 
 
-def run_trials(env: ColourEnv, agent: ActorCritic, n_trials: int, rng: np.random.Generator, policy: _Policy | None = None) -> Trials:
+def run_trials(
+    env: ColourEnv, agent: ActorCritic, n_trials: int, rng: np.random.Generator, policy: _Policy | None = None
+) -> Trials:
     """Let the agent play ``n_trials`` trials from the env's current pair, without gradients.
 
     Each trial starts from no previous reward or action only at the start of the run, as in
@@ -406,7 +407,7 @@ def accuracy(trials: Trials) -> float:
 def pair_accuracy(trials: Trials) -> dict[str, float]:
     """Accuracy per unordered colour pair, keyed like ``"red/yellow"`` (lower reward first)."""
     hits: dict[str, list[bool]] = {}
-    for pair, reward, best in zip(trials.shown, trials.rewards, trials.max_rewards):
+    for pair, reward, best in zip(trials.shown, trials.rewards, trials.max_rewards, strict=True):
         key = "/".join(sorted(pair, key=COLOUR_REWARDS.get))
         hits.setdefault(key, []).append(reward == best)
     return {key: float(np.mean(v)) for key, v in sorted(hits.items())}

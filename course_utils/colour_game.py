@@ -27,9 +27,13 @@ _HEX = {"red": "#e32b2b", "yellow": "#f5d000", "green": "#1f8f3a", "blue": "#245
 
 def _circles_svg(left: str, right: str) -> str:
     def circle(cx, colour):
-        return f'<circle cx="{cx}" cy="70" r="55" fill="{_HEX[colour]}" stroke="#333" stroke-width="2"><title>{colour}</title></circle>'
+        return (
+            f'<circle cx="{cx}" cy="70" r="55" fill="{_HEX[colour]}" stroke="#333" stroke-width="2">'
+            f"<title>{colour}</title></circle>"
+        )
 
-    return f'<svg width="320" height="140" role="img" aria-label="{left} on the left, {right} on the right">{circle(80, left)}{circle(240, right)}</svg>'
+    label = f"{left} on the left, {right} on the right"
+    return f'<svg width="320" height="140" role="img" aria-label="{label}">{circle(80, left)}{circle(240, right)}</svg>'
 
 
 class ColourGame:
@@ -151,7 +155,9 @@ class ColourGame:
                     poll(10)
                     time.sleep(0.05)
             if not self.done:
-                self.message.value += f"<br>Stopped waiting after {timeout / 60:.0f} minutes; the next cells use the attempts made so far."
+                self.message.value += (
+                    f"<br>Stopped waiting after {timeout / 60:.0f} minutes; the next cells use the attempts made so far."
+                )
         return self
 
     def results(self) -> Trials:

@@ -49,7 +49,10 @@ def _nbgrader(*args: str, course_dir: Path, check: bool = True) -> subprocess.Co
     """Run an nbgrader command on ``course_dir`` with the repository's nbgrader_config.py."""
     _tools_on_path()
     command = [
-        sys.executable, "-m", "nbgrader", *args,
+        sys.executable,
+        "-m",
+        "nbgrader",
+        *args,
         f"--CourseDirectory.root={course_dir}",
         f"--CourseDirectory.db_url=sqlite:///{course_dir / 'gradebook.db'}",
     ]
@@ -100,9 +103,9 @@ def stale_notebooks() -> list[str]:
     for name, text in expected.items():
         target = NOTEBOOKS / f"{name}.ipynb"
         if not target.exists():
-            problems.append(f"{target.relative_to(ROOT)} is missing")
+            problems.append(f"notebooks/{target.name} is missing")
         elif target.read_text() != text:
-            problems.append(f"{target.relative_to(ROOT)} differs from solutions/{name}.ipynb")
+            problems.append(f"notebooks/{target.name} differs from solutions/{name}.ipynb")
     for extra in sorted(set(p.stem for p in NOTEBOOKS.glob("*.ipynb")) - set(expected)):
         problems.append(f"notebooks/{extra}.ipynb has no solution notebook")
     return problems
@@ -176,7 +179,9 @@ def collect(folder: Path, known: dict[str, set[str]]) -> list[Submission]:
             return
         key = (student, assignment)
         if key in submissions:
-            submissions[key].problems.append(f"more than one notebook for {assignment}; graded {submissions[key].source}, ignored {source}")
+            submissions[key].problems.append(
+                f"more than one notebook for {assignment}; graded {submissions[key].source}, ignored {source}"
+            )
             return
         submissions[key] = Submission(student, source, assignment, content)
 
@@ -272,7 +277,9 @@ def autograde(folder: str | os.PathLike, out: str | os.PathLike = "grades", cour
         result = _nbgrader("autograde", sub.assignment, f"--student={sub.student}", "--force", course_dir=course_dir, check=False)
         if result.returncode != 0:
             sub.problems.append("the grader reported errors: " + _last_error(result))
-        feedback = _nbgrader("generate_feedback", sub.assignment, f"--student={sub.student}", "--force", course_dir=course_dir, check=False)
+        feedback = _nbgrader(
+            "generate_feedback", sub.assignment, f"--student={sub.student}", "--force", course_dir=course_dir, check=False
+        )
         html = course_dir / "feedback" / sub.student / sub.assignment / f"{sub.assignment}.html"
         if feedback.returncode == 0 and html.exists():
             sub.feedback = out / "feedback" / sub.student / f"{sub.assignment}.html"
@@ -309,10 +316,15 @@ def _write_csv(submissions: list[Submission], out: Path) -> Path:
         writer = csv.writer(f)
         writer.writerow(["student", "assignment", "score", "max_score", *grade_names, "source", "problems"])
         for s in sorted(submissions, key=lambda s: (s.student, s.assignment or "")):
-            writer.writerow([
-                s.student, s.assignment or "", f"{s.score:g}", f"{s.max_score:g}",
-                *[f"{s.grades[n]:g}" if n in s.grades else "" for n in grade_names],
-                s.source, "; ".join(s.problems),
-            ])
+            writer.writerow(
+                [
+                    s.student,
+                    s.assignment or "",
+                    f"{s.score:g}",
+                    f"{s.max_score:g}",
+                    *[f"{s.grades[n]:g}" if n in s.grades else "" for n in grade_names],
+                    s.source,
+                    "; ".join(s.problems),
+                ]
+            )
     return path
-

@@ -1,0 +1,43 @@
+# rl-course: `make lab` to start the course, `make test` to run the whole test suite.
+# Both create .venv and install the pinned stack when needed.
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+# Tests run notebooks in fast mode, and games play themselves (nobody can click).
+TEST_ENV := COURSE_FAST=1 COURSE_HEADLESS=1 MPLBACKEND=Agg
+JOBS ?= 2
+
+.PHONY: install lab test test-slow lint release bench clean
+
+$(STAMP): requirements.txt pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+lab: install
+	$(VENV)/bin/jupyter lab notebooks/
+
+lint: install
+	$(VENV)/bin/ruff check course_utils tests nbgrader_config.py
+
+test: install lint
+	$(PY) -m course_utils.cli release --check
+	$(TEST_ENV) $(PY) -m pytest -n $(JOBS) --dist loadfile --nbmake --nbmake-timeout=300 tests solutions
+
+test-slow: install
+	$(TEST_ENV) $(PY) -m pytest -n $(JOBS) --run-slow tests
+
+release: install
+	$(PY) -m course_utils.cli release
+
+bench: install
+	$(PY) -m course_utils.cli bench colour
+
+clean:
+	rm -rf grading grades .pytest_cache .ruff_cache

@@ -1,0 +1,89 @@
+"""`course autograde` end to end with nbgrader: full, zero and partial marks, tampered and
+broken submissions. One autograde run (about 2 minutes) backs all the assertions."""
+
+import csv
+import json
+import zipfile
+
+import pytest
+from submissions import ASSIGNMENT, cell_index, load, with_answer, write
+
+from course_utils import grading
+
+pytestmark = pytest.mark.grading
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("submissions")
+    solution, student = load("solution"), load("student")
+    write(folder, "full", solution)
+    write(folder, "zero", student)
+    write(folder, "partial", with_answer(student, solution, "discounted_returns"))
+    edited = with_answer(student, solution, "discounted_returns")
+    edited["cells"][cell_index(edited, "test_replay_memory")]["source"] = "pass  # the student emptied the test cell"
+    edited["cells"][cell_index(edited, "replay_memory")]["source"] = "class ReplayMemory:\n    pass\n"
+    write(folder, "edited", edited)
+    deleted = with_answer(student, solution, "discounted_returns")
+    del deleted["cells"][cell_index(deleted, "test_replay_memory")]
+    write(folder, "deleted", deleted)
+    with zipfile.ZipFile(folder / "zipped.zip", "w") as archive:
+        archive.writestr(f"../../{ASSIGNMENT}.ipynb", json.dumps(solution))  # a hostile path is never extracted
+    (folder / "corrupt.ipynb").write_text('{"cells": [')
+    (folder / "essay.docx").write_bytes(b"PK not really")
+    out = tmp_path_factory.mktemp("grades")
+    report = grading.autograde(folder, out=out, course_dir=tmp_path_factory.mktemp("course"))
+    rows = {row["student"]: row for row in csv.DictReader(report.csv_path.open())}
+    return report, rows, out
+
+
+def score(rows, student):
+    return float(rows[student]["score"]), float(rows[student]["max_score"])
+
+
+def test_solution_gets_full_marks(graded):
+    _, rows, _ = graded
+    assert score(rows, "full") == (5, 5)
+    assert rows["full"]["test_discounted_returns"] == "2" and rows["full"]["test_replay_memory"] == "3"
+
+
+def test_untouched_student_notebook_gets_zero(graded):
+    _, rows, _ = graded
+    assert score(rows, "zero") == (0, 5)
+
+
+def test_one_exercise_done_gets_exactly_its_points(graded):
+    _, rows, _ = graded
+    assert score(rows, "partial") == (2, 5)
+    assert rows["partial"]["test_discounted_returns"] == "2" and rows["partial"]["test_replay_memory"] == "0"
+
+
+def test_edited_test_cell_is_restored_and_graded(graded):
+    _, rows, _ = graded
+    assert score(rows, "edited") == (2, 5)
+
+
+def test_deleted_test_cell_is_restored_and_graded(graded):
+    _, rows, _ = graded
+    assert score(rows, "deleted") == (2, 5)
+    assert "restored" in rows["deleted"]["problems"]
+
+
+def test_zip_submission_is_graded_without_extracting_paths(graded, tmp_path_factory):
+    _, rows, _ = graded
+    assert score(rows, "zipped") == (5, 5)
+
+
+def test_broken_submissions_get_a_reason_not_a_crash(graded):
+    _, rows, _ = graded
+    assert "not valid notebook JSON" in rows["corrupt"]["problems"]
+    assert "not a notebook" in rows["essay"]["problems"]
+    assert rows["corrupt"]["score"] == "0"
+
+
+def test_feedback_html_per_student(graded):
+    report, _, out = graded
+    html = (out / "feedback" / "partial" / f"{ASSIGNMENT}.html").read_text()
+    assert "ReplayMemory: not yet" in html  # the check's friendly message reaches the student
+    assert "not implemented yet" in html
+    assert "zipped" in report.summary()

@@ -1,0 +1,58 @@
+import random
+
+import numpy as np
+import pytest
+import torch
+
+import course_utils
+from course_utils import runtime
+
+
+@pytest.mark.parametrize(
+    "env, fast",
+    [
+        ({}, False),
+        ({"COURSE_FAST": "1"}, True),
+        ({"CI": "true"}, True),
+        ({"NBGRADER_EXECUTION": "autograde"}, True),
+        ({"CI": "true", "COURSE_FAST": "0"}, False),
+    ],
+)
+def test_fast_mode_switch(monkeypatch, env, fast):
+    for name in ("COURSE_FAST", "CI", "NBGRADER_EXECUTION"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert runtime.fast_mode() is fast
+    assert runtime.scaled(full=1000, fast=10) == (10 if fast else 1000)
+
+
+def test_headless_follows_ci_unless_overridden(monkeypatch):
+    for name in ("COURSE_HEADLESS", "CI", "NBGRADER_EXECUTION"):
+        monkeypatch.delenv(name, raising=False)
+    assert not runtime.headless()
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert runtime.headless()
+    monkeypatch.setenv("COURSE_HEADLESS", "0")  # a browser test under CI wants real clicks
+    assert not runtime.headless()
+
+
+def test_set_seed_covers_random_numpy_and_torch():
+    def draw():
+        return random.random(), np.random.rand(), torch.rand(1).item()
+
+    course_utils.set_seed(7)
+    first = draw()
+    course_utils.set_seed(7)
+    assert draw() == first
+    course_utils.set_seed(8)
+    assert draw() != first
+
+
+def test_set_seed_rejects_bad_seeds():
+    with pytest.raises(ValueError, match="non-negative integer"):
+        course_utils.set_seed(-1)
+
+
+def test_one_thread_by_default():
+    assert torch.get_num_threads() == 1
