@@ -8,6 +8,9 @@ Modules are named after what they hold:
 - ``checks``: the ``check_*`` functions behind exercise feedback and hidden tests
 - ``colour``: the colour-replay environment, A2C agent, training and replay memory
 - ``colour_game``: the colour-choice widget game
+- ``grading``: release of student notebooks and autograding with nbgrader
+- ``bench``: benchmarks printed as JSON lines (``course bench NAME``)
+- ``cli``: the ``course`` command
 """
 
 from course_utils.runtime import (
