@@ -8,6 +8,7 @@ Modules are named after what they hold:
 - ``checks``: the ``check_*`` functions behind exercise feedback and hidden tests
 - ``colour``: the colour-replay environment, A2C agent, training and replay memory
 - ``colour_game``: the colour-choice widget game
+- ``per``: sum/min segment trees, uniform and prioritized replay buffers (tutorial 4, in progress)
 - ``grading``: release of student notebooks and autograding with nbgrader
 - ``bench``: benchmarks printed as JSON lines (``course bench NAME``)
 - ``cli``: the ``course`` command

@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     train.set_defaults(func=_train)
 
     bench = sub.add_parser("bench", help="print measured figures as one JSON line")
-    bench.add_argument("name", choices=["colour"])
+    bench.add_argument("name", choices=["colour", "per"])
     bench.set_defaults(func=_bench)
 
     release = sub.add_parser("release", help="generate student notebooks from solutions/")

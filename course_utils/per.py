@@ -207,9 +207,7 @@ class ReplayBuffer:
         obs = np.asarray(obs, dtype=np.float32).reshape(-1)
         next_obs = np.asarray(next_obs, dtype=np.float32).reshape(-1)
         if obs.shape != (self.obs_dim,) or next_obs.shape != (self.obs_dim,):
-            raise ValueError(
-                f"obs and next_obs must have {self.obs_dim} features, got shapes {obs.shape} and {next_obs.shape}."
-            )
+            raise ValueError(f"obs and next_obs must have {self.obs_dim} features, got shapes {obs.shape} and {next_obs.shape}.")
         index = self.ptr
         self.obs_buf[index] = obs
         self.next_obs_buf[index] = next_obs
@@ -317,9 +315,7 @@ class PrioritizedReplayBuffer(ReplayBuffer):
             raise ValueError(f"priorities must be finite and > 0 (add a small eps to |TD error|), got {_short(bad)}.")
         out = (indices < 0) | (indices >= len(self))
         if np.any(out):
-            raise IndexError(
-                f"indices must refer to stored transitions, 0 to {len(self) - 1}, got {_short(indices[out])}."
-            )
+            raise IndexError(f"indices must refer to stored transitions, 0 to {len(self) - 1}, got {_short(indices[out])}.")
         for index, priority in zip(indices.tolist(), priorities.tolist(), strict=True):
             self.sum_tree[index] = priority**self.alpha
             self.min_tree[index] = priority**self.alpha
@@ -393,16 +389,20 @@ class VectorSumTree:
             raise IndexError(f"leaf indices must be integers, got dtype {indices.dtype}.")
         out = (indices < 0) | (indices >= self.capacity)
         if np.any(out):
-            raise IndexError(f"leaf indices {_short(indices[out])} are out of range: the tree has leaves 0 to {self.capacity - 1}.")
+            raise IndexError(
+                f"leaf indices {_short(indices[out])} are out of range: the tree has leaves 0 to {self.capacity - 1}."
+            )
         if not np.all(np.isfinite(values) & (values >= 0)):
-            raise ValueError(f"sum-tree leaves must be finite and >= 0, got {_short(values[~(np.isfinite(values) & (values >= 0))])}.")
+            raise ValueError(
+                f"sum-tree leaves must be finite and >= 0, got {_short(values[~(np.isfinite(values) & (values >= 0))])}."
+            )
         # Last write wins: the first occurrence in the reversed arrays is the last one.
         leaves, first_in_reversed = np.unique(indices[::-1], return_index=True)
         self.tree[leaves + self.capacity] = values[::-1][first_in_reversed]
-        nodes = np.unique((leaves + self.capacity) // 2)
-        while nodes.size and nodes[0] >= 1:  # every node of a level shares its depth
+        nodes = leaves + self.capacity
+        for _ in range(self.depth):  # one level up per step, up to the root
+            nodes //= 2  # siblings share a parent: it is written twice, with the same sum
             self.tree[nodes] = self.tree[2 * nodes] + self.tree[2 * nodes + 1]
-            nodes = np.unique(nodes // 2)
 
     def retrieve(self, prefix_sums) -> np.ndarray:
         """For each prefix sum, the smallest leaf ``i`` with ``leaf[0] + ... + leaf[i] > prefix_sum``.
@@ -419,13 +419,15 @@ class VectorSumTree:
         if total <= 0.0:
             raise ValueError("the tree is empty (all leaves are 0): update some leaves to positive values before retrieve.")
         remaining = queries.reshape(-1).copy()
+        children = self.tree.reshape(-1, 2)  # row k holds nodes 2k and 2k + 1: node k's children
         nodes = np.ones(remaining.shape, dtype=np.int64)
         for _ in range(self.depth):
-            left = 2 * nodes
-            left_sums = self.tree[left]
-            go_right = (remaining >= left_sums) & (self.tree[left + 1] > 0.0)
-            remaining = np.where(go_right, remaining - left_sums, remaining)
-            nodes = left + go_right
+            pair = children[nodes]
+            left_sums = pair[:, 0]
+            go_right = (remaining >= left_sums) & (pair[:, 1] > 0.0)
+            remaining -= left_sums * go_right
+            nodes *= 2
+            nodes += go_right
         return (nodes - self.capacity).reshape(queries.shape)
 
 
@@ -457,33 +459,15 @@ def bench_per(capacities=(1024, 16384, 131072), batch: int = 64, repeats: int = 
         query_lists = [q.tolist() for q in queries]
         update_indices = [rng.integers(0, capacity, batch) for _ in range(repeats)]
         update_values = [rng.uniform(0.1, 2.0, batch) for _ in range(repeats)]
-        update_pairs = [list(zip(i.tolist(), v.tolist(), strict=True)) for i, v in zip(update_indices, update_values, strict=True)]
-
-        def vector_sample():
-            for q in queries:
-                vector.retrieve(q)
-
-        def plain_sample():
-            for q in query_lists:
-                for x in q:
-                    plain.retrieve(x)
-
-        def vector_update():
-            for i, v in zip(update_indices, update_values, strict=True):
-                vector.update(i, v)
-
-        def plain_update():
-            for pairs in update_pairs:
-                for i, v in pairs:
-                    plain[i] = v
-
-        for key, run in (
-            ("vector_sample_us", vector_sample),
-            ("plain_sample_us", plain_sample),
-            ("vector_update_us", vector_update),
-            ("plain_update_us", plain_update),
+        updates = list(zip(update_indices, update_values, strict=True))
+        update_lists = [list(zip(i.tolist(), v.tolist(), strict=True)) for i, v in updates]
+        for key, run, tree, work in (
+            ("vector_sample_us", _vector_sample, vector, queries),
+            ("plain_sample_us", _plain_sample, plain, query_lists),
+            ("vector_update_us", _vector_update, vector, updates),
+            ("plain_update_us", _plain_update, plain, update_lists),
         ):
-            figures[key].append(_best_us_per_call(run, repeats, rounds))
+            figures[key].append(_best_us_per_call(run, tree, work, rounds))
     return {
         "benchmark": "per",
         "capacities": [int(c) for c in capacities],
@@ -497,10 +481,33 @@ def bench_per(capacities=(1024, 16384, 131072), batch: int = 64, repeats: int = 
     }
 
 
-def _best_us_per_call(run, calls: int, rounds: int) -> float:
+def _vector_sample(tree: VectorSumTree, queries: list[np.ndarray]) -> None:
+    for prefix_sums in queries:
+        tree.retrieve(prefix_sums)
+
+
+def _plain_sample(tree: SumSegmentTree, queries: list[list[float]]) -> None:
+    for prefix_sums in queries:
+        for prefix_sum in prefix_sums:
+            tree.retrieve(prefix_sum)
+
+
+def _vector_update(tree: VectorSumTree, updates: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    for indices, values in updates:
+        tree.update(indices, values)
+
+
+def _plain_update(tree: SumSegmentTree, updates: list[list[tuple[int, float]]]) -> None:
+    for pairs in updates:
+        for index, value in pairs:
+            tree[index] = value
+
+
+def _best_us_per_call(run, tree, work: list, rounds: int) -> float:
+    """Best over ``rounds`` of ``run(tree, work)``, in microseconds per item of ``work``."""
     best = math.inf
     for _ in range(max(rounds, 1)):
         start = time.perf_counter()
-        run()
+        run(tree, work)
         best = min(best, time.perf_counter() - start)
-    return best / calls * 1e6
+    return best / len(work) * 1e6

@@ -9,8 +9,8 @@ from course_utils.per import (
     ReplayBuffer,
     SumSegmentTree,
     VectorSumTree,
-    beta_schedule,
     bench_per,
+    beta_schedule,
 )
 
 # --------------------------------------------------------------------------------------
@@ -114,7 +114,11 @@ def test_retrieve_at_exact_boundaries_uses_exceeds():
     got = [tree.retrieve(q) for q in boundaries]
     assert got == [0, 2, 2, 3, 5, 5]
     np.testing.assert_array_equal(got, _reference_retrieve(values, boundaries))
+    vector = VectorSumTree(8)
+    vector.update(np.arange(8), values)
+    np.testing.assert_array_equal(vector.retrieve(boundaries), got)
     assert tree.retrieve(7.0) == 5  # prefix_sum == total: the last positive leaf
+    assert vector.retrieve(7.0) == 5
     with pytest.raises(ValueError, match=r"\[0, total\]"):
         tree.retrieve(7.5)
     with pytest.raises(ValueError, match=r"\[0, total\]"):
@@ -250,6 +254,7 @@ def test_weights_match_the_formula_and_reach_one_for_the_min_priority():
     _fill(buffer, 20)  # wrapped: all 16 slots hold transitions
     rng = np.random.default_rng(6)
     priorities = rng.uniform(0.05, 3.0, 16)
+    priorities[15] = 0.01  # the min priority on the last slot: a range that misses it gives weights > 1
     buffer.update_priorities(np.arange(16), priorities)
     scaled = priorities**alpha
     p = scaled / scaled.sum()
