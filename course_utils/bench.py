@@ -85,16 +85,20 @@ def bench_colour(course_steps: int = 200, baseline_steps: int = 20) -> dict:
     }
 
 
-def bench_per() -> dict:
-    """Microseconds per batched retrieve/update of 64 priorities, vectorised vs plain sum tree."""
-    from course_utils.per import bench_per as measure
-
-    return measure()
-
-
-BENCHMARKS = {"colour": bench_colour, "per": bench_per}
+BENCHMARKS = {
+    "colour": "course_utils.bench:bench_colour",
+    "per": "course_utils.per:bench_per",
+    "harlow": "course_utils.harlow_batch:bench_harlow",
+    "lunar": "course_utils.lunar:bench_lunar",
+    "grading": "course_utils.grading:bench_grading",
+}
+"""``course bench NAME`` calls ``module:function()``, which returns a dict of measured figures
+(the course's way and its baseline, measured in the same process)."""
 
 
 def run(name: str) -> None:
     """Run benchmark ``name`` and print its JSON line."""
-    print(json.dumps(BENCHMARKS[name]()))
+    import importlib
+
+    module, _, function = BENCHMARKS[name].partition(":")
+    print(json.dumps(getattr(importlib.import_module(module), function)()))

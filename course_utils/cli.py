@@ -1,7 +1,8 @@
 """The ``course`` command: train, bench, release, autograde.
 
-course train colour        regenerate tutorial 2's checkpoints and update the registry
-course bench colour        print measured speed and memory figures as one JSON line
+course train NAME          regenerate a tutorial's checkpoints and update the registry
+                           (colour: tutorial 2, harlow: tutorial 1, lunar: tutorial 3)
+course bench NAME          print measured figures as one JSON line (see course_utils.bench)
 course release [--check]   generate notebooks/ from solutions/ (or check it is current)
 course autograde SUBS      grade a folder of submissions; write grades CSV and feedback
 """
@@ -10,21 +11,25 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
+
+TRAINERS = {
+    "colour": "course_utils.colour:train_and_register",
+    "harlow": "course_utils.harlow:train_and_register",
+    "lunar": "course_utils.lunar:train_and_register",
+}
+"""``course train NAME`` calls ``module:function(progress=...)``, which trains, saves the
+checkpoints with ``checkpoints.save_checkpoint`` and prints what it wrote."""
+
+
+def _resolve(target: str):
+    import importlib
+
+    module, _, function = target.partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
 def _train(args) -> int:
-    from course_utils import checkpoints
-
-    if args.name == "colour":
-        from course_utils.colour import train_colour_agents
-
-        start = time.perf_counter()
-        agents = train_colour_agents(seed=1, progress=not args.quiet)
-        for name, agent in agents.items():
-            entry = checkpoints.save_checkpoint(agent.state_dict(), f"colour_{name}", "course train colour")
-            print(f"colour_{name}: {entry['file']} {entry['size']} bytes sha256 {entry['sha256'][:12]}...")
-        print(f"trained in {time.perf_counter() - start:.1f} s; registry: {checkpoints.REGISTRY}")
+    _resolve(TRAINERS[args.name])(progress=not args.quiet)
     return 0
 
 
@@ -65,12 +70,14 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
 
     train = sub.add_parser("train", help="train and register pretrained checkpoints")
-    train.add_argument("name", choices=["colour"])
+    train.add_argument("name", choices=sorted(TRAINERS))
     train.add_argument("--quiet", action="store_true", help="no progress bars")
     train.set_defaults(func=_train)
 
     bench = sub.add_parser("bench", help="print measured figures as one JSON line")
-    bench.add_argument("name", choices=["colour", "per"])
+    from course_utils.bench import BENCHMARKS
+
+    bench.add_argument("name", choices=sorted(BENCHMARKS))
     bench.set_defaults(func=_bench)
 
     release = sub.add_parser("release", help="generate student notebooks from solutions/")

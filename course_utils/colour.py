@@ -435,6 +435,19 @@ def train_colour_agents(seed: int = 1, num_gradient_steps: int = 1000, progress:
     return {"mode1": mode1, "mode2": mode2, "replay": replay}
 
 
+def train_and_register(progress: bool = True) -> None:
+    """``course train colour``: train the three agents and write their checkpoints and hashes."""
+    import time
+
+    from course_utils import checkpoints
+
+    start = time.perf_counter()
+    for name, agent in train_colour_agents(seed=1, progress=progress).items():
+        entry = checkpoints.save_checkpoint(agent.state_dict(), f"colour_{name}", "course train colour")
+        print(f"colour_{name}: {entry['file']} {entry['size']} bytes sha256 {entry['sha256'][:12]}...")
+    print(f"trained in {time.perf_counter() - start:.1f} s; registry: {checkpoints.REGISTRY}")
+
+
 def load_agent(name: str) -> ActorCritic:
     """A pretrained agent from the checkpoint registry: ``"mode1"``, ``"mode2"`` or ``"replay"``."""
     from course_utils.checkpoints import load_checkpoint

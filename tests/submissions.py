@@ -9,9 +9,10 @@ ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "02_colour_replay"
 
 
-def load(kind: str) -> dict:
+def load(kind: str, assignment: str = ASSIGNMENT) -> dict:
+    """``kind`` "solution" (from solutions/) or "student" (the released notebooks/ copy)."""
     folder = "solutions" if kind == "solution" else "notebooks"
-    return json.loads((ROOT / folder / f"{ASSIGNMENT}.ipynb").read_text())
+    return json.loads((ROOT / folder / f"{assignment}.ipynb").read_text())
 
 
 def cell_index(notebook: dict, grade_id: str) -> int:
@@ -21,10 +22,11 @@ def cell_index(notebook: dict, grade_id: str) -> int:
     raise KeyError(grade_id)
 
 
-def with_answer(student: dict, solution: dict, grade_id: str) -> dict:
-    """The student notebook with one exercise's solution cell copied in."""
+def with_answer(student: dict, solution: dict, *grade_ids: str) -> dict:
+    """The student notebook with the given exercises' solution cells copied in."""
     student = json.loads(json.dumps(student))
-    student["cells"][cell_index(student, grade_id)]["source"] = solution["cells"][cell_index(solution, grade_id)]["source"]
+    for grade_id in grade_ids:
+        student["cells"][cell_index(student, grade_id)]["source"] = solution["cells"][cell_index(solution, grade_id)]["source"]
     return student
 
 
