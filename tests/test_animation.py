@@ -1,0 +1,28 @@
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from course_utils.animation import animate, record_episode
+
+
+def test_record_episode_keeps_frames_and_reward():
+    env = gym.make("CartPole-v1", render_mode="rgb_array")
+    frames, total, steps = record_episode(env, lambda obs: 0, seed=0, max_steps=50)
+    assert 1 < steps <= 50 and total == steps  # CartPole pays 1 per step
+    assert len(frames) == steps + 1 and frames[0].dtype == np.uint8 and frames[0].shape[2] == 3
+
+
+def test_record_episode_refuses_an_env_that_cannot_render():
+    with pytest.raises(ValueError, match="rgb_array"):
+        record_episode(gym.make("CartPole-v1"), lambda obs: 0)
+
+
+def test_animate_embeds_every_kept_frame_as_html():
+    frames = [np.full((40, 60, 3), i * 20, dtype=np.uint8) for i in range(12)]
+    html = animate(frames, fps=10, max_frames=5).data
+    assert "<script" in html and html.count("data:image/png;base64") == 5
+
+
+def test_animate_refuses_no_frames():
+    with pytest.raises(ValueError, match="at least one frame"):
+        animate([])
