@@ -347,36 +347,46 @@ def beta_schedule(step: int, total_steps: int, beta0: float = 0.4) -> float:
 
 
 # --------------------------------------------------------------------------------------
-# A numpy-vectorised sum tree
+# Numpy-vectorised segment trees and a prioritized buffer built on them (for training)
+
+_WHOLE_LEVEL_WIDTH = 128
+"""Near the root a level has fewer nodes than a batch has updates: a level this narrow (or
+narrower) is recomputed whole with one ufunc call instead of gathering the changed nodes."""
+
+_SEARCH_LEVEL = 10
+"""``retrieve`` finds each query's node on this level (1024 nodes) with one cumulative sum
+and one ``searchsorted`` (skipping the first 10 levels of the descent), then descends."""
 
 
-class VectorSumTree:
-    """A sum tree updated and searched for a whole batch at once with numpy.
-
-    ``tree`` is a float64 array of ``2 * capacity`` (node 1 the root, node ``k``'s children
-    ``2k`` and ``2k + 1``, leaf ``i`` at ``capacity + i``), the same layout and the same
-    sums as ``SumSegmentTree``. ``capacity`` must be a positive power of two; leaves start
-    at 0 and must be finite and non-negative.
+class _VectorSegmentTree:
+    """A segment tree over ``capacity`` leaves in one float64 array, updated for a batch of
+    leaves at once. Same layout as ``SumSegmentTree``: node 1 is the root, node ``k`` has
+    children ``2k`` and ``2k + 1``, leaf ``i`` is node ``capacity + i`` (node 0 unused).
     """
+
+    _operation: np.ufunc
+    _neutral: float
 
     def __init__(self, capacity: int):
         self.capacity = _check_capacity(capacity)
         self.depth = self.capacity.bit_length() - 1  # levels below the root
-        self.tree = np.zeros(2 * self.capacity, dtype=np.float64)
+        self.tree = np.full(2 * self.capacity, self._neutral, dtype=np.float64)
+        self._left = self.tree[0::2]  # _left[k] is node 2k: node k's left child (a view)
+        self._right = self.tree[1::2]  # _right[k] is node 2k + 1: its right child
 
     def __len__(self) -> int:
         return self.capacity
 
-    def total(self) -> float:
-        """Sum of all leaves."""
-        return float(self.tree[1])
+    def __getitem__(self, index):
+        """Leaf values: ``tree[i]`` for one leaf, ``tree[indices]`` for an int array."""
+        return self.tree[np.asarray(index) + self.capacity]
 
     def update(self, indices, values) -> None:
         """Set leaves ``indices`` (int (K,)) to ``values`` ((K,) or a scalar).
 
-        A repeated index keeps its last value. Then the parents of the changed leaves are
-        recomputed level by level as the sum of their two children (never by adding deltas,
-        which would go wrong with repeated indices and let rounding errors pile up).
+        A repeated index keeps its last value. The parents of the changed leaves are then
+        recomputed level by level from their two children (never by adding deltas, which
+        would go wrong with repeated indices and let rounding errors pile up).
         """
         indices = np.asarray(indices).reshape(-1)
         values = np.asarray(values, dtype=np.float64)
@@ -387,48 +397,185 @@ class VectorSumTree:
             return
         if not np.issubdtype(indices.dtype, np.integer):
             raise IndexError(f"leaf indices must be integers, got dtype {indices.dtype}.")
-        out = (indices < 0) | (indices >= self.capacity)
-        if np.any(out):
-            raise IndexError(
-                f"leaf indices {_short(indices[out])} are out of range: the tree has leaves 0 to {self.capacity - 1}."
-            )
-        if not np.all(np.isfinite(values) & (values >= 0)):
-            raise ValueError(
-                f"sum-tree leaves must be finite and >= 0, got {_short(values[~(np.isfinite(values) & (values >= 0))])}."
-            )
-        # Last write wins: the first occurrence in the reversed arrays is the last one.
-        leaves, first_in_reversed = np.unique(indices[::-1], return_index=True)
-        self.tree[leaves + self.capacity] = values[::-1][first_in_reversed]
-        nodes = leaves + self.capacity
-        for _ in range(self.depth):  # one level up per step, up to the root
-            nodes //= 2  # siblings share a parent: it is written twice, with the same sum
-            self.tree[nodes] = self.tree[2 * nodes] + self.tree[2 * nodes + 1]
+        if indices.min() < 0 or indices.max() >= self.capacity:
+            out = indices[(indices < 0) | (indices >= self.capacity)]
+            raise IndexError(f"leaf indices {_short(out)} are out of range: the tree has leaves 0 to {self.capacity - 1}.")
+        self._check_values(values)
+        self._write(indices + self.capacity, values)
+
+    def _check_values(self, values: np.ndarray) -> None:
+        pass
+
+    def _write(self, nodes: np.ndarray, values: np.ndarray) -> None:
+        """Write leaf nodes (int64 node numbers, changed in place) and recompute their ancestors."""
+        tree, left, right, operation = self.tree, self._left, self._right, self._operation
+        tree[nodes] = values  # numpy assigns in order: with a repeated index the last value wins
+        for level in range(self.depth - 1, -1, -1):  # the parents' level, up to the root (level 0)
+            width = 1 << level
+            if width <= _WHOLE_LEVEL_WIDTH:
+                operation(left[width : 2 * width], right[width : 2 * width], out=tree[width : 2 * width])
+            else:
+                nodes >>= 1  # siblings share a parent: it is written twice, with the same value
+                tree[nodes] = operation(left[nodes], right[nodes])
+
+
+class VectorSumTree(_VectorSegmentTree):
+    """A sum tree updated and searched for a whole batch at once with numpy.
+
+    ``tree`` is a float64 array of ``2 * capacity`` with the same layout and the same sums
+    as ``SumSegmentTree``. ``capacity`` must be a positive power of two; leaves start at 0
+    and must be finite and non-negative.
+    """
+
+    _operation = np.add
+    _neutral = 0.0
+
+    def total(self) -> float:
+        """Sum of all leaves."""
+        return float(self.tree[1])
+
+    def _check_values(self, values: np.ndarray) -> None:
+        if not (values.min() >= 0.0 and values.max() < math.inf):  # also False for NaN
+            bad = values[~(np.isfinite(values) & (values >= 0))]
+            raise ValueError(f"sum-tree leaves must be finite and >= 0, got {_short(bad)}.")
 
     def retrieve(self, prefix_sums) -> np.ndarray:
         """For each prefix sum, the smallest leaf ``i`` with ``leaf[0] + ... + leaf[i] > prefix_sum``.
 
         ``prefix_sums``: any shape, each in [0, total]; returns int64 leaf indices of the
-        same shape. All queries descend together, one tree level per step; like
-        ``SumSegmentTree.retrieve`` they never enter a subtree whose sum is 0.
+        same shape, never a leaf whose value is 0. All queries go down together: one
+        ``searchsorted`` over the cumulative sums of level ``min(depth, 10)`` finds each
+        query's node there, then one level per step (about six numpy calls per level).
+        Where rounding differs (the cumulative sums of that level are added left to right,
+        the tree's sums in pairs) a prefix sum within a rounding error of a boundary may get
+        the neighbouring leaf.
         """
         queries = np.asarray(prefix_sums, dtype=np.float64)
-        total = self.tree[1]
-        outside = ~((queries >= 0.0) & (queries <= total))
-        if np.any(outside):
-            raise ValueError(f"prefix sums must lie in [0, total] = [0, {total!r}], got {_short(queries[outside])}.")
+        flat = queries.reshape(-1)
+        tree, total = self.tree, self.tree[1]
+        if flat.size == 0:
+            return np.zeros(queries.shape, dtype=np.int64)
+        if not (flat.min() >= 0.0 and flat.max() <= total):
+            outside = flat[~((flat >= 0.0) & (flat <= total))]
+            raise ValueError(f"prefix sums must lie in [0, total] = [0, {total!r}], got {_short(outside)}.")
         if total <= 0.0:
             raise ValueError("the tree is empty (all leaves are 0): update some leaves to positive values before retrieve.")
-        remaining = queries.reshape(-1).copy()
-        children = self.tree.reshape(-1, 2)  # row k holds nodes 2k and 2k + 1: node k's children
+        top = min(self.depth, _SEARCH_LEVEL)
+        width = 1 << top
+        level = tree[width : 2 * width]  # the nodes of level `top`, left to right
+        ends = np.cumsum(level)  # ends[j]: sum of the leaves under nodes 0..j of that level
+        nodes = np.searchsorted(ends, flat, side="right")  # first node whose end exceeds the query
+        np.minimum(nodes, width - 1, out=nodes)  # a query at the very total (or rounded above it)
+        remaining = flat - ends[nodes]
+        remaining += level[nodes]  # what is left to find inside that node's subtree
+        nodes += width  # node numbers in the tree
+        for _ in range(self.depth - top):
+            nodes += nodes  # the left child
+            left_sums = tree[nodes]
+            go_right = remaining >= left_sums
+            left_sums *= go_right
+            remaining -= left_sums
+            nodes += go_right
+        if tree[nodes].min() <= 0.0:  # rare: rounding led into an empty subtree; redo those carefully
+            empty = tree[nodes] <= 0.0
+            nodes[empty] = self._descend_guarded(flat[empty])
+        return (nodes - self.capacity).reshape(queries.shape)
+
+    def _descend_guarded(self, queries: np.ndarray) -> np.ndarray:
+        """Node numbers of the leaves for ``queries``, from the root, never entering a subtree of sum 0."""
+        remaining = queries.copy()
         nodes = np.ones(remaining.shape, dtype=np.int64)
         for _ in range(self.depth):
-            pair = children[nodes]
-            left_sums = pair[:, 0]
-            go_right = (remaining >= left_sums) & (pair[:, 1] > 0.0)
+            left_sums, right_sums = self._left[nodes], self._right[nodes]
+            go_right = (remaining >= left_sums) & (right_sums > 0.0)
             remaining -= left_sums * go_right
-            nodes *= 2
-            nodes += go_right
-        return (nodes - self.capacity).reshape(queries.shape)
+            nodes = 2 * nodes + go_right
+        return nodes
+
+
+class VectorMinTree(_VectorSegmentTree):
+    """A min tree updated for a batch of leaves at once; leaves start at +inf.
+
+    Same layout as ``MinSegmentTree``; ``min()`` is the smallest leaf (the root).
+    """
+
+    _operation = np.minimum
+    _neutral = math.inf
+
+    def _check_values(self, values: np.ndarray) -> None:
+        if np.isnan(values.min()):
+            raise ValueError("min-tree leaves must be numbers, got NaN.")
+
+    def min(self) -> float:
+        """The smallest leaf (inf while every leaf is unset)."""
+        return float(self.tree[1])
+
+
+class VectorPrioritizedReplayBuffer(PrioritizedReplayBuffer):
+    """``PrioritizedReplayBuffer`` with the trees updated and searched in batches (numpy).
+
+    Same interface and same sampling rule (stratified, proportional to ``p**alpha``), same
+    weights, same checks; made for training loops. ``sample_batch`` does the whole batch's
+    tree descent in one go and ``update_priorities`` updates both trees level by level.
+    """
+
+    def __init__(self, obs_dim: int, size: int, batch_size: int = 32, alpha: float = 0.6):
+        super().__init__(obs_dim, size, batch_size, alpha)
+        tree_capacity = _next_power_of_two(size)
+        self.sum_tree = VectorSumTree(tree_capacity)
+        self.min_tree = VectorMinTree(tree_capacity)
+        self._strata = np.arange(self.batch_size, dtype=np.float64)
+        self._one_node = np.zeros(1, dtype=np.int64)
+        self._one_value = np.zeros(1, dtype=np.float64)
+
+    def store(self, obs, act: int, rew: float, next_obs, done: bool) -> int:
+        """Store one transition with the current max priority; returns its slot index."""
+        index = ReplayBuffer.store(self, obs, act, rew, next_obs, done)
+        self._one_value[0] = self.max_priority**self.alpha
+        for tree in (self.sum_tree, self.min_tree):
+            self._one_node[0] = index + tree.capacity
+            tree._write(self._one_node, self._one_value)
+        return index
+
+    def sample_batch(self, beta: float, rng=None) -> dict[str, np.ndarray]:
+        """Like ``PrioritizedReplayBuffer.sample_batch``: arrays of (B, ...), ``weights`` float32
+        (B,) in (0, 1] and ``indices`` int64 (B,)."""
+        if not (math.isfinite(beta) and beta >= 0.0):
+            raise ValueError(f"beta must be a finite number >= 0 (usually annealed from 0.4 to 1), got {beta!r}.")
+        self._check_can_sample()
+        rng = _as_rng(rng)
+        total = self.sum_tree.total()
+        draws = self._strata + rng.random(self.batch_size)
+        draws *= total / self.batch_size
+        np.minimum(draws, total, out=draws)
+        indices = self.sum_tree.retrieve(draws)
+        # w_i / max_w = (p_i / p_min) ** -beta: the totals and N cancel out
+        weights = (self.sum_tree.tree[indices + self.sum_tree.capacity] / self.min_tree.min()) ** -beta
+        batch = self._batch(indices)
+        batch["weights"] = weights.astype(np.float32)
+        batch["indices"] = indices
+        return batch
+
+    def update_priorities(self, indices, priorities) -> None:
+        """Like ``PrioritizedReplayBuffer.update_priorities``: checks everything, then writes."""
+        indices = np.asarray(indices).reshape(-1)
+        priorities = np.asarray(priorities, dtype=np.float64).reshape(-1)
+        if indices.shape != priorities.shape:
+            raise ValueError(f"indices and priorities must have the same length, got {indices.size} and {priorities.size}.")
+        if indices.size == 0:
+            return
+        if not np.issubdtype(indices.dtype, np.integer):
+            raise IndexError(f"indices must be integers, got dtype {indices.dtype}.")
+        if not (priorities.min() > 0.0 and priorities.max() < math.inf):  # also False for NaN
+            bad = priorities[~(np.isfinite(priorities) & (priorities > 0))]
+            raise ValueError(f"priorities must be finite and > 0 (add a small eps to |TD error|), got {_short(bad)}.")
+        if indices.min() < 0 or indices.max() >= len(self):
+            out = indices[(indices < 0) | (indices >= len(self))]
+            raise IndexError(f"indices must refer to stored transitions, 0 to {len(self) - 1}, got {_short(out)}.")
+        scaled = priorities**self.alpha
+        self.sum_tree._write(indices + self.sum_tree.capacity, scaled)
+        self.min_tree._write(indices + self.min_tree.capacity, scaled)
+        self.max_priority = max(self.max_priority, float(priorities.max()))
 
 
 # --------------------------------------------------------------------------------------
@@ -436,49 +583,102 @@ class VectorSumTree:
 
 
 def bench_per(capacities=(1024, 16384, 131072), batch: int = 64, repeats: int = 300, rounds: int = 5, seed: int = 0) -> dict:
-    """Microseconds per batched sample (``batch`` prefix sums) and per batched update
-    (``batch`` priorities) of ``VectorSumTree`` and of ``SumSegmentTree`` (a Python loop over
-    the batch), at each capacity, measured in the same process with ``time.perf_counter``.
+    """Microseconds per batched sample and per batched priority update, the course's
+    vectorised code against the plain-Python segment trees of the exercise, measured in the
+    same process at each capacity (trees full of random priorities).
 
-    Each figure is the best of ``rounds`` rounds of ``repeats`` calls (best-of is the
-    least noisy estimate of the cost itself). Trees are filled with random priorities
-    first; sample queries are stratified like ``PrioritizedReplayBuffer.sample_batch``.
-    Speedup = plain time / vector time.
+    Two levels are timed:
+
+    * trees: ``VectorSumTree.retrieve`` / ``.update`` of ``batch`` items against a Python
+      loop of ``batch`` calls to ``SumSegmentTree.retrieve`` / ``tree[i] = p``;
+    * buffers: ``sample_batch(beta)`` and ``update_priorities`` of ``batch`` transitions,
+      ``VectorPrioritizedReplayBuffer`` against ``PrioritizedReplayBuffer`` (plain trees;
+      both update a sum and a min tree and compute importance weights).
+
+    Each figure is the best of ``rounds`` rounds of ``repeats`` calls, as wall time
+    (``time.perf_counter``, ``*_us``) and as this process's CPU time (``time.process_time``,
+    ``*_cpu_us``; coarser, but blind to other processes on a shared machine).
+    Speedup = plain wall time / vectorised wall time. If ``cpprb`` is installed its
+    ``PrioritizedReplayBuffer`` is timed too (``cpprb_*``); otherwise ``"cpprb": "absent"``.
     """
     rng = np.random.default_rng(seed)
-    figures = {key: [] for key in ("vector_sample_us", "plain_sample_us", "vector_update_us", "plain_update_us")}
+    figures: dict[str, list] = {}
     for capacity in capacities:
         priorities = rng.uniform(0.1, 2.0, capacity)
         vector, plain = VectorSumTree(capacity), SumSegmentTree(capacity)
         vector.update(np.arange(capacity), priorities)
-        for i, p in enumerate(priorities.tolist()):
-            plain[i] = p
+        plain.tree = vector.tree.tolist()  # the same layout: the same tree, as a Python list
         total = vector.total()
         strata = np.arange(batch)
         queries = [np.minimum((strata + rng.random(batch)) * total / batch, total) for _ in range(repeats)]
-        query_lists = [q.tolist() for q in queries]
         update_indices = [rng.integers(0, capacity, batch) for _ in range(repeats)]
         update_values = [rng.uniform(0.1, 2.0, batch) for _ in range(repeats)]
         updates = list(zip(update_indices, update_values, strict=True))
-        update_lists = [list(zip(i.tolist(), v.tolist(), strict=True)) for i, v in updates]
-        for key, run, tree, work in (
-            ("vector_sample_us", _vector_sample, vector, queries),
-            ("plain_sample_us", _plain_sample, plain, query_lists),
-            ("vector_update_us", _vector_update, vector, updates),
-            ("plain_update_us", _plain_update, plain, update_lists),
-        ):
-            figures[key].append(_best_us_per_call(run, tree, work, rounds))
-    return {
+        buffers = {
+            "vector": _full_buffer(VectorPrioritizedReplayBuffer, capacity, batch, priorities),
+            "plain": _full_buffer(PrioritizedReplayBuffer, capacity, batch, priorities),
+        }
+        cases = {
+            "tree_vector_sample": (_vector_sample, vector, queries),
+            "tree_plain_sample": (_plain_sample, plain, [q.tolist() for q in queries]),
+            "tree_vector_update": (_vector_update, vector, updates),
+            "tree_plain_update": (_plain_update, plain, [list(zip(i.tolist(), v.tolist(), strict=True)) for i, v in updates]),
+            "buffer_vector_sample": (_buffer_sample, buffers["vector"], [int(s) for s in rng.integers(0, 2**31, repeats)]),
+            "buffer_plain_sample": (_buffer_sample, buffers["plain"], [int(s) for s in rng.integers(0, 2**31, repeats)]),
+            "buffer_vector_update": (_buffer_update, buffers["vector"], updates),
+            "buffer_plain_update": (_buffer_update, buffers["plain"], updates),
+        }
+        for name, (run, subject, work) in cases.items():
+            wall, cpu = _best_us_per_call(run, subject, work, rounds)
+            figures.setdefault(f"{name}_us", []).append(round(wall, 2))
+            figures.setdefault(f"{name}_cpu_us", []).append(round(cpu, 2))
+        cpprb = _time_cpprb(capacity, batch, priorities, updates, rounds)
+        if cpprb is not None:
+            for name, (wall, cpu) in cpprb.items():
+                figures.setdefault(f"cpprb_{name}_us", []).append(round(wall, 2))
+                figures.setdefault(f"cpprb_{name}_cpu_us", []).append(round(cpu, 2))
+
+    def speedups(level: str, what: str) -> list[float]:
+        plain, vector = figures[f"{level}_plain_{what}_us"], figures[f"{level}_vector_{what}_us"]
+        return [round(p / v, 1) for p, v in zip(plain, vector, strict=True)]
+
+    result = {
         "benchmark": "per",
         "capacities": [int(c) for c in capacities],
         "batch": batch,
         "repeats": repeats,
         "rounds": rounds,
-        **{key: [round(t, 2) for t in times] for key, times in figures.items()},
-        "sample_speedup": [round(p / v, 1) for p, v in zip(figures["plain_sample_us"], figures["vector_sample_us"], strict=True)],
-        "update_speedup": [round(p / v, 1) for p, v in zip(figures["plain_update_us"], figures["vector_update_us"], strict=True)],
-        "numpy": np.__version__,
     }
+    result.update(figures)
+    for level in ("tree", "buffer"):
+        for what in ("sample", "update"):
+            result[f"{level}_{what}_speedup"] = speedups(level, what)
+    if "cpprb_sample_us" not in figures:
+        result["cpprb"] = "absent"
+    else:
+        result["vector_over_cpprb_sample"] = [
+            round(v / c, 2) for v, c in zip(figures["buffer_vector_sample_us"], figures["cpprb_sample_us"], strict=True)
+        ]
+        result["vector_over_cpprb_update"] = [
+            round(v / c, 2) for v, c in zip(figures["buffer_vector_update_us"], figures["cpprb_update_us"], strict=True)
+        ]
+    result["numpy"] = np.__version__
+    return result
+
+
+def _full_buffer(buffer_class, capacity: int, batch: int, priorities: np.ndarray):
+    """A buffer of ``capacity`` transitions (obs_dim 4) whose priorities are ``priorities``."""
+    buffer = buffer_class(obs_dim=4, size=capacity, batch_size=batch, alpha=0.6)
+    buffer.size, buffer.ptr = capacity, 0
+    vector_sum, vector_min = VectorSumTree(capacity), VectorMinTree(capacity)
+    vector_sum.update(np.arange(capacity), priorities**0.6)
+    vector_min.update(np.arange(capacity), priorities**0.6)
+    if isinstance(buffer.sum_tree, VectorSumTree):
+        buffer.sum_tree.tree[:], buffer.min_tree.tree[:] = vector_sum.tree, vector_min.tree
+    else:
+        buffer.sum_tree.tree, buffer.min_tree.tree = vector_sum.tree.tolist(), vector_min.tree.tolist()
+    buffer.max_priority = float(priorities.max())
+    return buffer
 
 
 def _vector_sample(tree: VectorSumTree, queries: list[np.ndarray]) -> None:
@@ -503,11 +703,54 @@ def _plain_update(tree: SumSegmentTree, updates: list[list[tuple[int, float]]]) 
             tree[index] = value
 
 
-def _best_us_per_call(run, tree, work: list, rounds: int) -> float:
-    """Best over ``rounds`` of ``run(tree, work)``, in microseconds per item of ``work``."""
-    best = math.inf
+def _buffer_sample(buffer: PrioritizedReplayBuffer, seeds: list[int]) -> None:
+    for seed in seeds:
+        buffer.sample_batch(0.4, rng=np.random.default_rng(seed))
+
+
+def _buffer_update(buffer: PrioritizedReplayBuffer, updates: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    for indices, priorities in updates:
+        buffer.update_priorities(indices, priorities)
+
+
+def _time_cpprb(capacity: int, batch: int, priorities: np.ndarray, updates, rounds: int):
+    """cpprb's PrioritizedReplayBuffer (C++), if installed: {"sample": (wall, cpu), "update": ...}."""
+    try:
+        import cpprb
+    except ImportError:
+        return None
+    buffer = cpprb.PrioritizedReplayBuffer(
+        capacity, {"obs": {"shape": 4}, "act": {}, "rew": {}, "next_obs": {"shape": 4}, "done": {}}
+    )
+    buffer.add(
+        obs=np.zeros((capacity, 4)),
+        act=np.zeros(capacity),
+        rew=np.zeros(capacity),
+        next_obs=np.zeros((capacity, 4)),
+        done=np.zeros(capacity),
+        priorities=priorities,
+    )
+
+    def sample(buf, work):
+        for _ in work:
+            buf.sample(batch, beta=0.4)
+
+    def update(buf, work):
+        for indices, values in work:
+            buf.update_priorities(indices, values)
+
+    return {
+        "sample": _best_us_per_call(sample, buffer, updates, rounds),
+        "update": _best_us_per_call(update, buffer, updates, rounds),
+    }
+
+
+def _best_us_per_call(run, subject, work: list, rounds: int) -> tuple[float, float]:
+    """Best over ``rounds`` of ``run(subject, work)``: (wall, CPU) microseconds per item of ``work``."""
+    best_wall = best_cpu = math.inf
     for _ in range(max(rounds, 1)):
-        start = time.perf_counter()
-        run(tree, work)
-        best = min(best, time.perf_counter() - start)
-    return best / len(work) * 1e6
+        wall, cpu = time.perf_counter(), time.process_time()
+        run(subject, work)
+        best_wall = min(best_wall, time.perf_counter() - wall)
+        best_cpu = min(best_cpu, time.process_time() - cpu)
+    return best_wall / len(work) * 1e6, best_cpu / len(work) * 1e6
