@@ -11,7 +11,7 @@ JOBS ?= 2
 # JupyterLab refuses to run as root unless told (containers, CI machines).
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: install lab test test-slow lint release bench clean
+.PHONY: install browser-deps lab test test-slow lint release bench clean
 
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,13 +22,17 @@ $(STAMP): requirements.txt pyproject.toml
 
 install: $(STAMP)
 
+# Debian's chromium for the browser tests (skipped with a warning where it cannot be installed).
+browser-deps:
+	@bash .ci/install-chromium
+
 lab: install
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks $(ROOT_FLAG)
 
 lint: install
 	$(VENV)/bin/ruff check course_utils tests nbgrader_config.py
 
-test: install lint
+test: install lint browser-deps
 	$(PY) -m course_utils.cli release --check
 	$(TEST_ENV) $(PY) -m pytest -n $(JOBS) --dist loadfile --nbmake --nbmake-timeout=300 tests solutions
 

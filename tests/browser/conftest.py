@@ -1,0 +1,224 @@
+"""Fixtures for the browser suite: one JupyterLab server and one headless Chromium per session.
+
+The server serves a temporary copy of ``notebooks/`` (so nothing the browser saves touches the
+repository) on 127.0.0.1 with a random token. Its kernels run in fast mode (``COURSE_FAST=1``)
+but NOT headless (``COURSE_HEADLESS=0``, ``CI`` removed): the games wait for real clicks.
+
+Chromium is Debian's ``/usr/bin/chromium`` driven by Playwright (Playwright cannot download its
+own browsers here). Without it the suite is skipped with the reason, unless
+``COURSE_REQUIRE_BROWSER=1`` (set by ``.ci/run``), which turns a missing browser into a failure.
+
+Every wait is bounded and waits on page state (the notebook model, widget text), never on sleeps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = ROOT / "notebooks"
+ARTIFACTS = ROOT / "test-artifacts"
+SCREENSHOTS = ARTIFACTS / "screenshots"
+LOGS = ARTIFACTS / "browser"
+CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
+SERVER_START_S = 90
+WAIT_MS = 90_000  # the longest any single wait on the page may take
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def _missing() -> str | None:
+    if not CHROMIUM.exists():
+        return f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium), as .ci/run does"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is missing: make install"
+    return None
+
+
+def _jupyter_bin() -> str:
+    explicit = os.environ.get("COURSE_JUPYTER_BIN")
+    if explicit:
+        return explicit
+    local = Path(sys.executable).parent / "jupyter"
+    return str(local) if local.exists() else (shutil.which("jupyter") or "jupyter")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Lab:
+    """A running JupyterLab: its URL, token and the folder it serves."""
+
+    def __init__(self, base: str, token: str, root: Path):
+        self.base, self.token, self.root = base, token, root
+
+    def api(self, path: str, method: str = "GET"):
+        request = urllib.request.Request(f"{self.base}/api/{path}?token={self.token}", method=method)
+        with urllib.request.urlopen(request, timeout=15) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def url(self, notebook: str) -> str:
+        return f"{self.base}/lab/tree/{notebook}?token={self.token}&reset"
+
+    def shutdown_kernels(self) -> None:
+        for kernel in self.api("kernels"):
+            try:
+                self.api(f"kernels/{kernel['id']}", method="DELETE")
+            except OSError:
+                pass
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Keep each phase's report on the item, so the page fixture can screenshot failures."""
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"rep_{report.when}", report)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _browser_available():
+    reason = _missing()
+    if reason and os.environ.get("COURSE_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"COURSE_REQUIRE_BROWSER=1 but {reason}", pytrace=False)
+    if reason:
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory):
+    root = tmp_path_factory.mktemp("served")
+    for notebook in sorted(NOTEBOOKS.glob("*.ipynb")):
+        shutil.copy(notebook, root / notebook.name)
+    home = tmp_path_factory.mktemp("jupyter-home")
+    for sub in ("config", "runtime", "workspaces", "data"):
+        (home / sub).mkdir()
+    # JupyterLab settings for the test user: render every cell (no windowing, so widgets of cells
+    # scrolled out of view stay in the page) and no news pop-up over the notebook.
+    settings = home / "settings"
+    (settings / "@jupyterlab" / "notebook-extension").mkdir(parents=True)
+    (settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings").write_text(
+        json.dumps({"windowingMode": "none"})
+    )
+    (settings / "@jupyterlab" / "apputils-extension").mkdir(parents=True)
+    (settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False})
+    )
+    port, token = _free_port(), secrets.token_hex(16)
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "NBGRADER_EXECUTION", "PYTEST_XDIST_WORKER")}
+    env.update(
+        COURSE_FAST="1",
+        COURSE_HEADLESS="0",
+        MPLBACKEND="module://matplotlib_inline.backend_inline",
+        JUPYTER_CONFIG_DIR=str(home / "config"),
+        JUPYTER_RUNTIME_DIR=str(home / "runtime"),
+        JUPYTERLAB_SETTINGS_DIR=str(settings),
+        PYTHONUNBUFFERED="1",
+    )
+    cmd = [
+        _jupyter_bin(),
+        "lab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        f"--LabApp.workspaces_dir={home / 'workspaces'}",
+        "--LabApp.expose_app_in_browser=True",
+        "--LabApp.news_url=",
+        "--ContentsManager.allow_hidden=False",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    LOGS.mkdir(parents=True, exist_ok=True)
+    log = open(LOGS / "jupyter-server.log", "w")  # noqa: SIM115 - closed at teardown
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root, start_new_session=True)
+    server = Lab(f"http://127.0.0.1:{port}", token, root)
+    try:
+        deadline = time.monotonic() + SERVER_START_S
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"jupyter lab exited with {proc.returncode}; see {LOGS / 'jupyter-server.log'}")
+            try:
+                server.api("status")
+                break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"jupyter lab did not answer within {SERVER_START_S} s; see {LOGS / 'jupyter-server.log'}")
+            time.sleep(0.25)
+        yield server
+    finally:
+        if proc.poll() is None:
+            try:
+                server.shutdown_kernels()
+            except OSError:
+                pass
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser, lab, request):
+    """A fresh browser page; its console goes to test-artifacts/browser/<test>.console.log.
+    Kernels started by the test are shut down afterwards."""
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    context.set_default_timeout(WAIT_MS)
+    pg = context.new_page()
+    console: list[str] = []
+    pg.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
+    pg.on("pageerror", lambda e: console.append(f"pageerror: {e}"))
+    name = request.node.name.replace("/", "_").replace("[", "_").replace("]", "")
+    try:
+        yield pg
+    finally:
+        report = getattr(request.node, "rep_call", None)
+        if report is not None and report.failed:
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            pg.screenshot(path=str(SCREENSHOTS / f"FAILED_{name}.png"))
+        (LOGS / f"{name}.console.log").write_text("\n".join(console))
+        context.close()
+        lab.shutdown_kernels()

@@ -1,0 +1,216 @@
+"""Every student notebook, run in JupyterLab in a real (headless) Chromium, as a student would.
+
+For each notebook in ``notebooks/``: "Run all"; if it has a game, play the whole game by clicking
+Left/Right while the game cell blocks, checking after each click that the attempt counter and the
+score move as the game's rules say, that the cells after the game wait for it, and that they use
+the player's recorded choices. Then keep running past each unanswered exercise (JupyterLab stops
+"Run all" at the first error) and check that every error is the intended exercise prompt, that the
+setup cells run cleanly, and that plots render as images. Screenshots of each game at start,
+mid-game and end go to ``test-artifacts/screenshots/``.
+
+Also the instructor view: nbgrader's JupyterLab extension puts its Validate button on a notebook.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import numpy as np
+import pytest
+from conftest import NOTEBOOKS, SCREENSHOTS
+from lab_page import (
+    cells,
+    errors,
+    images,
+    is_exercise_prompt,
+    open_notebook,
+    screenshot,
+    start_run,
+    text,
+    wait_run_finished,
+)
+
+pytestmark = pytest.mark.browser
+
+CLICK_WAIT_MS = 30_000  # a click must show up in the game's status line within this
+CELL_RUN_MS = 150_000  # the longest one stretch of cells may run (fast mode keeps cells < 100 s)
+COLOUR_VALUE = {"red": 1, "yellow": 2, "green": 3, "blue": 4}
+
+
+def _status(page, prefix: str) -> str:
+    return " ".join(page.locator(f".{prefix}-status").inner_text().split())
+
+
+def _wait_status(page, prefix: str, want: str) -> None:
+    page.wait_for_function(
+        "([selector, want]) => { const s = document.querySelector(selector);"
+        " return s && s.innerText.replace(/\\s+/g, ' ').includes(want); }",
+        arg=[f".{prefix}-status", want],
+        timeout=CLICK_WAIT_MS,
+    )
+
+
+def _score(status: str) -> int:
+    match = re.search(r"total reward: (-?\d+)", status)
+    assert match, f"no score in the status line {status!r}"
+    return int(match.group(1))
+
+
+class ColourRules:
+    """Tutorial 2's game: each colour pays a fixed reward; the stage's SVG names both colours."""
+
+    prefix = "colour-game"
+
+    def __init__(self):
+        self.best_chosen: list[bool] = []
+
+    def expected_reward(self, page, game_cell, side: int) -> int:
+        label = game_cell.locator("svg[aria-label]").first.get_attribute("aria-label")
+        match = re.fullmatch(r"(\w+) on the left, (\w+) on the right", label or "")
+        assert match, f"the stage should name its two colours, got {label!r}"
+        left, right = COLOUR_VALUE[match.group(1)], COLOUR_VALUE[match.group(2)]
+        chosen, other = (left, right) if side == 0 else (right, left)
+        self.best_chosen.append(chosen >= other)
+        return chosen
+
+    def check_after_game(self, notebook: list[dict], game_index: int) -> None:
+        """The next code cell compares the player with the agent on the player's own pairs."""
+        after = next(c for c in notebook[game_index + 1 :] if c["type"] == "code")
+        assert images(after) >= 2, "the 'you vs the agent' plots did not render"
+        match = re.search(r"You chose the better colour in (\d+)% of attempts", text(after))
+        assert match, text(after)
+        assert int(match.group(1)) == round(100 * np.mean(self.best_chosen)), (match.group(0), self.best_chosen)
+
+
+GAMES = {"ColourGame": ColourRules}
+
+
+def _game_cell(notebook: list[dict]) -> tuple[int, str] | None:
+    for cell in notebook:
+        if cell["type"] == "code" and ".play(" in cell["source"]:
+            for name in GAMES:
+                if name in cell["source"]:
+                    return cell["index"], name
+            pytest.fail(f"a game cell with no rules in this suite: {cell['source']!r}")
+    return None
+
+
+def _play(page, name: str, game_index: int, rules) -> None:
+    prefix = rules.prefix
+    game_cell = page.locator(".jp-Notebook .jp-Cell").nth(game_index)
+    left, right = game_cell.locator(f"button.{prefix}-left"), game_cell.locator(f"button.{prefix}-right")
+    left.wait_for(state="visible")
+    _wait_status(page, prefix, "Attempt 1 of")
+    total = int(re.search(r"Attempt 1 of (\d+)", _status(page, prefix)).group(1))
+    screenshot(page, SCREENSHOTS, f"{name}_game_start")
+
+    # "Run all" is blocked at the game: the game cell runs, everything after it waits.
+    state = cells(page)
+    assert state[game_index]["state"] == "running", "the game cell should block until the game ends"
+    later = [c for c in state[game_index + 1 :] if c["type"] == "code"]
+    assert later and all(not c["outputs"] for c in later), "cells after the game ran before it ended"
+
+    rng = np.random.default_rng(7)
+    score = _score(_status(page, prefix))
+    assert score == 0
+    for attempt in range(1, total + 1):
+        side = int(rng.integers(2))
+        reward = rules.expected_reward(page, game_cell, side)
+        if attempt == total:
+            assert cells(page)[game_index]["state"] == "running", "the game stopped blocking before its last click"
+        (left if side == 0 else right).click()
+        _wait_status(page, prefix, "Game over" if attempt == total else f"Attempt {attempt + 1} of {total}")
+        new_score = _score(_status(page, prefix))
+        assert new_score == score + reward, f"attempt {attempt}: score {score} + {reward} should be {score + reward}, got {new_score}"
+        score = new_score
+        if attempt == total // 2:
+            screenshot(page, SCREENSHOTS, f"{name}_game_mid")
+    assert left.is_disabled() and right.is_disabled(), "the buttons should be disabled once the game is over"
+    assert game_cell.locator(f".{prefix}-message").inner_text().strip(), "the game should end with a message"
+    screenshot(page, SCREENSHOTS, f"{name}_game_end")
+
+
+def _run_to_the_end(page, notebook_len: int) -> list[int]:
+    """Wait for the current run; whenever JupyterLab stops at an error, run on from the next cell.
+    Returns the indices of the cells it stopped at."""
+    stops = []
+    for _ in range(notebook_len + 1):
+        if wait_run_finished(page, CELL_RUN_MS) == "done":
+            return stops
+        state = cells(page)
+        failed = [c["index"] for c in state if errors(c) and c["index"] not in stops]
+        assert failed, "JupyterLab stopped without an error output"
+        stops.append(failed[0])
+        if failed[0] + 1 >= len(state):
+            return stops
+        start_run(page, "notebook:run-all-below", from_cell=failed[0] + 1)
+    pytest.fail("the notebook kept stopping: more stops than cells")
+
+
+@pytest.mark.parametrize("notebook", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")))
+def test_student_notebook_runs_as_a_student_sees_it(page, lab, notebook):
+    started = time.monotonic()
+    name = notebook.removesuffix(".ipynb")
+    open_notebook(page, lab, notebook)
+    initial = cells(page)
+    assert all(not c["outputs"] for c in initial), "student notebooks are stored without outputs"
+    game = _game_cell(initial)
+
+    start_run(page)
+    rules = None
+    if game is not None:
+        rules = GAMES[game[1]]()
+        _play(page, name, game[0], rules)
+    stops = _run_to_the_end(page, len(initial))
+    final = cells(page)
+    screenshot(page, SCREENSHOTS, f"{name}_end")
+
+    for cell in final:
+        if cell["type"] != "code":
+            continue
+        assert cell["count"] is not None, f"cell {cell['index']} never ran: {cell['source'][:80]!r}"
+        for error in errors(cell):
+            assert is_exercise_prompt(error), (
+                f"cell {cell['index']} failed with {error['ename']}: {error['evalue']} -- "
+                f"not an exercise prompt. Source: {cell['source'][:200]!r}"
+            )
+        if "setup" in cell["tags"]:
+            assert not errors(cell) and "Traceback" not in text(cell), f"setup cell {cell['index']} failed"
+        # A plotting cell must show its plot, unless it says it waits for an exercise
+        # (e.g. "Complete Exercise 1 to see this plot.").
+        waits_for_exercise = "Complete Exercise" in text(cell)
+        if not errors(cell) and not waits_for_exercise and re.search(r"plt\.show\(\)|\bplot_\w+\(", cell["source"]):
+            assert images(cell) >= 1, f"cell {cell['index']} should draw a plot: {cell['source'][:120]!r}"
+
+    # Each exercise's check cell (the first code cell after it) shows the intended prompt: the
+    # check's "not implemented yet" verdict, or the NotImplementedError itself.
+    exercises = [c for c in final if c["type"] == "code" and (c["nbgrader"] or {}).get("solution")]
+    assert exercises, "a tutorial without exercises?"
+    for exercise in exercises:
+        check = next(c for c in final[exercise["index"] + 1 :] if c["type"] == "code")
+        prompt = "not implemented yet" in text(check) or any(is_exercise_prompt(e) for e in errors(check))
+        assert prompt, f"the check after exercise cell {exercise['index']} should say it is not implemented yet: {text(check)!r}"
+    prompted = {c["index"] for c in final if any(is_exercise_prompt(e) for e in errors(c))}
+    assert set(stops) == prompted, (stops, prompted)
+    if game is not None:
+        rules.check_after_game(final, game[0])
+    assert any(images(c) for c in final), "no plot rendered at all"
+    print(f"{notebook}: stopped at exercise prompts in cells {stops}; {time.monotonic() - started:.0f} s")
+
+
+def test_kernel_is_ipykernel_6():
+    """jupyter-ui-poll's blocking loop ignored clicks with ipykernel 7.4 in JupyterLab 4.6 and works
+    with 6.x; the game test above proves the clicks arrive with the kernel the course pins."""
+    import ipykernel
+
+    assert int(ipykernel.__version__.split(".")[0]) == 6, ipykernel.__version__
+
+
+def test_nbgrader_validate_button_is_on_a_notebook(page, lab):
+    notebook = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))[0]
+    open_notebook(page, lab, notebook)
+    button = page.locator(".jp-NotebookPanel-toolbar").get_by_role("button", name=re.compile("Validate", re.I))
+    button.first.wait_for(state="visible")
+    screenshot(page, SCREENSHOTS, "instructor_validate_button")
+    assert button.count() >= 1
