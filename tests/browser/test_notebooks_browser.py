@@ -122,7 +122,7 @@ def _play(page, name: str, game_index: int, rules) -> None:
         (left if side == 0 else right).click()
         _wait_status(page, prefix, "Game over" if attempt == total else f"Attempt {attempt + 1} of {total}")
         new_score = _score(_status(page, prefix))
-        assert new_score == score + reward, f"attempt {attempt}: score {score} + {reward} should be {score + reward}, got {new_score}"
+        assert new_score == score + reward, f"attempt {attempt}: score {score} + reward {reward}, got {new_score}"
         score = new_score
         if attempt == total // 2:
             screenshot(page, SCREENSHOTS, f"{name}_game_mid")
