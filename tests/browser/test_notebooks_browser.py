@@ -57,6 +57,10 @@ def _score(status: str) -> int:
     return int(match.group(1))
 
 
+def _stage_label(game_cell) -> str:
+    return game_cell.locator("svg[aria-label]").first.get_attribute("aria-label") or ""
+
+
 class ColourRules:
     """Tutorial 2's game: each colour pays a fixed reward; the stage's SVG names both colours."""
 
@@ -65,9 +69,15 @@ class ColourRules:
     def __init__(self):
         self.best_chosen: list[bool] = []
 
+    def pick(self, page, game_cell, rng) -> int:
+        return int(rng.integers(2))
+
+    def observe(self, reward: int) -> None:
+        pass
+
     def expected_reward(self, page, game_cell, side: int) -> int:
-        label = game_cell.locator("svg[aria-label]").first.get_attribute("aria-label")
-        match = re.fullmatch(r"(\w+) on the left, (\w+) on the right", label or "")
+        label = _stage_label(game_cell)
+        match = re.fullmatch(r"(\w+) on the left, (\w+) on the right", label)
         assert match, f"the stage should name its two colours, got {label!r}"
         left, right = COLOUR_VALUE[match.group(1)], COLOUR_VALUE[match.group(2)]
         chosen, other = (left, right) if side == 0 else (right, left)
@@ -83,7 +93,69 @@ class ColourRules:
         assert int(match.group(1)) == round(100 * np.mean(self.best_chosen)), (match.group(0), self.best_chosen)
 
 
-GAMES = {"ColourGame": ColourRules}
+class HarlowRules:
+    """Tutorial 1's game: each problem shows two new symbols; one of them pays +1 wherever it is,
+    the other -1. The first attempt of a problem is a guess; from its reward on, every choice's
+    reward is known. The player here learns like a monkey after many problems: it picks the
+    rewarded symbol from trial 2 on, except on a few deliberate slips."""
+
+    prefix = "harlow-game"
+
+    def __init__(self):
+        self.problem = None
+        self.pair: set[str] = set()
+        self.seen: set[str] = set()
+        self.rewarded: str | None = None
+        self.chosen: str | None = None
+        self.trial = 0
+        self.correct: dict[int, list[bool]] = {}
+
+    def _symbols(self, game_cell) -> tuple[str, str]:
+        match = re.fullmatch(r"an? (.+?) on the left, an? (.+?) on the right", _stage_label(game_cell))
+        assert match, f"the stage should name its two symbols, got {_stage_label(game_cell)!r}"
+        return match.group(1), match.group(2)
+
+    def _sync(self, page, game_cell) -> tuple[str, str]:
+        problem = int(re.search(r"problem (\d+) of", _status(page, self.prefix)).group(1))
+        shown = self._symbols(game_cell)
+        if problem != self.problem:
+            assert not set(shown) & self.seen, f"problem {problem} should show two new symbols, got {shown}"
+            self.problem, self.pair, self.rewarded, self.trial = problem, set(shown), None, 0
+            self.seen |= set(shown)
+        assert set(shown) == self.pair, f"the symbols changed within problem {problem}: {shown} vs {self.pair}"
+        return shown
+
+    def pick(self, page, game_cell, rng) -> int:
+        shown = self._sync(page, game_cell)
+        if self.rewarded is None or rng.random() < 0.15:
+            return int(rng.integers(2))
+        return shown.index(self.rewarded)
+
+    def expected_reward(self, page, game_cell, side: int) -> int | None:
+        shown = self._sync(page, game_cell)
+        self.chosen, self.other = shown[side], shown[1 - side]
+        self.trial += 1
+        if self.rewarded is None:
+            return None  # a guess: +1 or -1
+        return 1 if self.chosen == self.rewarded else -1
+
+    def observe(self, reward: int) -> None:
+        assert reward in (-1, 1), reward
+        if self.rewarded is None:
+            self.rewarded = self.chosen if reward == 1 else self.other
+        self.correct.setdefault(self.trial, []).append(reward == 1)
+
+    def check_after_game(self, notebook: list[dict], game_index: int) -> None:
+        """The cell after the game reports the player's accuracy per trial of a problem."""
+        after = next(c for c in notebook[game_index + 1 :] if c["type"] == "code")
+        assert images(after) >= 1, "the plot of your accuracy per trial did not render"
+        found = dict(re.findall(r"trial (\d+): (\d+)%", text(after)))
+        assert found, f"no per-trial accuracy printed after the game: {text(after)!r}"
+        for trial, values in self.correct.items():
+            assert int(found[str(trial)]) == round(100 * np.mean(values)), (trial, found, self.correct)
+
+
+GAMES = {"ColourGame": ColourRules, "HarlowGame": HarlowRules}
 
 
 def _game_cell(notebook: list[dict]) -> tuple[int, str] | None:
@@ -115,14 +187,17 @@ def _play(page, name: str, game_index: int, rules) -> None:
     score = _score(_status(page, prefix))
     assert score == 0
     for attempt in range(1, total + 1):
-        side = int(rng.integers(2))
+        side = rules.pick(page, game_cell, rng)
         reward = rules.expected_reward(page, game_cell, side)
         if attempt == total:
             assert cells(page)[game_index]["state"] == "running", "the game stopped blocking before its last click"
         (left if side == 0 else right).click()
         _wait_status(page, prefix, "Game over" if attempt == total else f"Attempt {attempt + 1} of {total}")
         new_score = _score(_status(page, prefix))
+        if reward is None:  # the rules allow several rewards here; learn which one came
+            reward = new_score - score
         assert new_score == score + reward, f"attempt {attempt}: score {score} + reward {reward}, got {new_score}"
+        rules.observe(reward)
         score = new_score
         if attempt == total // 2:
             screenshot(page, SCREENSHOTS, f"{name}_game_mid")
