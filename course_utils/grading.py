@@ -2,8 +2,10 @@
 
 ``release()`` turns every ``solutions/*.ipynb`` into a student notebook in ``notebooks/``
 (nbgrader ``generate_assignment`` underneath); ``stale_notebooks()`` says which released
-notebooks no longer match. ``autograde(folder)`` grades a folder of submissions and writes
-``grades.csv``, per-student feedback HTML and a summary.
+notebooks no longer match. ``autograde(folder)`` grades a folder of submissions in parallel
+(Dask, ``grading_dask``), each in its own throwaway course folder with its kernel sandboxed
+(``grading_worker``, ``sandbox``), merges the results into the instructor's gradebook and
+writes ``grades.csv``, per-student feedback HTML and ``summary.md``.
 
 The instructor's nbgrader course folder is ``grading/`` (out of git): ``source/`` is copied
 from ``solutions/`` each time, so solutions/ stays the one place exercises are written.
@@ -13,6 +15,7 @@ Each tutorial is one nbgrader assignment named after its notebook, e.g. ``02_col
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import os
 import re
@@ -20,11 +23,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import warnings
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+
+from course_utils.sandbox import Limits
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
@@ -32,9 +38,9 @@ NOTEBOOKS = ROOT / "notebooks"
 COURSE_DIR = ROOT / "grading"
 
 
-def assignments() -> list[str]:
-    """Assignment names: the stems of the notebooks in ``solutions/``."""
-    return sorted(p.stem for p in SOLUTIONS.glob("*.ipynb"))
+def assignments(source: Path = SOLUTIONS) -> list[str]:
+    """Assignment names: the stems of the notebooks in ``solutions/`` (or ``source``)."""
+    return sorted(p.stem for p in Path(source).glob("*.ipynb"))
 
 
 def _tools_on_path() -> None:
@@ -71,12 +77,30 @@ def _normalise(path: Path) -> str:
     return nbformat.writes(nb) + "\n"
 
 
-def _generate(course_dir: Path, names: list[str], database: bool) -> dict[str, Path]:
+def _generate(course_dir: Path, names: list[str], database: bool, source: Path = SOLUTIONS) -> dict[str, Path]:
     for name in names:
-        source = course_dir / "source" / name
-        source.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(SOLUTIONS / f"{name}.ipynb", source / f"{name}.ipynb")
+        target = course_dir / "source" / name
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(Path(source) / f"{name}.ipynb", target / f"{name}.ipynb")
         _nbgrader("generate_assignment", name, "--force", *([] if database else ["--no-db"]), course_dir=course_dir)
+    return {name: course_dir / "release" / name / f"{name}.ipynb" for name in names}
+
+
+def _generate_here(course_dir: Path, names: list[str], source: Path = SOLUTIONS) -> dict[str, Path]:
+    """``_generate`` with the gradebook, run in this process (saves nbgrader's start-up)."""
+    from nbgrader.converters import GenerateAssignment
+
+    from course_utils.grading_worker import course_config, run_converter
+
+    _tools_on_path()
+    for name in names:
+        target = course_dir / "source" / name
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(Path(source) / f"{name}.ipynb", target / f"{name}.ipynb")
+        result = run_converter(GenerateAssignment, course_config(course_dir), name)
+        if not result.get("success"):
+            details = (result.get("error") or result.get("log") or "")[-3000:]
+            raise RuntimeError(f"nbgrader generate_assignment {name} failed:\n{details}")
     return {name: course_dir / "release" / name / f"{name}.ipynb" for name in names}
 
 
@@ -128,6 +152,9 @@ class Submission:
     max_score: float = 0.0
     grades: dict[str, float] = field(default_factory=dict)
     feedback: Path | None = None
+    grade_max: dict[str, float] = field(default_factory=dict)
+    status: str = ""  # "graded" (this run), "unchanged" (kept from an earlier run) or "not graded"
+    key: str | None = None
 
 
 def _student_id(name: str) -> str:
@@ -237,58 +264,235 @@ def restore_graded_cells(content: bytes, assignment: str, released: Path) -> tup
 
 @dataclass
 class Report:
+    """What ``autograde`` did: every submission (graded now, unchanged since the last run, or
+    not gradable), the grades CSV, the feedback folder and the summary file."""
+
     submissions: list[Submission]
     csv_path: Path
     feedback_dir: Path
+    summary_path: Path | None = None
+    graded_now: int = 0
+    unchanged: int = 0
+    task_cpu_seconds: dict[str, float] = field(default_factory=dict)
+
+    def exercise_table(self) -> list[dict]:
+        """Per graded cell: points, mean, min, max, and how many submissions fell short."""
+        rows = []
+        graded = [s for s in self.submissions if s.assignment is not None]
+        for name in sorted({n for s in graded for n in s.grades}):
+            scores = [s.grades[name] for s in graded if name in s.grades]
+            top = max(s.grade_max.get(name, 0.0) for s in graded if name in s.grades)
+            rows.append(
+                {
+                    "exercise": name,
+                    "points": top,
+                    "n": len(scores),
+                    "mean": sum(scores) / len(scores),
+                    "min": min(scores),
+                    "max": max(scores),
+                    "failed": sum(score < top for score in scores),
+                }
+            )
+        return rows
 
     def summary(self) -> str:
-        lines = [f"Graded {sum(s.assignment is not None for s in self.submissions)} submissions; grades: {self.csv_path}"]
+        lines = [
+            f"Graded {sum(s.assignment is not None for s in self.submissions)} submissions "
+            f"({self.graded_now} graded now, {self.unchanged} unchanged since the last run); grades: {self.csv_path}"
+        ]
         for s in sorted(self.submissions, key=lambda s: (s.student, s.assignment or "")):
             status = f"{s.score:g}/{s.max_score:g}" if s.assignment else "not graded"
             note = f"  ({'; '.join(s.problems)})" if s.problems else ""
             lines.append(f"  {s.student:<20} {s.assignment or '-':<22} {status}{note}")
+        table = self.exercise_table()
+        if table:
+            lines.append("")
+            lines.append(f"  {'exercise':<28} {'points':>6} {'mean':>6} {'min':>5} {'max':>5} {'failed':>6}")
+            for row in table:
+                lines.append(
+                    f"  {row['exercise']:<28} {row['points']:>6g} {row['mean']:>6.2f} {row['min']:>5g} {row['max']:>5g}"
+                    f" {row['failed']:>3}/{row['n']}"
+                )
         return "\n".join(lines)
 
+    def markdown(self) -> str:
+        """The summary as a markdown file: exercises, then every submission with a problem."""
+        lines = ["# Autograding summary", "", "| exercise | points | mean | min | max | failed |", "|---|---|---|---|---|---|"]
+        for row in self.exercise_table():
+            cells = [row["exercise"], f"{row['points']:g}", f"{row['mean']:.2f}", f"{row['min']:g}", f"{row['max']:g}"]
+            lines.append("| " + " | ".join(cells) + f" | {row['failed']}/{row['n']} |")
+        lines += ["", "| student | assignment | score | problems |", "|---|---|---|---|"]
+        for s in sorted(self.submissions, key=lambda s: (s.student, s.assignment or "")):
+            if s.problems:
+                score = f"{s.score:g}/{s.max_score:g}" if s.assignment else "not graded"
+                problems = "; ".join(s.problems).replace("|", "\\|")
+                lines.append(f"| {s.student} | {s.assignment or '-'} | {score} | {problems} |")
+        return "\n".join(lines) + "\n"
 
-def autograde(folder: str | os.PathLike, out: str | os.PathLike = "grades", course_dir: Path = COURSE_DIR) -> Report:
-    """Autograde every submission in ``folder``; write ``out/grades.csv`` and ``out/feedback/``."""
-    folder, out = Path(folder), Path(out)
+
+INDEX = "autograde_index.json"
+"""In the course folder: per ``student/assignment``, the key of the last graded submission
+and the problems found, so an unchanged submission is not graded again."""
+GRADER_VERSION = "2"  # part of every key: bump when grading itself changes results
+
+
+def _key(content: bytes, source: bytes, limits: Limits) -> str:
+    """Content hash of what decides a grade: the submission, the instructor's notebook
+    (solutions and hidden tests), the limits and the grader's version."""
+    digest = hashlib.sha256(GRADER_VERSION.encode())
+    for part in (content, source, json.dumps(limits.as_dict(), sort_keys=True).encode()):
+        digest.update(hashlib.sha256(part).digest())
+    return digest.hexdigest()
+
+
+def _load_index(course_dir: Path) -> dict:
+    try:
+        return json.loads((course_dir / INDEX).read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}
+
+
+def _save_index(course_dir: Path, index: dict) -> None:
+    temporary = course_dir / f".{INDEX}.tmp"
+    temporary.write_text(json.dumps(index, indent=1, sort_keys=True))
+    os.replace(temporary, course_dir / INDEX)
+
+
+def _template(names: list[str], source: Path) -> dict[str, dict[str, bytes]]:
+    """Per assignment, the files a grading task's throwaway course folder starts from: the
+    gradebook after ``generate_assignment`` (no students, no solution notebook)."""
+    templates = {}
+    for name in names:
+        with tempfile.TemporaryDirectory(prefix="course-template-") as tmp:
+            _generate_here(Path(tmp), [name], source=source)
+            templates[name] = {"gradebook.db": (Path(tmp) / "gradebook.db").read_bytes()}
+    return templates
+
+
+def _merge(gradebook, course_dir: Path, sub: Submission, result: dict) -> None:
+    """Write one task's result into the instructor's gradebook and course folder, the way
+    ``nbgrader autograde`` would have: grades (manual scores kept), comments, the submitted
+    and autograded notebooks and the feedback HTML."""
+    gradebook.update_or_create_student(sub.student)
+    with warnings.catch_warnings():  # nbgrader's own autograde triggers the same SQLAlchemy warnings
+        warnings.simplefilter("ignore")
+        record = gradebook.update_or_create_submission(sub.assignment, sub.student)
+    graded = bool(result["grades"])
+    for notebook in record.notebooks:
+        for grade in notebook.grades:
+            if graded:
+                auto = (result["grades"].get(grade.name) or {}).get("auto_score")
+            else:  # the notebook could not be run at all: autograded cells score 0
+                auto = 0.0 if grade.cell.cell_type == "code" else None
+            grade.auto_score = auto
+            grade.needs_manual_grade = grade.manual_score is not None or auto is None
+        for comment in notebook.comments:
+            comment.auto_comment = result["comments"].get(comment.name)
+    gradebook.db.commit()
+    files = {
+        course_dir / "submitted" / sub.student / sub.assignment / f"{sub.assignment}.ipynb": sub.content,
+        course_dir / "autograded" / sub.student / sub.assignment / f"{sub.assignment}.ipynb": result["autograded"],
+        course_dir / "feedback" / sub.student / sub.assignment / f"{sub.assignment}.html": result["feedback"],
+    }
+    for path, content in files.items():
+        if path.parent.exists():
+            shutil.rmtree(path.parent)
+        if content is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
+
+
+def autograde(
+    folder: str | os.PathLike,
+    out: str | os.PathLike = "grades",
+    course_dir: Path = COURSE_DIR,
+    *,
+    source: str | os.PathLike = SOLUTIONS,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    limits: Limits | None = None,
+    force: bool = False,
+    progress: bool = True,
+) -> Report:
+    """Autograde every submission in ``folder``; write ``out/grades.csv``, ``out/feedback/``
+    and ``out/summary.md``.
+
+    Submissions are graded in parallel with Dask (``grading_dask.grade_all``): ``workers``
+    local worker processes (default: one per core; 0 grades in this process), or the cluster
+    at ``scheduler``. Each is graded in its own throwaway course folder under ``limits``
+    (``sandbox.Limits``) and merged into the gradebook of ``course_dir``, so nbgrader's own
+    commands (export, generate_feedback, formgrader) see every grade. A submission whose
+    content, instructor notebook and limits are unchanged since the last run in
+    ``course_dir`` is not graded again (``force`` re-grades all). ``source`` is the folder of
+    instructor notebooks (default: ``solutions/``).
+    """
+    from course_utils.grading_dask import grade_all
+
+    folder, out, source = Path(folder), Path(out), Path(source)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder of submissions.")
+    limits = limits or Limits()
     course_dir = Path(course_dir).resolve()
-    names = assignments()
-    released = _generate(course_dir, names, database=True)
+    names = assignments(source)
+    released = _generate_here(course_dir, names, source=source)
+    sources = {name: (source / f"{name}.ipynb").read_bytes() for name in names}
     known = {name: _grade_ids(json.loads(path.read_text())) for name, path in released.items()}
     submissions = collect(folder, known)
     from nbgrader.api import Gradebook, MissingEntry
 
     _tools_on_path()
-
-    for sub in submissions:
-        if sub.assignment is None:
-            continue
-        content, restored = restore_graded_cells(sub.content, sub.assignment, released[sub.assignment])
-        if restored:
-            sub.problems.append(f"graded cells deleted, restored before grading: {', '.join(restored)}")
-        target = course_dir / "submitted" / sub.student / sub.assignment
-        shutil.rmtree(target, ignore_errors=True)
-        target.mkdir(parents=True)
-        (target / f"{sub.assignment}.ipynb").write_bytes(content)
-        result = _nbgrader("autograde", sub.assignment, f"--student={sub.student}", "--force", course_dir=course_dir, check=False)
-        if result.returncode != 0:
-            sub.problems.append("the grader reported errors: " + _last_error(result))
-        feedback = _nbgrader(
-            "generate_feedback", sub.assignment, f"--student={sub.student}", "--force", course_dir=course_dir, check=False
-        )
-        html = course_dir / "feedback" / sub.student / sub.assignment / f"{sub.assignment}.html"
-        if feedback.returncode == 0 and html.exists():
-            sub.feedback = out / "feedback" / sub.student / f"{sub.assignment}.html"
-            sub.feedback.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(html, sub.feedback)
-
-    with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gradebook:
+    database = f"sqlite:///{course_dir / 'gradebook.db'}"
+    index = _load_index(course_dir)
+    pending: dict[tuple[str, str], Submission] = {}
+    with Gradebook(database) as gradebook:
         for sub in submissions:
             if sub.assignment is None:
+                continue
+            content, restored = restore_graded_cells(sub.content, sub.assignment, released[sub.assignment])
+            if restored:
+                sub.problems.append(f"graded cells deleted, restored before grading: {', '.join(restored)}")
+            sub.content = content
+            key = _key(content, sources[sub.assignment], limits)
+            entry = index.get(f"{sub.student}/{sub.assignment}", {})
+            try:
+                gradebook.find_submission(sub.assignment, sub.student)
+                recorded = True
+            except MissingEntry:
+                recorded = False
+            if not force and recorded and entry.get("key") == key:
+                sub.problems += entry.get("problems", [])
+                sub.status = "unchanged"
+            else:
+                sub.key = key
+                pending[(sub.student, sub.assignment)] = sub
+    jobs = []
+    if pending:
+        templates = _template(sorted({a for _, a in pending}), source)
+        for (student, assignment), sub in pending.items():
+            jobs.append(
+                {
+                    "student": student,
+                    "assignment": assignment,
+                    "notebook": sub.content,
+                    "template": templates[assignment],
+                    "limits": limits.as_dict(),
+                    "key": sub.key,
+                }
+            )
+    task_cpu = {}
+    with Gradebook(database) as gradebook:
+        for result in grade_all(jobs, workers=workers, scheduler=scheduler, progress=progress):
+            sub = pending[(result["student"], result["assignment"])]
+            sub.problems += result["problems"]
+            sub.status = "graded"
+            task_cpu[f"{sub.student}/{sub.assignment}"] = result.get("cpu_seconds", 0.0)
+            _merge(gradebook, course_dir, sub, result)
+            index[f"{sub.student}/{sub.assignment}"] = {"key": sub.key, "problems": result["problems"], "source": sub.source}
+            _save_index(course_dir, index)
+
+        for sub in submissions:
+            if sub.assignment is None:
+                sub.status = "not graded"
                 continue
             try:
                 record = gradebook.find_submission(sub.assignment, sub.student)
@@ -300,12 +504,23 @@ def autograde(folder: str | os.PathLike, out: str | os.PathLike = "grades", cour
             for notebook in record.notebooks:
                 for grade in notebook.grades:
                     sub.grades[grade.name] = float(grade.score)
-    return Report(submissions, _write_csv(submissions, out), out / "feedback")
-
-
-def _last_error(result: subprocess.CompletedProcess) -> str:
-    lines = [line for line in (result.stderr or "").splitlines() if "[ERROR]" in line or "Error" in line]
-    return (lines[-1] if lines else f"exit code {result.returncode}")[:200]
+                    sub.grade_max[grade.name] = float(grade.max_score)
+            html = course_dir / "feedback" / sub.student / sub.assignment / f"{sub.assignment}.html"
+            if html.exists():
+                sub.feedback = out / "feedback" / sub.student / f"{sub.assignment}.html"
+                sub.feedback.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(html, sub.feedback)
+    report = Report(
+        submissions,
+        _write_csv(submissions, out),
+        out / "feedback",
+        summary_path=out / "summary.md",
+        graded_now=len(jobs),
+        unchanged=sum(s.status == "unchanged" for s in submissions),
+        task_cpu_seconds=task_cpu,
+    )
+    report.summary_path.write_text(report.markdown())
+    return report
 
 
 def _write_csv(submissions: list[Submission], out: Path) -> Path:
@@ -328,3 +543,10 @@ def _write_csv(submissions: list[Submission], out: Path) -> Path:
                 ]
             )
     return path
+
+
+def bench_grading(submissions: int = 40, workers: int = 2) -> dict:
+    """``course bench grading``: see ``grading_dask.bench_grading``."""
+    from course_utils.grading_dask import bench_grading as run
+
+    return run(submissions=submissions, workers=workers)

@@ -1,0 +1,250 @@
+"""Grading many submissions at once with Dask, and the grading benchmark.
+
+``grade_all(jobs, ...)`` sends each job to ``grading_worker.grade_submission`` on a Dask
+cluster and yields the results as they finish, with a progress bar:
+
+- ``scheduler=None`` (default): a ``LocalCluster`` on this machine, one single-threaded worker
+  process per core (``workers`` to choose). Processes, not threads: nbgrader's converters set
+  environment variables while they run, so one process grades one submission at a time.
+- ``scheduler="tcp://host:8786"``: an existing cluster, e.g. started with ``dask scheduler``
+  and ``dask worker`` by hand, dask-jobqueue on Slurm or dask-kubernetes. The workers need
+  this repository installed (the same ``course_utils``, nbgrader and tutorial dependencies);
+  jobs carry the notebooks as bytes, so no shared filesystem is needed.
+- ``workers=0``: no Dask at all, grade in this process one by one (debugging).
+
+A task that fails (a worker lost, an exception) becomes a result with a problem and a zero,
+never a stopped run. ``synthetic_assignment`` builds a two-exercise nbgrader assignment used by
+the tests and by ``bench_grading``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from course_utils.grading_worker import grade_submission
+
+
+def _failed(job: dict, error: BaseException) -> dict:
+    return {
+        "student": job["student"],
+        "assignment": job["assignment"],
+        "key": job.get("key"),
+        "grades": {},
+        "comments": {},
+        "score": 0.0,
+        "max_score": 0.0,
+        "timestamp": None,
+        "autograded": None,
+        "feedback": None,
+        "problems": [f"the grading task failed: {type(error).__name__}: {str(error)[:200]}"],
+        "sandbox": [],
+        "seconds": 0.0,
+        "cpu_seconds": 0.0,
+    }
+
+
+def grade_all(jobs: list[dict], workers: int | None = None, scheduler: str | None = None, progress: bool = True):
+    """Yield ``grade_submission(job)`` for every job, in the order they finish."""
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(jobs), desc="grading", unit="submission", disable=not progress or not jobs)
+    if not jobs:
+        bar.close()
+        return
+    if workers == 0 and scheduler is None:
+        for job in jobs:
+            try:
+                yield grade_submission(job)
+            except Exception as error:  # pragma: no cover - grade_submission catches its own errors
+                yield _failed(job, error)
+            bar.update()
+        bar.close()
+        return
+    from distributed import Client, LocalCluster, as_completed
+
+    cluster = None
+    if scheduler is None:
+        cluster = LocalCluster(
+            n_workers=workers or os.cpu_count() or 1,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",  # any free port: never clash with another cluster
+            memory_limit=0,  # the kernels have their own limits; the workers stay small
+            silence_logs=logging.ERROR,
+        )
+    client = Client(cluster if cluster is not None else scheduler)
+    try:
+        futures = {}
+        for job in jobs:
+            key = f"grade-{job['student']}-{job['assignment']}-{(job.get('key') or '')[:12]}"
+            futures[client.submit(grade_submission, job, key=key, pure=False, retries=0)] = job
+        for future in as_completed(futures):
+            try:
+                yield future.result()
+            except Exception as error:
+                yield _failed(futures[future], error)
+            bar.update()
+    finally:
+        bar.close()
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+# --------------------------------------------------------------------------------------
+# A tiny assignment for tests and the benchmark
+
+TINY = "00_tiny"
+TINY_SOLUTIONS = {
+    "add": "def add(a, b):\n    ### BEGIN SOLUTION\n    return a + b\n    ### END SOLUTION",
+    "square": "def square(x):\n    ### BEGIN SOLUTION\n    return x * x\n    ### END SOLUTION",
+}
+TINY_TESTS = {
+    "test_add": (1, "assert add(1, 2) == 3\n### BEGIN HIDDEN TESTS\nassert add(-1, 1) == 0\n### END HIDDEN TESTS"),
+    "test_square": (2, "assert square(3) == 9\n### BEGIN HIDDEN TESTS\nassert square(-2) == 4\n### END HIDDEN TESTS"),
+}
+
+
+def synthetic_assignment(folder: str | os.PathLike, name: str = TINY) -> Path:
+    """Write ``folder/<name>.ipynb``: an instructor notebook with two exercises (``add``, 1
+    point; ``square``, 2 points) and hidden tests, runnable in about a second."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    def meta(grade_id, grade=False, solution=False, points=None):
+        info = {"grade": grade, "solution": solution, "locked": not solution, "grade_id": grade_id}
+        info.update(schema_version=3, task=False)
+        if points is not None:
+            info["points"] = points
+        return {"nbgrader": info}
+
+    cells = [
+        new_markdown_cell("# A tiny assignment\nTwo small functions.", metadata=meta("intro")),
+        new_code_cell("import math", metadata={**meta("setup"), "tags": ["setup"]}),
+    ]
+    for (exercise, solution), (test, (points, source)) in zip(TINY_SOLUTIONS.items(), TINY_TESTS.items(), strict=True):
+        cells.append(new_code_cell(solution, metadata=meta(exercise, solution=True)))
+        cells.append(new_code_cell(source, metadata=meta(test, grade=True, points=points)))
+    kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook = new_notebook(cells=cells, metadata={"kernelspec": kernelspec})
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.ipynb"
+    nbformat.write(notebook, path)
+    return path
+
+
+def student_version(solution: dict, *answered: str) -> dict:
+    """The released form of a synthetic notebook (solutions stubbed, hidden tests removed),
+    with the exercises in ``answered`` filled in with their solutions."""
+    notebook = json.loads(json.dumps(solution))
+    for cell in notebook["cells"]:
+        info = cell["metadata"].get("nbgrader", {})
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        if info.get("solution") and info.get("grade_id") not in answered:
+            head = source.split("### BEGIN SOLUTION")[0]
+            cell["source"] = head + "# YOUR CODE HERE\n    raise NotImplementedError()"
+        elif info.get("solution"):
+            cell["source"] = source.replace("    ### BEGIN SOLUTION\n", "").replace("\n    ### END SOLUTION", "")
+        elif info.get("grade"):
+            cell["source"] = source.split("### BEGIN HIDDEN TESTS")[0].rstrip()
+    return notebook
+
+
+# --------------------------------------------------------------------------------------
+# Benchmark
+
+
+def _start_dask_cluster(workers: int) -> tuple[str, list[subprocess.Popen]]:
+    """``dask scheduler`` and ``workers`` single-threaded ``dask worker`` processes on
+    127.0.0.1, started with the command-line tools as an instructor would."""
+    scripts = Path(sys.executable).parent
+    dask = str(scripts / "dask")
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        scheduler_file = f.name
+    os.unlink(scheduler_file)
+    env = {**os.environ, "PATH": str(scripts) + os.pathsep + os.environ.get("PATH", "")}
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
+    processes = [
+        subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--dashboard-address", ":0",
+                          "--scheduler-file", scheduler_file], **quiet)
+    ]
+    deadline = time.time() + 120
+    while not os.path.exists(scheduler_file) or not Path(scheduler_file).read_text().strip():
+        if time.time() > deadline:
+            raise RuntimeError("dask scheduler did not start")
+        time.sleep(0.2)
+    time.sleep(0.2)
+    address = json.loads(Path(scheduler_file).read_text())["address"]
+    for _ in range(workers):
+        processes.append(
+            subprocess.Popen([dask, "worker", address, "--nthreads", "1", "--nworkers", "1", "--host", "127.0.0.1",
+                              "--memory-limit", "0", "--no-dashboard"], **quiet)
+        )
+    from distributed import Client
+
+    with Client(address) as client:
+        client.wait_for_workers(workers, timeout=180)
+    return address, processes
+
+
+def bench_grading(submissions: int = 40, workers: int = 2) -> dict:
+    """Submissions per minute for ``submissions`` synthetic submissions (the tiny assignment:
+    a third full marks, a third partial, a third untouched) graded with 1 worker, with
+    ``workers`` workers (local cluster), and through a ``dask scheduler`` plus ``workers``
+    ``dask worker`` processes on 127.0.0.1. Each run starts from an empty course folder, so
+    nothing is skipped as unchanged; cluster start-up is included in the wall time.
+    Wall and CPU seconds (this process and its children) are reported: on a shared machine
+    the wall figures are inflated by other load."""
+    from course_utils import grading
+
+    figures: dict = {"benchmark": "grading", "submissions": submissions, "workers": workers, "cores": os.cpu_count()}
+    with tempfile.TemporaryDirectory(prefix="course-bench-grading-") as tmp:
+        tmp = Path(tmp)
+        solution = json.loads(synthetic_assignment(tmp / "solutions").read_text())
+        folder = tmp / "submissions"
+        folder.mkdir()
+        variants = [student_version(solution, "add", "square"), student_version(solution, "add"), student_version(solution)]
+        for i in range(submissions):
+            (folder / f"student{i:03d}.ipynb").write_text(json.dumps(variants[i % 3]))
+
+        def run(label: str, **kwargs) -> None:
+            course = tmp / f"course-{label}"
+            children = os.times()
+            start, cpu = time.perf_counter(), time.process_time()
+            report = grading.autograde(folder, out=tmp / f"out-{label}", course_dir=course, source=tmp / "solutions",
+                                       progress=False, **kwargs)
+            wall = time.perf_counter() - start
+            after = os.times()
+            graded = sum(s.assignment is not None and not s.problems for s in report.submissions)
+            figures[f"{label}_wall_s"] = round(wall, 2)
+            figures[f"{label}_coordinator_cpu_s"] = round(time.process_time() - cpu, 2)
+            figures[f"{label}_children_cpu_s"] = round(after.children_user + after.children_system
+                                                       - children.children_user - children.children_system, 2)
+            figures[f"{label}_worker_cpu_s"] = round(sum(report.task_cpu_seconds.values()), 2)
+            figures[f"{label}_per_minute"] = round(60 * submissions / wall, 1)
+            figures[f"{label}_graded_ok"] = graded
+
+        run("workers_1", workers=1)
+        run(f"workers_{workers}", workers=workers)
+        address, processes = _start_dask_cluster(workers)
+        try:
+            run("scheduler", scheduler=address)
+        finally:
+            for process in processes[::-1]:
+                process.terminate()
+            for process in processes:
+                try:
+                    process.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+    figures[f"speedup_{workers}_vs_1"] = round(figures[f"workers_{workers}_per_minute"] / figures["workers_1_per_minute"], 2)
+    figures["note"] = "shared machine: wall figures include contention from other jobs; see the cpu figures"
+    return figures

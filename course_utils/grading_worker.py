@@ -1,0 +1,320 @@
+"""Grading one submission: the task each Dask worker runs (``grade_submission``).
+
+Following nbgrader's advice for parallel grading, each task gets a throwaway nbgrader course
+folder and gradebook of its own, built from a template the coordinator made once per
+assignment (the gradebook after ``generate_assignment``; no solution notebook is copied). The
+task runs nbgrader's own ``Autograde`` and ``GenerateFeedback`` converters in the worker
+process (no extra Python start-up per submission) and returns plain data: the score of every
+graded cell, the autograded notebook and feedback HTML as bytes, and the problems found.
+``grading.autograde`` merges that into the instructor's gradebook.
+
+The student's code runs in a separate kernel process started by ``SandboxKernelManager``
+through ``sandbox.py`` (limits, Landlock, no capabilities), with its current folder set to
+an empty working folder holding only the student's own notebook. ``LimitedExecute`` (in place
+of nbgrader's ``Execute``) caps the output kept per notebook, and when the kernel dies it
+marks the remaining cells as not run, so the cells that passed before still count. A watchdog
+kills the kernel at the wall-clock limit, which the same path turns into a grade.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import secrets
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from pathlib import Path
+
+from jupyter_client.manager import AsyncKernelManager
+from nbclient.exceptions import DeadKernelError
+from nbformat.notebooknode import NotebookNode
+from nbgrader.preprocessors import Execute
+from traitlets import Float, Unicode
+
+from course_utils import sandbox
+
+ROOT = Path(__file__).resolve().parent.parent
+SANDBOX_SCRIPT = Path(sandbox.__file__).resolve()
+TRUNCATED = "... output truncated by the grader: over {mb:g} MB of output in this notebook ..."
+KERNEL_DIED = "KernelDied"
+_LOCK = threading.Lock()  # nbgrader's converters set os.environ: one grading at a time per process
+
+
+class SandboxKernelManager(AsyncKernelManager):
+    """Starts the kernel through ``sandbox.py kernel SPEC -- ...`` with a clean environment,
+    its working folder as current folder, and records its pid for the watchdog."""
+
+    spec = Unicode("", help="path of the sandbox spec JSON (workdir, limits, status file, token)").tag(config=True)
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        spec = json.loads(Path(self.spec).read_text())
+        workdir = Path(spec["workdir"])
+        kw["env"] = sandbox.clean_environment(workdir, spec["token"], kw.get("env"))
+        kw["cwd"] = str(workdir)
+        command = [sys.executable, str(SANDBOX_SCRIPT), "kernel", self.spec, "--", *kernel_cmd]
+        await super()._async_launch_kernel(command, **kw)
+
+
+class LimitedExecute(Execute):
+    """nbgrader's ``Execute`` with an output cap and a kernel that may die: the cells after a
+    kernel death get an error output instead of stopping the whole grading."""
+
+    output_mb = Float(2.0, help="output kept per notebook, in MB").tag(config=True)
+    sandbox_spec = Unicode("", help="sandbox spec for SandboxKernelManager").tag(config=True)
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("kernel_manager_class", SandboxKernelManager)
+        super().__init__(*args, **kwargs)
+
+    def create_kernel_manager(self):
+        km = super().create_kernel_manager()
+        if isinstance(km, SandboxKernelManager):
+            km.spec = self.sandbox_spec
+        return km
+
+    def preprocess(self, nb, resources=None, km=None):
+        self._output_bytes, self._dead_at = 0, None
+        return super().preprocess(nb, resources, km)
+
+    def preprocess_cell(self, cell, resources, index):
+        if self._dead_at is not None:
+            if cell.cell_type == "code":
+                cell.outputs = [_error(KERNEL_DIED, f"not run: the kernel died in cell {self._dead_at + 1}")]
+            return cell, resources
+        try:
+            return super().preprocess_cell(cell, resources, index)
+        except DeadKernelError:
+            self._dead_at = index
+            cell.outputs.append(_error(KERNEL_DIED, "the kernel died while running this cell (exit, crash or out of memory)"))
+            return cell, self.resources
+
+    def output(self, outs, msg, display_id, cell_index):
+        size = len(json.dumps(msg.get("content", {}), default=str))
+        budget = int(self.output_mb * 1024 * 1024)
+        if self._output_bytes + size > budget:
+            if self._output_bytes <= budget:
+                outs.append(NotebookNode(output_type="stream", name="stderr", text=TRUNCATED.format(mb=self.output_mb) + "\n"))
+                self._output_bytes = budget + 1
+            return None
+        self._output_bytes += size
+        return super().output(outs, msg, display_id, cell_index)
+
+
+def _error(name: str, message: str) -> NotebookNode:
+    return NotebookNode(output_type="error", ename=name, evalue=message, traceback=[f"{name}: {message}"])
+
+
+# --------------------------------------------------------------------------------------
+# One submission
+
+
+def course_config(course: Path):
+    """The course's nbgrader_config.py, pointed at the course folder ``course``."""
+    from traitlets.config import Config
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = Config()
+    if (ROOT / "nbgrader_config.py").exists():
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+    config.CourseDirectory.root = str(course)
+    config.CourseDirectory.db_url = f"sqlite:///{course / 'gradebook.db'}"
+    return config
+
+
+def _config(course: Path, limits: dict, spec: Path):
+    """``course_config`` with the sandboxed executor and ``limits``."""
+    from nbconvert.preprocessors import ClearMetadataPreprocessor
+    from nbgrader.preprocessors import AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput, SaveAutoGrades
+
+    config = course_config(course)
+    config.Execute.timeout = int(limits["cell_timeout"])
+    config.Execute.interrupt_on_timeout = True
+    config.LimitedExecute.output_mb = float(limits["output_mb"])
+    config.LimitedExecute.sandbox_spec = str(spec)
+    config.Autograde.autograde_preprocessors = [
+        LimitedExecute,
+        IgnorePattern,
+        ClearMetadataPreprocessor,
+        LimitOutput,
+        SaveAutoGrades,
+        AssignLatePenalties,
+        CheckCellMetadata,
+    ]
+    return config
+
+
+def run_converter(converter_class, config, assignment: str, student: str | None = None) -> dict:
+    """Run an nbgrader converter (Autograde, GenerateFeedback, GenerateAssignment) in this
+    process, as nbgrader's own ``NbGraderAPI`` does: {"success", "log", "error"}."""
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.utils import capture_log, temp_attrs
+
+    coursedir = CourseDirectory(config=config)
+    names = {"assignment_id": assignment, **({"student_id": student} if student else {})}
+    with temp_attrs(coursedir, **names):
+        app = converter_class(coursedir=coursedir, config=config)
+        app.force = True
+        for flag in ("create_student", "create_assignment"):
+            if hasattr(app, flag):
+                setattr(app, flag, True)
+        return capture_log(app)
+
+
+def _cell_label(cell: dict, index: int) -> str:
+    grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+    return f"cell {index + 1} ({grade_id})" if grade_id else f"cell {index + 1}"
+
+
+def notebook_problems(notebook: dict, limits: dict) -> list[str]:
+    """Problems worth a line in the report, read from an executed notebook's outputs:
+    timeouts, memory errors, a dead kernel, truncated output."""
+    problems, dead = [], None
+    for index, cell in enumerate(notebook.get("cells", [])):
+        for output in cell.get("outputs", []):
+            name = output.get("ename") if output.get("output_type") == "error" else None
+            if name == "CellTimeoutError":
+                problems.append(
+                    f"{_cell_label(cell, index)} ran over the {limits['cell_timeout']} s cell time limit and was interrupted"
+                )
+            elif name == "MemoryError":
+                problems.append(f"{_cell_label(cell, index)} ran out of memory (limit {limits['memory_mb']} MB)")
+            elif name == KERNEL_DIED and dead is None and "not run" not in output.get("evalue", ""):
+                dead = index
+                problems.append(
+                    f"the kernel died in {_cell_label(cell, index)} (exit, crash or out of memory); later cells were not run"
+                )
+            elif output.get("output_type") == "stream" and "output truncated by the grader" in output.get("text", ""):
+                problems.append(f"more than {limits['output_mb']:g} MB of output: the rest was dropped")
+    return problems
+
+
+def grade_submission(job: dict) -> dict:
+    """Grade one submission in a throwaway course folder; the Dask task.
+
+    ``job``: student, assignment, notebook (bytes), template ({relative path: bytes} of a
+    course folder after ``generate_assignment``), limits (``sandbox.Limits.as_dict()``), key.
+    Returns a dict of plain data (see ``grading.autograde``); never raises for a bad notebook.
+    """
+    started, cpu_started = time.perf_counter(), _cpu()
+    student, assignment, limits = job["student"], job["assignment"], job["limits"]
+    result = {
+        "student": student,
+        "assignment": assignment,
+        "key": job.get("key"),
+        "grades": {},
+        "comments": {},
+        "score": 0.0,
+        "max_score": 0.0,
+        "timestamp": None,
+        "autograded": None,
+        "feedback": None,
+        "problems": [],
+        "sandbox": [],
+        "worker": f"{os.uname().nodename}:{os.getpid()}",
+    }
+    root = Path(tempfile.mkdtemp(prefix="course-grade-"))
+    token = secrets.token_hex(8)
+    watchdog = None
+    try:
+        with _LOCK, warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SQLAlchemy warnings from nbgrader's own autograde
+            course, work, control = root / "course", root / "work", root / "control"
+            for folder in (course, work, control):
+                folder.mkdir(mode=0o700)
+            for relative, content in job["template"].items():
+                path = course / relative
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(content)
+            (course / "source" / assignment).mkdir(parents=True, exist_ok=True)
+            submitted = course / "submitted" / student / assignment
+            submitted.mkdir(parents=True)
+            (submitted / f"{assignment}.ipynb").write_bytes(job["notebook"])
+            (work / f"{assignment}.ipynb").write_bytes(job["notebook"])  # the student's own copy, nothing else
+            spec = control / "sandbox.json"
+            status = control / "status.json"
+            spec.write_text(json.dumps({"workdir": str(work), "limits": limits, "status": str(status), "token": token}))
+            config = _config(course, limits, spec)
+
+            stopped = threading.Event()
+
+            def stop() -> None:
+                stopped.set()
+                pids = [json.loads(status.read_text())["pid"]] if status.exists() else []
+                sandbox.kill_marked(token, pids)
+
+            watchdog = threading.Timer(float(limits["wall_timeout"]), stop)
+            watchdog.daemon = True
+            watchdog.start()
+            from nbgrader.converters import Autograde, GenerateFeedback
+
+            outcome = run_converter(Autograde, config, assignment, student)
+            watchdog.cancel()
+            if stopped.is_set():
+                result["problems"].append(
+                    f"stopped at the {limits['wall_timeout']} s limit for one submission; cells not run by then score 0"
+                )
+            if status.exists():
+                info = json.loads(status.read_text() or "{}")
+                result["sandbox"] = info.get("applied", [])
+                result["problems"] += [f"sandbox: {note}" for note in info.get("missing", [])]
+            autograded = course / "autograded" / student / assignment / f"{assignment}.ipynb"
+            if autograded.exists():
+                result["autograded"] = autograded.read_bytes()
+                result["problems"] += notebook_problems(json.loads(result["autograded"]), limits)
+            if not outcome.get("success"):
+                result["problems"].append("the grader failed: " + _last_line(outcome.get("error") or outcome.get("log") or ""))
+            _read_grades(course, assignment, student, result)
+            if result["autograded"] is not None:
+                feedback = run_converter(GenerateFeedback, config, assignment, student)
+                html = course / "feedback" / student / assignment / f"{assignment}.html"
+                if feedback.get("success") and html.exists():
+                    result["feedback"] = html.read_bytes()
+    except Exception as error:  # a broken task must still give a grade and a reason
+        result["problems"].append(f"the grader failed: {type(error).__name__}: {str(error)[:200]}")
+    finally:
+        if watchdog is not None:
+            watchdog.cancel()
+        sandbox.kill_marked(token)
+        shutil.rmtree(root, ignore_errors=True)
+    result["seconds"] = time.perf_counter() - started
+    result["cpu_seconds"] = _cpu() - cpu_started
+    return result
+
+
+def _cpu() -> float:
+    """CPU seconds of this process plus its finished children (the kernels)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line for line in lines if "Error" in line or "[ERROR]" in line]
+    return ((errors or lines or ["unknown error"])[-1])[:200]
+
+
+def _read_grades(course: Path, assignment: str, student: str, result: dict) -> None:
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        result["max_score"] = float(gradebook.find_assignment(assignment).max_score)
+        try:
+            submission = gradebook.find_submission(assignment, student)
+        except MissingEntry:
+            return
+        result["timestamp"] = submission.timestamp.isoformat() if submission.timestamp else None
+        for notebook in submission.notebooks:
+            for grade in notebook.grades:
+                result["grades"][grade.name] = {
+                    "auto_score": None if grade.auto_score is None else float(grade.auto_score),
+                    "max_score": float(grade.max_score),
+                    "needs_manual_grade": bool(grade.needs_manual_grade),
+                }
+            for comment in notebook.comments:
+                result["comments"][comment.name] = comment.auto_comment
+        result["score"] = float(submission.score)
