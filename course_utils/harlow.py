@@ -496,7 +496,14 @@ def plot_you_vs_agents(curves: dict[str, TrialAccuracy], title: str = "Choosing 
     ax.errorbar(
         [2], [(low + high) / 2], yerr=[[(high - low) / 2]], fmt="s", color="0.3", capsize=4, label="Harlow's monkeys, trial 2"
     )
+    longest = max(len(curve.accuracy) for curve in curves.values())
+    if longest > 150:
+        ax.axvline(150.5, color="0.6", linestyle="--", linewidth=1)
+        ax.text(145, 1.02, "agents: evaluation trials from here", ha="right", va="top", fontsize=8, color="0.4")
     ax.set_xscale("log")
+    ticks = [t for t in (1, 2, 3, 6, 10, 20, 50, 100, 150) if t <= max(longest, 2)]
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.minorticks_off()
     ax.set(title=title, xlabel="trial within a problem (log scale)", ylabel="chose the rewarded symbol", ylim=(0, 1.05))
     ax.legend(loc="lower right", fontsize=9)
     return ax
