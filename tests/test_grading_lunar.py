@@ -1,0 +1,74 @@
+"""Autograding tutorial 3 (policy gradients) with nbgrader: full, zero and partial marks, and
+credit for later exercises when the earlier ones they build on are missing."""
+
+import csv
+
+import pytest
+from submissions import load, with_answer, write
+
+from course_utils import grading
+
+pytestmark = pytest.mark.grading
+
+ASSIGNMENT = "03_policy_gradients"
+POINTS = {
+    "test_policy_net": 1,
+    "test_agent_distribution": 1,
+    "test_agent_step": 2,
+    "test_monitor_episode": 1,
+    "test_calc_qvals": 2,
+    "test_from_episodes": 1,
+    "test_batch_generator": 2,
+    "test_vpg_loss": 1,
+    "test_bpg_loss": 1,
+    "test_entropy_loss": 2,
+    "test_policy_trainer": 2,
+    "test_aac_net": 1,
+    "test_aac_agent": 1,
+    "test_aac_loss": 2,
+}
+AUTO = sum(POINTS.values())  # 20; the three written answers (2 points each) are graded by hand
+
+
+@pytest.fixture(scope="module")
+def rows(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("submissions")
+    solution, student = load("solution", ASSIGNMENT), load("student", ASSIGNMENT)
+    write(folder, "full", solution)
+    write(folder, "zero", student)
+    write(folder, "partial", with_answer(student, solution, "calc_qvals", "policy_trainer", "aac_loss"))
+    # Later exercises without the earlier ones they build on (the agent, the network).
+    write(folder, "later_only", with_answer(student, solution, "monitor_episode", "aac_agent", "entropy_loss"))
+    out = tmp_path_factory.mktemp("grades")
+    report = grading.autograde(folder, out=out, course_dir=tmp_path_factory.mktemp("course"))
+    return {row["student"]: row for row in csv.DictReader(report.csv_path.open())}
+
+
+def _auto_score(row) -> int:
+    return sum(int(float(row[name])) for name in POINTS)
+
+
+def test_solution_gets_every_automatic_point(rows):
+    assert AUTO == 20
+    assert {name: int(float(rows["full"][name])) for name in POINTS} == POINTS
+    assert float(rows["full"]["score"]) == AUTO
+
+
+def test_untouched_notebook_gets_zero(rows):
+    assert _auto_score(rows["zero"]) == 0 and float(rows["zero"]["score"]) == 0
+
+
+def test_partial_answers_get_exactly_their_points(rows):
+    row = rows["partial"]
+    assert {name for name in POINTS if float(row[name]) > 0} == {"test_calc_qvals", "test_policy_trainer", "test_aac_loss"}
+    assert float(row["score"]) == 6
+
+
+def test_later_exercises_earn_credit_without_the_earlier_ones(rows):
+    row = rows["later_only"]
+    assert {name for name in POINTS if float(row[name]) > 0} == {"test_monitor_episode", "test_aac_agent", "test_entropy_loss"}
+    assert float(row["score"]) == 4
+
+
+def test_written_answers_count_in_the_maximum(rows):
+    assert float(rows["full"]["max_score"]) == AUTO + 6
