@@ -582,7 +582,9 @@ class VectorPrioritizedReplayBuffer(PrioritizedReplayBuffer):
 # Benchmark
 
 
-def bench_per(capacities=(1024, 16384, 131072), batch: int = 64, repeats: int = 300, rounds: int = 5, seed: int = 0) -> dict:
+def bench_per(
+    capacities=(1024, 16384, 131072), batch: int = 64, repeats: int = 300, rounds: int = 5, seed: int = 0, buffers: bool = True
+) -> dict:
     """Microseconds per batched sample and per batched priority update, the course's
     vectorised code against the plain-Python segment trees of the exercise, measured in the
     same process at each capacity (trees full of random priorities).
@@ -593,7 +595,8 @@ def bench_per(capacities=(1024, 16384, 131072), batch: int = 64, repeats: int = 
       loop of ``batch`` calls to ``SumSegmentTree.retrieve`` / ``tree[i] = p``;
     * buffers: ``sample_batch(beta)`` and ``update_priorities`` of ``batch`` transitions,
       ``VectorPrioritizedReplayBuffer`` against ``PrioritizedReplayBuffer`` (plain trees;
-      both update a sum and a min tree and compute importance weights).
+      both update a sum and a min tree and compute importance weights); skipped when
+      ``buffers`` is False.
 
     Each figure is the best of ``rounds`` rounds of ``repeats`` calls, as wall time
     (``time.perf_counter``, ``*_us``) and as this process's CPU time (``time.process_time``,
@@ -614,20 +617,20 @@ def bench_per(capacities=(1024, 16384, 131072), batch: int = 64, repeats: int = 
         update_indices = [rng.integers(0, capacity, batch) for _ in range(repeats)]
         update_values = [rng.uniform(0.1, 2.0, batch) for _ in range(repeats)]
         updates = list(zip(update_indices, update_values, strict=True))
-        buffers = {
-            "vector": _full_buffer(VectorPrioritizedReplayBuffer, capacity, batch, priorities),
-            "plain": _full_buffer(PrioritizedReplayBuffer, capacity, batch, priorities),
-        }
         cases = {
             "tree_vector_sample": (_vector_sample, vector, queries),
             "tree_plain_sample": (_plain_sample, plain, [q.tolist() for q in queries]),
             "tree_vector_update": (_vector_update, vector, updates),
             "tree_plain_update": (_plain_update, plain, [list(zip(i.tolist(), v.tolist(), strict=True)) for i, v in updates]),
-            "buffer_vector_sample": (_buffer_sample, buffers["vector"], [int(s) for s in rng.integers(0, 2**31, repeats)]),
-            "buffer_plain_sample": (_buffer_sample, buffers["plain"], [int(s) for s in rng.integers(0, 2**31, repeats)]),
-            "buffer_vector_update": (_buffer_update, buffers["vector"], updates),
-            "buffer_plain_update": (_buffer_update, buffers["plain"], updates),
         }
+        if buffers:
+            fast = _full_buffer(VectorPrioritizedReplayBuffer, capacity, batch, priorities)
+            slow = _full_buffer(PrioritizedReplayBuffer, capacity, batch, priorities)
+            seeds = [int(s) for s in rng.integers(0, 2**31, repeats)]
+            cases["buffer_vector_sample"] = (_buffer_sample, fast, seeds)
+            cases["buffer_plain_sample"] = (_buffer_sample, slow, seeds)
+            cases["buffer_vector_update"] = (_buffer_update, fast, updates)
+            cases["buffer_plain_update"] = (_buffer_update, slow, updates)
         for name, (run, subject, work) in cases.items():
             wall, cpu = _best_us_per_call(run, subject, work, rounds)
             figures.setdefault(f"{name}_us", []).append(round(wall, 2))
@@ -640,7 +643,7 @@ def bench_per(capacities=(1024, 16384, 131072), batch: int = 64, repeats: int = 
 
     def speedups(level: str, what: str) -> list[float]:
         plain, vector = figures[f"{level}_plain_{what}_us"], figures[f"{level}_vector_{what}_us"]
-        return [round(p / v, 1) for p, v in zip(plain, vector, strict=True)]
+        return [round(p / v, 2) for p, v in zip(plain, vector, strict=True)]
 
     result = {
         "benchmark": "per",
@@ -650,10 +653,10 @@ def bench_per(capacities=(1024, 16384, 131072), batch: int = 64, repeats: int = 
         "rounds": rounds,
     }
     result.update(figures)
-    for level in ("tree", "buffer"):
+    for level in ("tree", "buffer") if buffers else ("tree",):
         for what in ("sample", "update"):
             result[f"{level}_{what}_speedup"] = speedups(level, what)
-    if "cpprb_sample_us" not in figures:
+    if "cpprb_sample_us" not in figures or not buffers:
         result["cpprb"] = "absent"
     else:
         result["vector_over_cpprb_sample"] = [

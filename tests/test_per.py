@@ -3,11 +3,14 @@ import math
 import numpy as np
 import pytest
 
+from course_utils.checks_replay import check_prioritized_buffer, check_segment_trees
 from course_utils.per import (
     MinSegmentTree,
     PrioritizedReplayBuffer,
     ReplayBuffer,
     SumSegmentTree,
+    VectorMinTree,
+    VectorPrioritizedReplayBuffer,
     VectorSumTree,
     bench_per,
     beta_schedule,
@@ -330,6 +333,189 @@ def test_compounding_beta_update_reaches_one_almost_at_once():
 def test_bench_per_reports_positive_figures_on_tiny_settings():
     figures = bench_per(capacities=(16, 64), batch=8, repeats=3, rounds=1)
     assert figures["benchmark"] == "per" and figures["capacities"] == [16, 64]
-    for key in ("tree_vector_sample_us", "tree_plain_sample_cpu_us", "buffer_vector_update_us", "tree_sample_speedup", "buffer_update_speedup"):
+    for key in (
+        "tree_vector_sample_us",
+        "tree_plain_sample_cpu_us",
+        "buffer_vector_update_us",
+        "tree_sample_speedup",
+        "buffer_update_speedup",
+    ):
         assert len(figures[key]) == 2
         assert all(value > 0 for value in figures[key])
+    assert figures["cpprb"] == "absent"  # not installed here; timed when it is
+
+
+# --------------------------------------------------------------------------------------
+# Vectorised min tree and prioritized buffer
+
+
+def test_vector_min_tree_matches_plain_min_tree():
+    rng = np.random.default_rng(8)
+    plain, vector = MinSegmentTree(256), VectorMinTree(256)
+    assert vector.min() == math.inf
+    for _ in range(50):
+        indices, values = rng.integers(0, 256, 64), rng.uniform(0.0, 5.0, 64)
+        vector.update(indices, values)
+        for i, v in zip(indices.tolist(), values.tolist(), strict=True):
+            plain[i] = v
+        np.testing.assert_array_equal(vector.tree[1:], plain.tree[1:])
+    assert vector.min() == plain.min()
+    with pytest.raises(ValueError, match="NaN"):
+        vector.update([0], [float("nan")])
+
+
+@pytest.mark.parametrize("capacity", [1024, 1 << 13, 1 << 15])
+def test_vector_retrieve_with_the_search_level_matches_the_plain_descent(capacity):
+    """Deep trees use a searchsorted on level 10, then descend; trailing empty leaves stay unreachable."""
+    rng = np.random.default_rng(capacity)
+    values = rng.uniform(0.0, 2.0, capacity)
+    values[capacity - capacity // 3 :] = 0.0  # a partly filled buffer: zeros at the end
+    values[rng.choice(capacity, capacity // 10, replace=False)] = 0.0
+    plain, vector = SumSegmentTree(capacity), VectorSumTree(capacity)
+    vector.update(np.arange(capacity), values)
+    plain.tree = vector.tree.tolist()
+    queries = np.concatenate([rng.uniform(0.0, vector.total(), 3000), [0.0, vector.total()]])
+    got = vector.retrieve(queries)
+    expected = np.array([plain.retrieve(float(q)) for q in queries])
+    assert np.mean(got == expected) > 0.999  # boundaries may differ by a rounding error
+    assert np.all(values[got] > 0)
+    assert got[-1] == expected[-1] == np.flatnonzero(values)[-1]
+
+
+def test_vector_buffer_samples_like_the_plain_buffer():
+    alpha, beta = 0.6, 0.5
+    plain = PrioritizedReplayBuffer(obs_dim=2, size=12, batch_size=6, alpha=alpha)
+    fast = VectorPrioritizedReplayBuffer(obs_dim=2, size=12, batch_size=6, alpha=alpha)
+    _fill(plain, 15)
+    _fill(fast, 15)
+    priorities = np.random.default_rng(9).uniform(0.1, 4.0, 12)
+    for buffer in (plain, fast):
+        buffer.update_priorities(np.arange(12), priorities)
+        buffer.update_priorities([3, 3], [0.5, 7.0])  # a repeated index keeps its last priority
+    np.testing.assert_allclose(fast.sum_tree.tree[1:], plain.sum_tree.tree[1:])
+    np.testing.assert_allclose(fast.min_tree.tree[1:], plain.min_tree.tree[1:])
+    assert fast.max_priority == plain.max_priority == 7.0
+    for seed in range(20):
+        a, b = plain.sample_batch(beta, rng=seed), fast.sample_batch(beta, rng=seed)
+        np.testing.assert_array_equal(a["indices"], b["indices"])
+        np.testing.assert_allclose(a["weights"], b["weights"], rtol=1e-5)
+        np.testing.assert_array_equal(a["obs"], b["obs"])
+    fast.store([0, 0], 0, 0.0, [0, 0], False)
+    assert fast.sum_tree[fast.ptr - 1] == pytest.approx(7.0**alpha)
+
+
+def test_vector_buffer_checks_like_the_plain_buffer():
+    buffer = VectorPrioritizedReplayBuffer(obs_dim=2, size=8, batch_size=4)
+    _fill(buffer, 3)
+    with pytest.raises(ValueError, match="holds only 3 transitions"):
+        buffer.sample_batch(beta=0.4, rng=0)
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="finite and > 0"):
+            buffer.update_priorities([0], [bad])
+    with pytest.raises(IndexError, match="0 to 2"):
+        buffer.update_priorities([0, 5], [2.0, 2.0])
+    assert buffer.sum_tree[0] == 1.0 and buffer.max_priority == 1.0
+
+
+# --------------------------------------------------------------------------------------
+# The exercises' checks
+
+
+class _HalfOpenBug(SumSegmentTree):
+    """sum(start, end) including leaf end (an inclusive range)."""
+
+    def sum(self, start=0, end=None):
+        end = self.capacity if end is None else min(end + 1, self.capacity)
+        return super().sum(start, end)
+
+
+class _NoZeroGuard(SumSegmentTree):
+    def retrieve(self, prefix_sum):
+        node = 1
+        while node < self.capacity:
+            if prefix_sum < self.tree[2 * node]:
+                node = 2 * node
+            else:
+                prefix_sum -= self.tree[2 * node]
+                node = 2 * node + 1
+        return node - self.capacity
+
+
+class _LinearSum(SumSegmentTree):
+    def sum(self, start=0, end=None):
+        end = self.capacity if end is None else end
+        return sum(self.tree[self.capacity + i] for i in range(start, end))
+
+
+def test_tree_check_accepts_the_course_trees_and_flags_mistakes(capsys):
+    assert check_segment_trees(SumSegmentTree, MinSegmentTree, strict=True)
+    with pytest.raises(AssertionError, match="half-open"):
+        check_segment_trees(_HalfOpenBug, MinSegmentTree, strict=True)
+    with pytest.raises(AssertionError, match="never step into a subtree whose sum is 0"):
+        check_segment_trees(_NoZeroGuard, MinSegmentTree, strict=True)
+    with pytest.raises(AssertionError, match="too slow"):
+        check_segment_trees(_LinearSum, MinSegmentTree, strict=True)
+    assert check_segment_trees(_HalfOpenBug, MinSegmentTree) is False
+    assert "❌" in capsys.readouterr().out
+
+
+class _NewestLeftOut(PrioritizedReplayBuffer):
+    """The reference's pitfall: the total is sum(0, len - 1)."""
+
+    def sample_batch(self, beta, rng=None):
+        rng = np.random.default_rng(rng)
+        total = self.sum_tree.sum(0, len(self) - 1)
+        segment = total / self.batch_size
+        indices = np.array([self.sum_tree.retrieve(rng.uniform(k * segment, (k + 1) * segment)) for k in range(self.batch_size)])
+        batch = self._batch(indices)
+        batch["weights"] = np.ones(self.batch_size, dtype=np.float32)
+        batch["indices"] = indices
+        return batch
+
+
+class _NotStratified(PrioritizedReplayBuffer):
+    def sample_batch(self, beta, rng=None):
+        rng = np.random.default_rng(rng)
+        total = self.sum_tree.sum()
+        indices = np.array([self.sum_tree.retrieve(rng.uniform(0, total)) for _ in range(self.batch_size)])
+        batch = self._batch(indices)
+        p = np.array([self.sum_tree[i] for i in indices]) / total
+        n = len(self)
+        batch["weights"] = ((n * p) ** -beta / (n * self.min_tree.min(0, n) / total) ** -beta).astype(np.float32)
+        batch["indices"] = indices
+        return batch
+
+
+class _Asserts(PrioritizedReplayBuffer):
+    def update_priorities(self, indices, priorities):
+        for i, p in zip(indices, priorities, strict=True):
+            assert p > 0
+            assert 0 <= i < len(self)
+        super().update_priorities(indices, priorities)
+
+
+class _UnnormalisedWeights(PrioritizedReplayBuffer):
+    def sample_batch(self, beta, rng=None):
+        batch = super().sample_batch(beta, rng)
+        p = np.array([self.sum_tree[i] for i in batch["indices"]]) / self.sum_tree.sum()
+        batch["weights"] = ((len(self) * p) ** -beta).astype(np.float32)
+        return batch
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (_NewestLeftOut, "includes the newest"),
+        (_NotStratified, "stratify"),
+        (_Asserts, "raised AssertionError; it should raise ValueError"),
+        (_UnnormalisedWeights, "largest possible weight"),
+    ],
+)
+def test_buffer_check_flags_the_pitfalls(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        check_prioritized_buffer(wrong, strict=True)
+
+
+def test_buffer_check_accepts_both_course_buffers():
+    assert check_prioritized_buffer(PrioritizedReplayBuffer, strict=True)
+    assert check_prioritized_buffer(VectorPrioritizedReplayBuffer, strict=True)
