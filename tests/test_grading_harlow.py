@@ -1,0 +1,45 @@
+"""Tutorial 1 graded with nbgrader end to end: full, zero and partial marks for the two coding
+exercises (3 + 4 points); the written Think! answer (2 points) waits for manual grading."""
+
+import csv
+
+import pytest
+from submissions import load, with_answer, write
+
+from course_utils import grading
+
+pytestmark = pytest.mark.grading
+
+ASSIGNMENT = "01_harlow_meta_rl"
+
+
+@pytest.fixture(scope="module")
+def rows(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("submissions")
+    solution, student = load("solution", ASSIGNMENT), load("student", ASSIGNMENT)
+    write(folder, "full", solution)
+    write(folder, "zero", student)
+    write(folder, "fitness_only", with_answer(student, solution, "evaluate_individual"))
+    write(folder, "evolution_only", with_answer(student, solution, "genetic_algorithm"))
+    report = grading.autograde(folder, out=tmp_path_factory.mktemp("grades"), course_dir=tmp_path_factory.mktemp("course"))
+    return {row["student"]: row for row in csv.DictReader(report.csv_path.open())}
+
+
+def marks(row):
+    return row["test_evaluate_individual"], row["test_genetic_algorithm"]
+
+
+def test_solution_gets_full_automatic_marks(rows):
+    row = rows["full"]
+    assert marks(row) == ("3", "4")
+    assert float(row["score"]) == 7 and float(row["max_score"]) == 9  # + 2 manual points for Think!
+
+
+def test_untouched_student_notebook_gets_zero(rows):
+    row = rows["zero"]
+    assert marks(row) == ("0", "0") and float(row["score"]) == 0 and float(row["max_score"]) == 9
+
+
+def test_each_exercise_alone_gets_exactly_its_points(rows):
+    assert marks(rows["fitness_only"]) == ("3", "0") and float(rows["fitness_only"]["score"]) == 3
+    assert marks(rows["evolution_only"]) == ("0", "4") and float(rows["evolution_only"]["score"]) == 4
