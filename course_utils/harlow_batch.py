@@ -520,6 +520,7 @@ def bench_harlow(slow_individuals: int = 2, num_tasks: int = 10, seed: int = 0) 
     env = HarlowExperimentEnv()
     env.reset(seed=seed)
     agents = [unstack_agent(params, hypers, i) for i in range(slow_individuals)]
+    evaluate_individual(env, unstack_agent(params, hypers, 0), num_tasks=1, num_gradient_steps=2)  # warm-up
     wall, cpu = time.perf_counter(), time.process_time()
     for agent in agents:
         evaluate_individual(env, agent, num_tasks=num_tasks)
