@@ -1,0 +1,198 @@
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from course_utils import dqn, per
+
+
+def test_epsilon_decays_linearly_then_stays():
+    config = dqn.DQNConfig(epsilon_decay_frames=100, max_epsilon=1.0, min_epsilon=0.1)
+    assert dqn.epsilon_at(0, config) == 1.0
+    assert dqn.epsilon_at(50, config) == pytest.approx(0.55)
+    assert dqn.epsilon_at(100, config) == pytest.approx(0.1)
+    assert dqn.epsilon_at(5000, config) == pytest.approx(0.1)
+
+
+def test_config_rejects_bad_values():
+    with pytest.raises(ValueError, match="batch_size"):
+        dqn.DQNConfig(batch_size=64, memory_size=32)
+    with pytest.raises(ValueError, match="num_frames"):
+        dqn.DQNConfig(num_frames=0)
+    with pytest.raises(ValueError, match="min_epsilon"):
+        dqn.DQNConfig(min_epsilon=0.5, max_epsilon=0.2)
+
+
+def test_solved_at_is_the_first_frame_where_the_last_ten_reach_195():
+    scores = [20.0] * 5 + [200.0] * 9 + [150.0] + [200.0] * 10
+    ends = list(np.cumsum(scores).astype(int))
+    # window ending at episode 14 (0-based) holds the 150: mean 195 exactly -> solved there
+    assert dqn.solved_at(scores, ends) == ends[14]
+    assert dqn.solved_at([200.0] * 9, ends[:9]) is None  # fewer than 10 episodes
+    assert dqn.solved_at([194.0] * 30, list(range(194, 194 * 31, 194))) is None
+
+
+def test_q_network_shape_and_target_updates_every_period():
+    config = dqn.DQNConfig(target_update=3)
+    agent = dqn.DQNAgent(config=config)
+    rng = np.random.default_rng(0)
+    batch = {
+        "obs": rng.normal(size=(8, 4)).astype(np.float32),
+        "next_obs": rng.normal(size=(8, 4)).astype(np.float32),
+        "acts": rng.integers(0, 2, 8),
+        "rews": np.ones(8, np.float32),
+        "done": np.zeros(8, np.float32),
+    }
+    assert agent.q(torch.from_numpy(batch["obs"])).shape == (8, 2)
+    before = [p.clone() for p in agent.target.parameters()]
+    losses = [agent.learn(batch) for _ in range(2)]
+    assert all(torch.equal(a, b) for a, b in zip(before, agent.target.parameters(), strict=True))
+    losses.append(agent.learn(batch))  # third step: hard update
+    assert all(torch.equal(a, b) for a, b in zip(agent.q.parameters(), agent.target.parameters(), strict=True))
+    assert losses[0].shape == (8,) and np.all(losses[0] >= 0)
+    assert agent.greedy(batch["obs"][0]) in (0, 1)
+
+
+def test_weights_scale_each_element_of_the_loss():
+    torch.manual_seed(0)
+    agent = dqn.DQNAgent(config=dqn.DQNConfig(lr=1e-3))
+    rng = np.random.default_rng(1)
+    batch = {
+        "obs": rng.normal(size=(4, 4)).astype(np.float32),
+        "next_obs": rng.normal(size=(4, 4)).astype(np.float32),
+        "acts": np.array([0, 1, 0, 1]),
+        "rews": np.array([1.0, 5.0, -3.0, 0.0], np.float32),
+        "done": np.array([0.0, 1.0, 0.0, 1.0], np.float32),
+        "weights": np.array([1.0, 0.0, 0.0, 0.0], np.float32),  # only the first transition counts
+    }
+    start = {k: v.clone() for k, v in agent.q.state_dict().items()}
+    agent.learn(batch)
+    grad_from_weighted = {k: v - start[k] for k, v in agent.q.state_dict().items()}
+    agent2 = dqn.DQNAgent(config=dqn.DQNConfig(lr=1e-3))
+    agent2.q.load_state_dict(start)
+    agent2.target.load_state_dict(agent.target.state_dict())
+    agent2.optimizer = torch.optim.Adam(agent2.q.parameters(), lr=1e-3)
+    only_first = {k: v[:1] for k, v in batch.items() if k != "weights"}
+    # the mean over 4 with weights (1, 0, 0, 0) is the first loss / 4; Adam's first step is scale-free
+    agent2.learn(only_first)
+    for key, value in agent2.q.state_dict().items():
+        torch.testing.assert_close(value - start[key], grad_from_weighted[key], atol=1e-5, rtol=1e-3)
+
+
+class SpyBuffer(per.VectorPrioritizedReplayBuffer):
+    """Records the betas it is asked for and the priorities it is given."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.betas, self.updates = [], []
+
+    def sample_batch(self, beta, rng=None):
+        self.betas.append(beta)
+        return super().sample_batch(beta, rng)
+
+    def update_priorities(self, indices, priorities):
+        self.updates.append((np.array(indices), np.array(priorities)))
+        super().update_priorities(indices, priorities)
+
+
+def test_training_anneals_beta_linearly_and_feeds_back_abs_loss_plus_eps():
+    config = dqn.DQNConfig(num_frames=400, memory_size=200, batch_size=16, beta0=0.6)
+    spy = SpyBuffer(4, config.memory_size, config.batch_size, config.alpha)
+    run = dqn.train_dqn(seed=0, config=config, memory=spy)
+    betas = np.array(spy.betas)
+    assert len(betas) == config.num_frames - config.batch_size + 1  # one gradient step per frame once a batch is held
+    np.testing.assert_allclose(np.diff(betas), (1 - 0.6) / config.num_frames)  # linear, not compounding
+    assert betas[-1] == pytest.approx(1.0) and betas[0] == pytest.approx(0.6 + 0.4 * 16 / 400)
+    assert all(np.all(p >= config.prior_eps) for _, p in spy.updates)
+    assert spy.max_priority == max(float(p.max()) for _, p in spy.updates) or spy.max_priority == 1.0
+    assert len(run.losses) == len(betas) and len(run.epsilons) == config.num_frames
+    assert len(run.scores) == len(run.episode_ends) and sum(run.scores) <= config.num_frames
+    assert run.wall_s > 0 and run.cpu_s > 0
+
+
+@pytest.mark.parametrize("memory", ["uniform", "plain", "prioritized"])
+def test_every_memory_kind_trains(memory):
+    config = dqn.DQNConfig(num_frames=300, memory_size=100, batch_size=16)
+    run = dqn.train_dqn(seed=2, config=config, memory=memory)
+    assert run.prioritized == (memory != "uniform")
+    assert len(run.losses) == 300 - 16 + 1 and np.all(np.isfinite(run.losses))
+
+
+def test_same_seed_same_run():
+    config = dqn.DQNConfig(num_frames=200, batch_size=16)
+    a, b = dqn.train_dqn(seed=5, config=config), dqn.train_dqn(seed=5, config=config)
+    assert a.scores == b.scores and a.losses == b.losses
+
+
+def test_prioritized_dqn_solves_cartpole_seed_0_within_10k_frames():
+    """Fast-size check of the tutorial's claim (the 5-seed version is in the slow suite)."""
+    run = dqn.train_dqn(seed=0, config=dqn.DQNConfig(), stop_when_solved=True)
+    assert run.solved and run.frames_to_solve <= 10_000
+    assert np.mean(run.scores[-dqn.SOLVED_WINDOW :]) >= dqn.SOLVED_SCORE
+
+
+def test_memory_kind_must_be_known():
+    with pytest.raises(ValueError, match="memory kind"):
+        dqn.make_memory("random", dqn.DQNConfig())
+
+
+def test_plots_and_curves():
+    import matplotlib.pyplot as plt
+
+    config = dqn.DQNConfig(num_frames=200, memory_size=100, batch_size=16)
+    run = dqn.train_dqn(seed=1, config=config)
+    fig = dqn.plot_training(run)
+    assert [ax.get_title().split(" (")[0] for ax in fig.axes] == ["Score", "Loss", "Epsilon"]
+    plt.close(fig)
+    frames = [50, 100, 200]
+    scores = dqn.running_score(run, frames)
+    assert scores.shape == (3,)
+    ends, values = np.array(run.episode_ends), np.array(run.scores)
+    finished = np.searchsorted(ends, 200, side="right")
+    assert scores[-1] == pytest.approx(values[max(0, finished - 10) : finished].mean())
+    curves = dqn.learning_curves(seeds=(0,), config=config, grid=100)
+    assert set(curves) == {"uniform", "prioritized"}
+    assert curves["uniform"]["frames"] == [100, 200] and len(curves["prioritized"]["scores"][0]) == 2
+    json.dumps(curves)  # JSON-ready
+    ax = dqn.plot_comparison(curves)
+    assert ax.get_ylabel() == "mean score of the last 10 episodes"
+    plt.close(ax.figure)
+
+
+# --------------------------------------------------------------------------------------
+# The stored comparison behind the notebook's Section 3
+
+
+def test_stored_results_support_the_claims():
+    stored = dqn.load_results()
+    assert stored["config"] == dqn.asdict(dqn.DQNConfig())  # measured with today's defaults
+    prioritized, uniform = stored["curves"]["prioritized"], stored["curves"]["uniform"]
+    assert len(prioritized["seeds"]) == len(uniform["seeds"]) == 5
+    solved = [f for f in prioritized["frames_to_solve"] if f is not None]
+    assert len(solved) >= 4 and max(solved) <= 10_000
+    for curve in (prioritized, uniform):
+        assert len(curve["scores"]) == 5 and all(len(s) == len(curve["frames"]) for s in curve["scores"])
+
+
+@pytest.mark.slow
+def test_full_size_comparison_reproduces_the_stored_results():
+    """Retrains all 10 runs (a few minutes) and checks they match assets/per_results.json."""
+    stored = dqn.load_results()
+    fresh = dqn.learning_curves(seeds=tuple(stored["curves"]["prioritized"]["seeds"]), config=dqn.DQNConfig())
+    for kind in ("uniform", "prioritized"):
+        assert fresh[kind]["frames_to_solve"] == stored["curves"][kind]["frames_to_solve"]
+        assert fresh[kind]["scores"] == stored["curves"][kind]["scores"]
+    solved = [f for f in fresh["prioritized"]["frames_to_solve"] if f is not None]
+    assert len(solved) >= 4  # PER solves CartPole within 10 000 frames for at least 4 of 5 seeds
+
+
+def test_defaults_are_the_ones_the_notebook_describes():
+    config = dqn.DQNConfig()
+    assert (config.num_frames, config.memory_size, config.batch_size, config.target_update) == (10_000, 1000, 32, 150)
+    assert (config.max_epsilon, config.min_epsilon, config.epsilon_decay_frames) == (1.0, 0.01, 2000)
+    assert (config.gamma, config.lr, config.alpha, config.beta0, config.prior_eps) == (0.99, 1e-3, 0.2, 0.6, 1e-6)
+    assert [m.out_features for m in dqn.QNetwork().layers if isinstance(m, torch.nn.Linear)] == [128, 128, 2]
+    env = dqn.make_env()
+    assert env.spec.id == "CartPole-v1" and env.spec.max_episode_steps == 200
+    env.close()
