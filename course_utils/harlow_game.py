@@ -75,7 +75,11 @@ def symbols_svg(left: tuple[str, str], right: tuple[str, str]) -> str:
     def placed(symbol, dx):
         return f"<g transform='translate({dx},10)'>{_shape_svg(*symbol)}</g>"
 
-    label = f"a {left[1]} {left[0]} on the left, a {right[1]} {right[0]} on the right"
+    def named(symbol):
+        shape, colour = symbol
+        return f"{'an' if colour[0] in 'aeiou' else 'a'} {colour} {shape}"
+
+    label = f"{named(left)} on the left, {named(right)} on the right"
     return f'<svg width="320" height="140" role="img" aria-label="{label}">{placed(left, 20)}{placed(right, 180)}</svg>'
 
 

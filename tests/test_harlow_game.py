@@ -75,6 +75,8 @@ def test_every_problem_shows_two_new_symbols():
 def test_every_shape_draws_as_svg(shape):
     svg = symbols_svg((shape, "red"), ("circle", "blue"))
     assert svg.startswith("<svg") and f"red {shape}" in svg and COLOURS["red"] in svg
+    assert f'aria-label="a red {shape} on the left, a blue circle on the right"' in svg
+    assert "an orange star on the left" in symbols_svg(("star", "orange"), ("circle", "blue"))
 
 
 def test_headless_play_returns_at_once_through_the_buttons(monkeypatch):
