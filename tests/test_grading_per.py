@@ -1,0 +1,48 @@
+"""`course autograde` on tutorial 4: full, zero and partial marks. One autograde run backs all
+the assertions (each notebook runs in fast mode, about a minute)."""
+
+import csv
+
+import pytest
+from submissions import load, with_answer, write
+
+from course_utils import grading
+
+pytestmark = pytest.mark.grading
+
+ASSIGNMENT = "04_prioritized_replay"
+POINTS = {"test_memory_add": 3, "test_segment_trees": 4, "test_prioritized_buffer": 4}
+
+
+@pytest.fixture(scope="module")
+def rows(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("submissions")
+    solution, student = load("solution", ASSIGNMENT), load("student", ASSIGNMENT)
+    write(folder, "full", solution)
+    write(folder, "zero", student)
+    write(folder, "memory_only", with_answer(student, solution, "memory_add"))
+    # the buffer without the trees: the notebook falls back to the course's trees for it
+    write(folder, "buffer_only", with_answer(student, solution, "prioritized_buffer"))
+    out = tmp_path_factory.mktemp("grades")
+    report = grading.autograde(folder, out=out, course_dir=tmp_path_factory.mktemp("course"))
+    return {row["student"]: row for row in csv.DictReader(report.csv_path.open())}
+
+
+def marks(row):
+    return {grade_id: float(row[grade_id]) for grade_id in POINTS}
+
+
+def test_solution_gets_full_marks(rows):
+    assert (float(rows["full"]["score"]), float(rows["full"]["max_score"])) == (11, 11)
+    assert marks(rows["full"]) == POINTS
+
+
+def test_untouched_student_notebook_gets_zero(rows):
+    assert (float(rows["zero"]["score"]), float(rows["zero"]["max_score"])) == (0, 11)
+
+
+def test_partial_submissions_get_exactly_their_exercises_points(rows):
+    assert marks(rows["memory_only"]) == {"test_memory_add": 3, "test_segment_trees": 0, "test_prioritized_buffer": 0}
+    assert float(rows["memory_only"]["score"]) == 3
+    assert marks(rows["buffer_only"]) == {"test_memory_add": 0, "test_segment_trees": 0, "test_prioritized_buffer": 4}
+    assert float(rows["buffer_only"]["score"]) == 4
