@@ -225,3 +225,22 @@ def test_bench_reports_both_paths():
     result = hb.bench_harlow(slow_individuals=1, num_tasks=1)
     assert result["benchmark"] == "harlow" and result["speedup"] > 1
     assert {"batched_s_per_individual", "one_agent_s_per_individual", "batched_cpu_s_per_individual"} <= set(result)
+
+
+def test_given_digits_fix_the_tasks():
+    env = hb.VectorHarlowEnv(3, np.random.default_rng(0), digits=(np.array([1, 2, 3]), np.array([4, 5, 6])))
+    assert env.rewarded.tolist() == [1, 2, 3] and env.punished.tolist() == [4, 5, 6]
+    with pytest.raises(ValueError, match="two different digits"):
+        hb.VectorHarlowEnv(1, np.random.default_rng(0), digits=(np.array([1]), np.array([1])))
+
+
+def test_scored_population_is_the_notebooks_form_and_deterministic():
+    first = hb.scored_population(size=3, num_tasks=2, seed=5)
+    second = hb.scored_population(size=3, num_tasks=2, seed=5)
+    assert len(first) == 3 and all(isinstance(a, harlow.ActorCritic) and -40 <= s <= 40 for a, s in first)
+    assert [s for _, s in first] == [s for _, s in second]
+    assert all(
+        torch.equal(p, q)
+        for (a, _), (b, _) in zip(first, second, strict=True)
+        for p, q in zip(a.parameters(), b.parameters(), strict=True)
+    )
