@@ -160,9 +160,12 @@ def test_batched_scores_match_the_notebook_loop_in_distribution():
     agent = harlow.load_evolved_agent()
     slow = _one_agent_scores(agent, 24, seed=0)
     fast = _batched_scores(agent, 400, seed=0)
-    assert abs(_welch(slow, fast)) < 4 and abs(np.mean(slow) - np.mean(fast)) < 2.5, (np.mean(slow), np.mean(fast))
+    # The scores are skewed (about half the tasks end at 20), so a small sample underestimates its
+    # spread: measure the difference in standard errors of the large batched sample's spread.
+    z = (np.mean(slow) - np.mean(fast)) / (np.std(fast, ddof=1) / np.sqrt(len(slow)))
+    assert abs(z) < 4 and abs(np.mean(slow) - np.mean(fast)) < 2.5, (np.mean(slow), np.mean(fast))
     no_training = hb.evaluate_population(*hb.stack_agents([agent]), np.random.default_rng(1), 400, num_gradient_steps=0)
-    assert abs(_welch(slow, no_training[0])) > 8  # the comparison can tell a broken training loop apart
+    assert abs(np.mean(slow) - no_training.mean()) / (np.std(fast, ddof=1) / np.sqrt(len(slow))) > 8  # tells a broken loop apart
 
 
 @pytest.mark.slow
