@@ -1,6 +1,11 @@
 """Prioritized experience replay (Schaul et al. 2016, proportional variant): segment trees,
 a uniform and a prioritized replay buffer, the beta schedule, and a benchmark.
 
+Two versions of the trees: ``SumSegmentTree`` / ``MinSegmentTree`` are plain readable Python
+(the tutorial's exercise, one leaf at a time); ``VectorSumTree`` / ``VectorMinTree`` do a
+whole batch at once with numpy (for training), and ``VectorPrioritizedReplayBuffer`` is the
+prioritized buffer built on them. ``bench_per`` (``course bench per``) times both.
+
 Shapes used throughout: ``N`` transitions stored, ``B`` transitions per sampled batch,
 observations of ``obs_dim`` float32 features. Priorities are positive floats (typically
 ``|TD error| + eps``); the trees hold them raised to the power ``alpha``.
