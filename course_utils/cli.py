@@ -59,9 +59,20 @@ def _release(args) -> int:
 
 def _autograde(args) -> int:
     from course_utils import grading
+    from course_utils.sandbox import Limits
 
-    report = grading.autograde(args.submissions, out=args.out)
+    limits = Limits(
+        cell_timeout=args.cell_timeout,
+        wall_timeout=args.timeout,
+        memory_mb=args.memory,
+        output_mb=args.output_mb,
+        landlock=not args.no_landlock,
+    )
+    report = grading.autograde(
+        args.submissions, out=args.out, workers=args.workers, scheduler=args.scheduler, limits=limits, force=args.force
+    )
     print(report.summary())
+    print(f"summary: {report.summary_path}")
     return 0
 
 
@@ -87,6 +98,14 @@ def main(argv: list[str] | None = None) -> int:
     grade = sub.add_parser("autograde", help="autograde a folder of submitted notebooks or zips")
     grade.add_argument("submissions", help="folder with <student>.ipynb, <student>.zip or <student>/<notebook>.ipynb")
     grade.add_argument("--out", default="grades", help="folder for grades.csv and feedback (default: grades)")
+    grade.add_argument("--workers", type=int, default=None, help="local Dask workers (default: one per core; 0: no Dask)")
+    grade.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler, e.g. tcp://10.0.0.5:8786")
+    grade.add_argument("--cell-timeout", type=int, default=120, help="seconds per cell before it is interrupted (default 120)")
+    grade.add_argument("--timeout", type=int, default=900, help="seconds per submission, then its kernel is killed (default 900)")
+    grade.add_argument("--memory", type=int, default=4096, help="address-space limit of each kernel in MB (default 4096)")
+    grade.add_argument("--output-mb", type=float, default=2.0, help="output kept per notebook in MB (default 2)")
+    grade.add_argument("--no-landlock", action="store_true", help="do not restrict the kernel's filesystem and network access")
+    grade.add_argument("--force", action="store_true", help="grade every submission again, even unchanged ones")
     grade.set_defaults(func=_autograde)
 
     args = parser.parse_args(argv)

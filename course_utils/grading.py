@@ -377,7 +377,7 @@ def _merge(gradebook, course_dir: Path, sub: Submission, result: dict) -> None:
     with warnings.catch_warnings():  # nbgrader's own autograde triggers the same SQLAlchemy warnings
         warnings.simplefilter("ignore")
         record = gradebook.update_or_create_submission(sub.assignment, sub.student)
-    graded = bool(result["grades"])
+    graded = result["autograded"] is not None
     for notebook in record.notebooks:
         for grade in notebook.grades:
             if graded:

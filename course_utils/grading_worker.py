@@ -31,7 +31,7 @@ import warnings
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
-from nbclient.exceptions import DeadKernelError
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import Float, Unicode
@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SANDBOX_SCRIPT = Path(sandbox.__file__).resolve()
 TRUNCATED = "... output truncated by the grader: over {mb:g} MB of output in this notebook ..."
 KERNEL_DIED = "KernelDied"
+KERNEL_STOPPED = "KernelStopped"
 _LOCK = threading.Lock()  # nbgrader's converters set os.environ: one grading at a time per process
 
 
@@ -92,6 +93,11 @@ class LimitedExecute(Execute):
             self._dead_at = index
             cell.outputs.append(_error(KERNEL_DIED, "the kernel died while running this cell (exit, crash or out of memory)"))
             return cell, self.resources
+        except CellTimeoutError:  # still busy after the interrupt: stop it rather than wait for every cell
+            self._dead_at = index
+            stop_kernel(self.sandbox_spec)
+            cell.outputs.append(_error(KERNEL_STOPPED, "the cell ran over its time limit and ignored the interrupt"))
+            return cell, self.resources
 
     def output(self, outs, msg, display_id, cell_index):
         size = len(json.dumps(msg.get("content", {}), default=str))
@@ -103,6 +109,14 @@ class LimitedExecute(Execute):
             return None
         self._output_bytes += size
         return super().output(outs, msg, display_id, cell_index)
+
+
+def stop_kernel(spec_path: str) -> None:
+    """Kill the sandboxed kernel described by ``spec_path`` and everything it started."""
+    spec = json.loads(Path(spec_path).read_text())
+    status = Path(spec["status"])
+    pids = [json.loads(status.read_text() or "{}").get("pid")] if status.exists() else []
+    sandbox.kill_marked(spec["token"], [pid for pid in pids if pid])
 
 
 def _error(name: str, message: str) -> NotebookNode:
@@ -170,6 +184,11 @@ def _cell_label(cell: dict, index: int) -> str:
     return f"cell {index + 1} ({grade_id})" if grade_id else f"cell {index + 1}"
 
 
+def _text(output: dict) -> str:
+    text = output.get("text", "")
+    return "".join(text) if isinstance(text, list) else text
+
+
 def notebook_problems(notebook: dict, limits: dict) -> list[str]:
     """Problems worth a line in the report, read from an executed notebook's outputs:
     timeouts, memory errors, a dead kernel, truncated output."""
@@ -183,12 +202,17 @@ def notebook_problems(notebook: dict, limits: dict) -> list[str]:
                 )
             elif name == "MemoryError":
                 problems.append(f"{_cell_label(cell, index)} ran out of memory (limit {limits['memory_mb']} MB)")
+            elif name == KERNEL_STOPPED:
+                problems.append(
+                    f"{_cell_label(cell, index)} ran over the {limits['cell_timeout']} s cell time limit and ignored the"
+                    " interrupt: the kernel was stopped and later cells were not run"
+                )
             elif name == KERNEL_DIED and dead is None and "not run" not in output.get("evalue", ""):
                 dead = index
                 problems.append(
                     f"the kernel died in {_cell_label(cell, index)} (exit, crash or out of memory); later cells were not run"
                 )
-            elif output.get("output_type") == "stream" and "output truncated by the grader" in output.get("text", ""):
+            elif output.get("output_type") == "stream" and "output truncated by the grader" in _text(output):
                 problems.append(f"more than {limits['output_mb']:g} MB of output: the rest was dropped")
     return problems
 
@@ -244,8 +268,7 @@ def grade_submission(job: dict) -> dict:
 
             def stop() -> None:
                 stopped.set()
-                pids = [json.loads(status.read_text())["pid"]] if status.exists() else []
-                sandbox.kill_marked(token, pids)
+                stop_kernel(str(spec))
 
             watchdog = threading.Timer(float(limits["wall_timeout"]), stop)
             watchdog.daemon = True
@@ -265,7 +288,8 @@ def grade_submission(job: dict) -> dict:
             autograded = course / "autograded" / student / assignment / f"{assignment}.ipynb"
             if autograded.exists():
                 result["autograded"] = autograded.read_bytes()
-                result["problems"] += notebook_problems(json.loads(result["autograded"]), limits)
+                found = notebook_problems(json.loads(result["autograded"]), limits)
+                result["problems"] += [p for p in found if not (stopped.is_set() and "kernel died" in p)]
             if not outcome.get("success"):
                 result["problems"].append("the grader failed: " + _last_line(outcome.get("error") or outcome.get("log") or ""))
             _read_grades(course, assignment, student, result)

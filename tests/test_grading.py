@@ -87,3 +87,20 @@ def test_feedback_html_per_student(graded):
     assert "ReplayMemory: not yet" in html  # the check's friendly message reaches the student
     assert "not implemented yet" in html
     assert "zipped" in report.summary()
+
+
+def test_summary_table_and_markdown(graded):
+    report, _, out = graded
+    assert (report.graded_now, report.unchanged) == (6, 0)  # full, zero, partial, edited, deleted, zipped
+    table = {row["exercise"]: row for row in report.exercise_table()}
+    assert table["test_replay_memory"]["points"] == 3 and table["test_replay_memory"]["failed"] == 4  # all but full, zipped
+    text = (out / "summary.md").read_text()
+    assert "| test_discounted_returns | 2 |" in text and "| corrupt |" in text and "| full |" not in text
+
+
+@pytest.mark.slow
+def test_grading_benchmark_measures_every_configuration():
+    figures = grading.bench_grading(submissions=4)
+    for label in ("workers_1", "workers_2", "scheduler"):
+        assert figures[f"{label}_graded_ok"] == 4 and figures[f"{label}_per_minute"] > 0
+    assert figures["speedup_2_vs_1"] > 0

@@ -1,0 +1,187 @@
+"""Autograding a class with hostile and broken submissions (tests/hostile_submissions.py), in
+parallel on 2 Dask workers, on the tiny synthetic assignment. One run backs most assertions;
+a second run on the same folder plus one new submission checks that grading is idempotent.
+
+Every submission must end with a grade and a clear reason, without stopping the run or
+changing anyone else's result: ``normal`` must keep full marks.
+"""
+
+import csv
+import json
+import os
+import socket
+import subprocess
+import sys
+import uuid
+
+import pytest
+from hostile_submissions import LEAKED, build
+
+from course_utils import grading, sandbox
+from course_utils.grading_dask import TINY, student_version, synthetic_assignment
+
+pytestmark = pytest.mark.grading
+LIMITS = sandbox.Limits(cell_timeout=5, wall_timeout=30, memory_mb=1536, output_mb=1)
+ABI = sandbox.landlock_abi()
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("hostile")
+    solutions = tmp / "solutions"
+    solution = json.loads(synthetic_assignment(solutions).read_text())
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(5)
+    listener.setblocking(False)
+    home_file = tmp / "instructor-home" / "secret.txt"
+    home_file.parent.mkdir()
+    home_file.write_text("instructor's secret")
+    course = tmp / "course"
+    paths = {
+        "marker": f"/tmp/course-hostile-{uuid.uuid4().hex}",
+        "solution": str(solutions / f"{TINY}.ipynb"),
+        "gradebook": str(course / "gradebook.db"),
+        "home_file": str(home_file),
+        "port": listener.getsockname()[1],
+        "signals_scoped": ABI >= 6,
+    }
+    folder = tmp / "submissions"
+    expected = build(folder, solution, paths)
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    out = tmp / "out"
+    report = grading.autograde(folder, out=out, course_dir=course, source=solutions, workers=2, limits=LIMITS, progress=False)
+    rows = {row["student"]: row for row in csv.DictReader(report.csv_path.open())}
+    try:
+        accepted = listener.accept()
+        accepted[0].close()
+    except BlockingIOError:
+        accepted = None
+    listener.close()
+    yield {
+        "report": report, "rows": rows, "expected": expected, "paths": paths, "folder": folder, "before": before,
+        "out": out, "course": course, "solutions": solutions, "solution": solution, "accepted": accepted,
+    }
+    if os.path.exists(paths["marker"]):
+        os.unlink(paths["marker"])
+
+
+def printed(corpus, student: str) -> str:
+    """Everything a submission's cells printed, from its autograded notebook."""
+    notebook = json.loads((corpus["course"] / "autograded" / student / TINY / f"{TINY}.ipynb").read_text())
+    texts = []
+    for cell in notebook["cells"]:
+        for output in cell.get("outputs", []):
+            text = output.get("text", "")
+            texts.append("".join(text) if isinstance(text, list) else text)
+    return "".join(texts)
+
+
+def test_every_submission_gets_its_grade_and_reason(corpus):
+    rows, expected = corpus["rows"], corpus["expected"]
+    assert set(rows) == set(expected)
+    for student, (score, reason) in expected.items():
+        row = rows[student]
+        assert float(row["score"]) == score, f"{student}: {row['score']} ({row['problems']})"
+        assert reason in row["problems"], f"{student}: expected '{reason}' in '{row['problems']}'"
+
+
+def test_normal_student_keeps_full_marks_and_has_no_problems(corpus):
+    row = corpus["rows"]["normal"]
+    assert (row["score"], row["max_score"], row["test_add"], row["test_square"], row["problems"]) == ("3", "3", "1", "2", "")
+
+
+def test_broken_files_are_named_not_graded(corpus):
+    rows = corpus["rows"]
+    for student in ("corrupt", "emptyzip", "zerobytes", "essay"):
+        assert rows[student]["assignment"] == "" and rows[student]["problems"]
+
+
+def test_crash_keeps_the_points_earned_before_it(corpus):
+    row = corpus["rows"]["crash"]
+    assert (row["test_add"], row["test_square"]) == ("1", "0")
+
+
+def test_zip_paths_are_never_extracted(corpus):
+    folder = corpus["folder"]
+    assert not (folder.parent / "escape").exists() and not (folder / "escape").exists()
+
+
+def test_hostile_code_cannot_touch_files_outside_its_folder(corpus):
+    if ABI < 1:
+        pytest.skip("no Landlock on this kernel: only the working folder separates submissions")
+    assert not os.path.exists(corpus["paths"]["marker"])
+    after = {p.name: p.read_bytes() for p in corpus["folder"].iterdir() if p.is_file()}
+    assert after == corpus["before"]
+    text = printed(corpus, "writer")
+    assert "ESCAPED" not in text and "inside: my own folder is fine" in text and text.count("blocked:") == 3
+
+
+def test_hostile_code_cannot_read_other_submissions_hidden_tests_or_connect(corpus):
+    if ABI < 1:
+        pytest.skip("no Landlock on this kernel: only the working folder separates submissions")
+    text = printed(corpus, "reader")
+    assert "blocked: other submission PermissionError" in text
+    assert "blocked: hidden tests PermissionError" in text
+    assert "blocked: gradebook PermissionError" in text
+    assert "blocked: instructor home PermissionError" in text
+    assert LEAKED not in text and text.count("blocked: listing") == 3 and text.count("blocked: environ") == 2
+    if ABI >= 4:
+        assert "blocked: tcp PermissionError" in text and corpus["accepted"] is None
+
+
+def test_hostile_code_cannot_kill_the_grader(corpus):
+    if ABI < 6:
+        pytest.skip("signal scoping needs Landlock ABI 6 (Linux 6.12)")
+    text = printed(corpus, "killer")
+    assert "blocked: kill" in text and "ESCAPED" not in text
+
+
+def test_output_is_capped_in_notebook_and_feedback(corpus):
+    autograded = corpus["course"] / "autograded" / "flood" / TINY / f"{TINY}.ipynb"
+    assert autograded.stat().st_size < 3 * 2**20
+    assert (corpus["out"] / "feedback" / "flood" / f"{TINY}.html").stat().st_size < 4 * 2**20
+
+
+def test_summary_table_and_markdown(corpus):
+    report = corpus["report"]
+    table = {row["exercise"]: row for row in report.exercise_table()}
+    assert table["test_add"]["points"] == 1 and table["test_square"]["points"] == 2
+    graded = [s for s in report.submissions if s.assignment]
+    assert table["test_square"]["n"] == len(graded)
+    assert table["test_square"]["failed"] == sum(s.grades["test_square"] < 2 for s in graded)
+    text = report.summary_path.read_text()
+    assert "| test_square | 2 |" in text and "kernel died" in text and "| normal |" not in text
+
+
+def test_nbgrader_export_and_feedback_see_the_merged_grades(corpus):
+    course = corpus["course"]
+    target = course / "export.csv"
+    base = [sys.executable, "-m", "nbgrader"]
+    where = [f"--CourseDirectory.root={course}", f"--CourseDirectory.db_url=sqlite:///{course / 'gradebook.db'}"]
+    env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
+    subprocess.run([*base, "export", f"--to={target}", *where], cwd=course, check=True, capture_output=True, env=env)
+    scores = {row["student_id"]: float(row["raw_score"]) for row in csv.DictReader(target.open())}
+    for student, (score, _) in corpus["expected"].items():
+        if corpus["rows"][student]["assignment"]:
+            assert scores[student] == score, student
+    subprocess.run([*base, "generate_feedback", TINY, "--student=crash", "--force", *where], cwd=course, check=True,
+                   capture_output=True, env=env)
+    assert "kernel died" in (course / "feedback" / "crash" / TINY / f"{TINY}.html").read_text()
+
+
+def test_rerun_grades_only_the_new_submission(corpus):
+    folder, solution = corpus["folder"], corpus["solution"]
+    (folder / "latecomer.ipynb").write_text(json.dumps(student_version(solution, "square")))
+    try:
+        report = grading.autograde(folder, out=corpus["out"], course_dir=corpus["course"], source=corpus["solutions"],
+                                   workers=1, limits=LIMITS, progress=False)
+    finally:
+        (folder / "latecomer.ipynb").unlink()
+    assert report.graded_now == 1
+    statuses = {s.student: s.status for s in report.submissions}
+    assert statuses["latecomer"] == "graded" and statuses["normal"] == "unchanged"
+    rows = {row["student"]: row for row in csv.DictReader(report.csv_path.open())}
+    assert rows["latecomer"]["score"] == "2"
+    for student, row in corpus["rows"].items():
+        assert (rows[student]["score"], rows[student]["problems"]) == (row["score"], row["problems"]), student
