@@ -55,12 +55,25 @@ def register_env() -> None:
 register_env()
 
 
-def make_env(render_mode: str | None = None, **kwargs) -> gym.Env:
-    """A fresh course LunarLander (``render_mode="rgb_array"`` to record frames)."""
-    return gym.make(ENV_ID, render_mode=render_mode, **kwargs)
+def make_env(render_mode: str | None = None, time_feature: bool = False, **kwargs) -> gym.Env:
+    """A fresh course LunarLander (``render_mode="rgb_array"`` to record frames).
+
+    ``time_feature=True`` appends the elapsed fraction of the time limit (step / 300, from 0
+    to 1) to the observation, which then has 9 numbers: the course's final agent sees how
+    much time it has left to land.
+    """
+    env = gym.make(ENV_ID, render_mode=render_mode, **kwargs)
+    if time_feature:
+        env = gym.wrappers.TimeAwareObservation(env, flatten=True, normalize_time=True)
+    return env
 
 
-def make_vector_env(num_envs: int) -> gym.vector.SyncVectorEnv:
+def make_env_for(net, render_mode: str | None = None) -> gym.Env:
+    """An environment giving ``net`` the observations it was trained on (with or without time)."""
+    return make_env(render_mode, time_feature=getattr(net, "time_feature", False))
+
+
+def make_vector_env(num_envs: int, time_feature: bool = False) -> gym.vector.SyncVectorEnv:
     """``num_envs`` course LunarLanders stepped together; a finished one restarts in the same step.
 
     With ``autoreset_mode=SAME_STEP`` the observation returned for a finished environment is
@@ -69,7 +82,10 @@ def make_vector_env(num_envs: int) -> gym.vector.SyncVectorEnv:
     """
     if not isinstance(num_envs, int) or num_envs < 1:
         raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}.")
-    return gym.vector.SyncVectorEnv([make_env for _ in range(num_envs)], autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
+    return gym.vector.SyncVectorEnv(
+        [lambda: make_env(time_feature=time_feature) for _ in range(num_envs)],
+        autoreset_mode=gym.vector.AutoresetMode.SAME_STEP,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -97,9 +113,13 @@ class ActorCriticNet(nn.Module):
     Input (N, 8) observations -> action logits (N, 4) and state values (N,).
     """
 
-    def __init__(self, in_features: int = 8, out_actions: int = 4, hidden: tuple[int, ...] = (64, 64)):
+    def __init__(
+        self, in_features: int = 8, out_actions: int = 4, hidden: tuple[int, ...] = (64, 64), time_feature: bool = False
+    ):
         super().__init__()
         self.hidden = tuple(hidden)
+        self.time_feature = time_feature
+        in_features += int(time_feature)
         self.policy = _mlp([in_features, *hidden, out_actions], last_gain=0.01)
         self.value = _mlp([in_features, *hidden, 1], last_gain=1.0)
 
@@ -110,19 +130,20 @@ class ActorCriticNet(nn.Module):
 DEFAULT_AAC = dict(
     seed=0,
     num_envs=16,
-    rollout_steps=128,
-    total_steps=1_500_000,
-    gamma=0.99,
-    gae_lambda=0.95,
+    rollout_steps=1024,
+    total_steps=2_000_000,
+    gamma=0.999,
+    gae_lambda=0.98,
     lr=3e-4,
     epochs=4,
-    minibatches=8,
+    minibatches=256,
     clip=0.2,
     value_coef=0.5,
     entropy_coef=0.01,
     max_grad_norm=0.5,
     hidden=(64, 64),
     bootstrap_truncated=True,
+    time_feature=False,
 )
 """Hyperparameters of ``course train lunar`` (see ``train_aac``)."""
 
@@ -161,8 +182,9 @@ def train_aac(config: dict | None = None, progress: bool = True, log_every: int 
     torch.manual_seed(cfg["seed"])
     rng = torch.Generator().manual_seed(cfg["seed"])
     E, T = cfg["num_envs"], cfg["rollout_steps"]
-    envs = make_vector_env(E)
-    net = ActorCriticNet(hidden=cfg["hidden"])
+    envs = make_vector_env(E, cfg["time_feature"])
+    net = ActorCriticNet(hidden=cfg["hidden"], time_feature=cfg["time_feature"])
+    n_obs = 8 + int(cfg["time_feature"])
     optimizer = torch.optim.Adam(net.parameters(), lr=cfg["lr"], eps=1e-5)
     num_updates = cfg["total_steps"] // (E * T)
     obs_np, _ = envs.reset(seed=[cfg["seed"] * 1000 + i for i in range(E)])
@@ -185,7 +207,7 @@ def train_aac(config: dict | None = None, progress: bool = True, log_every: int 
     for update in range(num_updates):
         for group in optimizer.param_groups:
             group["lr"] = cfg["lr"] * (1.0 - update / num_updates)
-        states = torch.zeros(T, E, 8)
+        states = torch.zeros(T, E, n_obs)
         actions = torch.zeros(T, E, dtype=torch.long)
         logps = torch.zeros(T, E)
         rewards = torch.zeros(T, E)
@@ -233,7 +255,7 @@ def train_aac(config: dict | None = None, progress: bool = True, log_every: int 
             optimizer,
             cfg,
             rng,
-            states.reshape(-1, 8),
+            states.reshape(-1, n_obs),
             actions.reshape(-1),
             logps.reshape(-1),
             advantages.reshape(-1),
@@ -303,7 +325,7 @@ def evaluate(net: nn.Module, seeds=EVAL_SEEDS, deterministic: bool = True, sampl
     most probable action; otherwise actions are sampled (from a generator seeded with
     ``sample_seed``). Returns float array (len(seeds),).
     """
-    envs = [make_env() for _ in seeds]
+    envs = [make_env_for(net) for _ in seeds]
     obs = np.stack([env.reset(seed=int(s))[0] for env, s in zip(envs, seeds, strict=True)])
     totals = np.zeros(len(seeds))
     active = np.ones(len(seeds), dtype=bool)
@@ -974,9 +996,11 @@ def expected_batch(expected: dict | None = None) -> tuple[list[Episode], TrainBa
 # The pretrained agent and the benchmark
 # --------------------------------------------------------------------------------------------
 
-FAST_EVAL_THRESHOLD = 150.0
+FAST_EVAL_THRESHOLD = 250.0
 """The fast test's bar for the pretrained agent's mean over the first 10 evaluation seeds
-(greedy actions); the full claim, checked by a slow test, is a mean >= 200 over 100 seeds."""
+(greedy actions). Measured: 275.9 (lowest episode 236.8); over all 100 seeds 278.2 ± 23.8,
+so a 10-episode mean has a standard error of about 7.5 and 250 sits 3.4 of them below. The
+full claim, checked by a slow test, is a mean >= 200 over the 100 seeds."""
 
 
 def load_pretrained() -> ActorCriticNet:
@@ -985,7 +1009,7 @@ def load_pretrained() -> ActorCriticNet:
 
     state = load_checkpoint(CHECKPOINT)
     hidden = tuple(state[k].shape[0] for k in sorted(state) if k.startswith("policy.") and k.endswith(".weight"))[:-1]
-    net = ActorCriticNet(hidden=hidden)
+    net = ActorCriticNet(hidden=hidden, time_feature=state["policy.0.weight"].shape[1] == 9)
     net.load_state_dict(state)
     return net.eval()
 

@@ -33,6 +33,18 @@ def test_env_registered_with_course_limits():
     env.close()
 
 
+def test_time_feature_appends_the_elapsed_fraction_of_the_limit():
+    env = L.make_env(time_feature=True)
+    obs, _ = env.reset(seed=0)
+    assert obs.shape == (9,) and obs[8] == 0
+    for _ in range(3):
+        obs, *_ = env.step(0)
+    assert obs[8] == pytest.approx(3 / 300)
+    net = L.ActorCriticNet(time_feature=True)
+    assert L.make_env_for(net).observation_space.shape == (9,)
+    assert L.make_env_for(L.ActorCriticNet()).observation_space.shape == (8,)
+
+
 def test_make_vector_env_rejects_bad_sizes():
     with pytest.raises(ValueError, match="positive integer"):
         L.make_vector_env(0)
