@@ -4,12 +4,18 @@ Modules are named after what they hold:
 
 - ``runtime``: seeding, threads, fast and headless modes
 - ``plotting``: the course's matplotlib style and common plots
+- ``animation``: episodes recorded as RGB frames and shown as inline JavaScript players
 - ``checkpoints``: the checkpoint registry and verified loading
-- ``checks``: the ``check_*`` functions behind exercise feedback and hidden tests
-- ``colour``: the colour-replay environment, A2C agent, training and replay memory
-- ``colour_game``: the colour-choice widget game
-- ``per``: sum/min segment trees, uniform and prioritized replay buffers (tutorial 4, in progress)
-- ``grading``: release of student notebooks and autograding with nbgrader
+- ``checks`` (tutorial 2) and ``checks_harlow``, ``checks_lunar``, ``checks_replay`` (tutorials 1, 3, 4):
+  the ``check_*`` functions behind exercise feedback and hidden tests
+- ``harlow``, ``harlow_batch``, ``harlow_game``: tutorial 1's environment, LSTM A2C agent and genetic
+  algorithm; the batched evaluation of a whole generation; the Harlow widget game
+- ``colour``, ``colour_game``: tutorial 2's environment, A2C agent, training and replay memory; the game
+- ``lunar``: tutorial 3's LunarLander environment, policy-gradient and AAC pieces, vectorised collection
+- ``replay_memory``, ``per``, ``dqn``: tutorial 4's circular batch memory, segment trees and
+  (prioritized) replay buffers, and the DQN on CartPole
+- ``grading`` (with ``grading_dask``, ``grading_worker``, ``sandbox``): release of student notebooks and
+  parallel, sandboxed autograding with nbgrader and Dask
 - ``bench``: benchmarks printed as JSON lines (``course bench NAME``)
 - ``cli``: the ``course`` command
 """
