@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import warnings
 import zipfile
 from dataclasses import dataclass, field
@@ -274,6 +275,8 @@ class Report:
     graded_now: int = 0
     unchanged: int = 0
     task_cpu_seconds: dict[str, float] = field(default_factory=dict)
+    sandbox: list[str] = field(default_factory=list)  # what isolation the kernels got (or missed) in this run
+    grading_seconds: float = 0.0  # wall time from the first task sent to the last result merged
 
     def exercise_table(self) -> list[dict]:
         """Per graded cell: points, mean, min, max, and how many submissions fell short."""
@@ -300,6 +303,8 @@ class Report:
             f"Graded {sum(s.assignment is not None for s in self.submissions)} submissions "
             f"({self.graded_now} graded now, {self.unchanged} unchanged since the last run); grades: {self.csv_path}"
         ]
+        if self.sandbox:
+            lines.append(f"Kernel isolation: {'; '.join(self.sandbox)}")
         for s in sorted(self.submissions, key=lambda s: (s.student, s.assignment or "")):
             status = f"{s.score:g}/{s.max_score:g}" if s.assignment else "not graded"
             note = f"  ({'; '.join(s.problems)})" if s.problems else ""
@@ -317,7 +322,10 @@ class Report:
 
     def markdown(self) -> str:
         """The summary as a markdown file: exercises, then every submission with a problem."""
-        lines = ["# Autograding summary", "", "| exercise | points | mean | min | max | failed |", "|---|---|---|---|---|---|"]
+        lines = ["# Autograding summary", ""]
+        if self.sandbox:
+            lines += [f"Kernel isolation: {'; '.join(self.sandbox)}", ""]
+        lines += ["| exercise | points | mean | min | max | failed |", "|---|---|---|---|---|---|"]
         for row in self.exercise_table():
             cells = [row["exercise"], f"{row['points']:g}", f"{row['mean']:.2f}", f"{row['min']:g}", f"{row['max']:g}"]
             lines.append("| " + " | ".join(cells) + f" | {row['failed']}/{row['n']} |")
@@ -479,16 +487,19 @@ def autograde(
                     "key": sub.key,
                 }
             )
-    task_cpu = {}
+    task_cpu, isolation = {}, []
+    started = time.perf_counter()
     with Gradebook(database) as gradebook:
         for result in grade_all(jobs, workers=workers, scheduler=scheduler, progress=progress):
             sub = pending[(result["student"], result["assignment"])]
             sub.problems += result["problems"]
             sub.status = "graded"
             task_cpu[f"{sub.student}/{sub.assignment}"] = result.get("cpu_seconds", 0.0)
+            isolation += [note for note in result.get("sandbox", []) if note not in isolation]
             _merge(gradebook, course_dir, sub, result)
             index[f"{sub.student}/{sub.assignment}"] = {"key": sub.key, "problems": result["problems"], "source": sub.source}
             _save_index(course_dir, index)
+        grading_seconds = time.perf_counter() - started
 
         for sub in submissions:
             if sub.assignment is None:
@@ -518,6 +529,8 @@ def autograde(
         graded_now=len(jobs),
         unchanged=sum(s.status == "unchanged" for s in submissions),
         task_cpu_seconds=task_cpu,
+        sandbox=isolation,
+        grading_seconds=grading_seconds,
     )
     report.summary_path.write_text(report.markdown())
     return report

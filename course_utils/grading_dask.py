@@ -200,7 +200,11 @@ def bench_grading(submissions: int = 40, workers: int = 2) -> dict:
     a third full marks, a third partial, a third untouched) graded with 1 worker, with
     ``workers`` workers (local cluster), and through a ``dask scheduler`` plus ``workers``
     ``dask worker`` processes on 127.0.0.1. Each run starts from an empty course folder, so
-    nothing is skipped as unchanged; cluster start-up is included in the wall time.
+    nothing is skipped as unchanged. ``*_per_minute`` is end to end (course set-up and cluster
+    start-up included); ``*_grading_phase_per_minute`` counts from the first task sent to the
+    last result merged. ``*_cores_used`` is the tasks' CPU seconds (grading and kernels) over
+    the grading phase's wall seconds: 1 worker can use about 1 core, 2 workers about 2 when
+    the machine has them free.
     Wall and CPU seconds (this process and its children) are reported: on a shared machine
     the wall figures are inflated by other load."""
     from course_utils import grading
@@ -230,6 +234,9 @@ def bench_grading(submissions: int = 40, workers: int = 2) -> dict:
                                                        - children.children_user - children.children_system, 2)
             figures[f"{label}_worker_cpu_s"] = round(sum(report.task_cpu_seconds.values()), 2)
             figures[f"{label}_per_minute"] = round(60 * submissions / wall, 1)
+            figures[f"{label}_grading_phase_per_minute"] = round(60 * submissions / report.grading_seconds, 1)
+            task_cpu = figures[f"{label}_worker_cpu_s"] + figures[f"{label}_coordinator_cpu_s"]
+            figures[f"{label}_cores_used"] = round(task_cpu / report.grading_seconds, 2)
             figures[f"{label}_graded_ok"] = graded
 
         run("workers_1", workers=1)
@@ -246,5 +253,8 @@ def bench_grading(submissions: int = 40, workers: int = 2) -> dict:
                 except subprocess.TimeoutExpired:
                     process.kill()
     figures[f"speedup_{workers}_vs_1"] = round(figures[f"workers_{workers}_per_minute"] / figures["workers_1_per_minute"], 2)
+    figures[f"speedup_{workers}_vs_1_grading_phase"] = round(
+        figures[f"workers_{workers}_grading_phase_per_minute"] / figures["workers_1_grading_phase_per_minute"], 2
+    )
     figures["note"] = "shared machine: wall figures include contention from other jobs; see the cpu figures"
     return figures

@@ -283,8 +283,7 @@ def grade_submission(job: dict) -> dict:
                 )
             if status.exists():
                 info = json.loads(status.read_text() or "{}")
-                result["sandbox"] = info.get("applied", [])
-                result["problems"] += [f"sandbox: {note}" for note in info.get("missing", [])]
+                result["sandbox"] = info.get("applied", []) + [f"missing: {note}" for note in info.get("missing", [])]
             autograded = course / "autograded" / student / assignment / f"{assignment}.ipynb"
             if autograded.exists():
                 result["autograded"] = autograded.read_bytes()

@@ -150,8 +150,10 @@ def test_summary_table_and_markdown(corpus):
     graded = [s for s in report.submissions if s.assignment]
     assert table["test_square"]["n"] == len(graded)
     assert table["test_square"]["failed"] == sum(s.grades["test_square"] < 2 for s in graded)
+    assert "rlimits: 1536 MB address space" in report.sandbox
+    assert ABI < 1 or any(note.startswith("landlock") for note in report.sandbox)
     text = report.summary_path.read_text()
-    assert "| test_square | 2 |" in text and "kernel died" in text and "| normal |" not in text
+    assert "Kernel isolation:" in text and "| test_square | 2 |" in text and "kernel died" in text and "| normal |" not in text
 
 
 def test_nbgrader_export_and_feedback_see_the_merged_grades(corpus):
