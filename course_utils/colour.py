@@ -18,6 +18,8 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
+from course_utils.game import check_side
+
 COLOUR_REWARDS = {"red": 1, "yellow": 2, "green": 3, "blue": 4}
 """Fixed reward of each colour (its place in the rainbow)."""
 
@@ -47,14 +49,7 @@ def _check_mode(mode) -> int:
     return int(mode)
 
 
-def _check_action(action) -> int:
-    if isinstance(action, torch.Tensor | np.ndarray):
-        if (action.numel() if isinstance(action, torch.Tensor) else action.size) != 1:
-            raise ValueError(f"action must be a single 0 or 1, got an array of shape {tuple(action.shape)}.")
-        action = action.item()
-    if isinstance(action, bool | np.bool_) or not isinstance(action, int | np.integer) or action not in (0, 1):
-        raise ValueError(f"action must be 0 (left) or 1 (right), got {action!r}.")
-    return int(action)
+_check_action = check_side
 
 
 class ColourEnv(gym.Env):

@@ -13,14 +13,10 @@ the game play itself by clicking its own buttons at random, and returns at once.
 
 from __future__ import annotations
 
-import time
-
-import ipywidgets as widgets
 import numpy as np
-from IPython.display import display
 
 from course_utils.colour import COLOUR_REWARDS, MODE_COLOURS, Trials
-from course_utils.runtime import headless
+from course_utils.game import ButtonGame
 
 _HEX = {"red": "#e32b2b", "yellow": "#f5d000", "green": "#1f8f3a", "blue": "#2456d6"}
 
@@ -36,7 +32,7 @@ def _circles_svg(left: str, right: str) -> str:
     return f'<svg width="320" height="140" role="img" aria-label="{label}">{circle(80, left)}{circle(240, right)}</svg>'
 
 
-class ColourGame:
+class ColourGame(ButtonGame):
     """Two colours, pick one. Records every choice; see ``results()``."""
 
     def __init__(self, attempts_per_mode: int = 15, seed: int | None = None):
@@ -52,21 +48,7 @@ class ColourGame:
         self.max_rewards: list[int] = []
         self.autoplayed = False
 
-        self.left = widgets.Button(description="Left", icon="arrow-left", button_style="info")
-        self.right = widgets.Button(description="Right", icon="arrow-right", button_style="info")
-        self.left.add_class("colour-game-left")
-        self.right.add_class("colour-game-right")
-        self.stage = widgets.HTML()
-        self.status = widgets.HTML()
-        self.status.add_class("colour-game-status")
-        self.message = widgets.HTML("<b>Pick the colour you think is worth more.</b>")
-        self.message.add_class("colour-game-message")
-        self.left.on_click(self._on_click)
-        self.right.on_click(self._on_click)
-        self.widget = widgets.VBox(
-            [self.status, self.stage, widgets.HBox([self.left, self.right]), self.message],
-            layout=widgets.Layout(border="1px solid #ccc", padding="8px", width="360px"),
-        )
+        self._build_widgets("colour-game", "Pick the colour you think is worth more.")
         self._render()
 
     # -- state ---------------------------------------------------------------------
@@ -123,42 +105,6 @@ class ColourGame:
             )
         else:
             self.stage.value = _circles_svg(*self.schedule[self.attempt])
-
-    # -- running -------------------------------------------------------------------
-    def show(self) -> ColourGame:
-        """Display the game and return at once (event-driven)."""
-        display(self.widget)
-        return self
-
-    def autoplay(self, seed: int | None = None) -> ColourGame:
-        """Play the remaining attempts by clicking the game's own buttons at random."""
-        rng = np.random.default_rng(seed)
-        self.autoplayed = True
-        while not self.done:
-            (self.left if rng.random() < 0.5 else self.right).click()
-        return self
-
-    def play(self, block: bool = True, timeout: float = 30 * 60) -> ColourGame:
-        """Show the game; with ``block`` wait until it ends (at most ``timeout`` seconds).
-
-        When nobody can click (``course_utils.headless()``), the game plays itself instead.
-        """
-        self.show()
-        if headless():
-            return self.autoplay(seed=0)
-        if block:
-            from jupyter_ui_poll import ui_events
-
-            deadline = time.monotonic() + timeout
-            with ui_events() as poll:
-                while not self.done and time.monotonic() < deadline:
-                    poll(10)
-                    time.sleep(0.05)
-            if not self.done:
-                self.message.value += (
-                    f"<br>Stopped waiting after {timeout / 60:.0f} minutes; the next cells use the attempts made so far."
-                )
-        return self
 
     def results(self) -> Trials:
         """The attempts made so far, in the same form as an agent's trials."""

@@ -25,6 +25,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from course_utils.game import check_side
+
 N_INPUTS = 5
 N_ACTIONS = 2
 HIDDEN_SIZE = 20
@@ -54,14 +56,7 @@ CHECKPOINT = "harlow_evolved"
 # Environment
 
 
-def _check_action(action) -> int:
-    if isinstance(action, torch.Tensor | np.ndarray):
-        if (action.numel() if isinstance(action, torch.Tensor) else action.size) != 1:
-            raise ValueError(f"action must be a single 0 or 1, got an array of shape {tuple(action.shape)}.")
-        action = action.item()
-    if isinstance(action, bool | np.bool_) or not isinstance(action, int | np.integer) or action not in (0, 1):
-        raise ValueError(f"action must be 0 (left) or 1 (right), got {action!r}.")
-    return int(action)
+_check_action = check_side
 
 
 class HarlowExperimentEnv(gym.Env):

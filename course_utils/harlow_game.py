@@ -14,14 +14,11 @@ clicking its own buttons at random, and returns at once.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
-import ipywidgets as widgets
 import numpy as np
-from IPython.display import display
 
-from course_utils.runtime import headless
+from course_utils.game import ButtonGame
 
 SHAPES = ("circle", "square", "triangle", "star", "pentagon", "hexagon", "octagon", "diamond", "arrow", "bar")
 COLOURS = {
@@ -96,7 +93,7 @@ class GameResults:
     rewards: np.ndarray
 
 
-class HarlowGame:
+class HarlowGame(ButtonGame):
     """Harlow's experiment: two new symbols per problem, one always pays. See ``results()``."""
 
     def __init__(self, problems: int = 5, attempts_per_problem: int = 6, seed: int | None = None):
@@ -117,21 +114,7 @@ class HarlowGame:
         self.rewards: list[int] = []
         self.autoplayed = False
 
-        self.left = widgets.Button(description="Left", icon="arrow-left", button_style="info")
-        self.right = widgets.Button(description="Right", icon="arrow-right", button_style="info")
-        self.left.add_class("harlow-game-left")
-        self.right.add_class("harlow-game-right")
-        self.stage = widgets.HTML()
-        self.status = widgets.HTML()
-        self.status.add_class("harlow-game-status")
-        self.message = widgets.HTML("<b>Pick the side you think will pay.</b>")
-        self.message.add_class("harlow-game-message")
-        self.left.on_click(self._on_click)
-        self.right.on_click(self._on_click)
-        self.widget = widgets.VBox(
-            [self.status, self.stage, widgets.HBox([self.left, self.right]), self.message],
-            layout=widgets.Layout(border="1px solid #ccc", padding="8px", width="360px"),
-        )
+        self._build_widgets("harlow-game", "Pick the side you think will pay.")
         self._render()
 
     # -- state ---------------------------------------------------------------------
@@ -196,42 +179,6 @@ class HarlowGame:
             f" &nbsp;·&nbsp; total reward: <b>{self.score}</b>"
         )
         self.stage.value = symbols_svg(*self.shown(self.attempt))
-
-    # -- running -------------------------------------------------------------------
-    def show(self) -> HarlowGame:
-        """Display the game and return at once (event-driven)."""
-        display(self.widget)
-        return self
-
-    def autoplay(self, seed: int | None = None) -> HarlowGame:
-        """Play the remaining attempts by clicking the game's own buttons at random."""
-        rng = np.random.default_rng(seed)
-        self.autoplayed = True
-        while not self.done:
-            (self.left if rng.random() < 0.5 else self.right).click()
-        return self
-
-    def play(self, block: bool = True, timeout: float = 30 * 60) -> HarlowGame:
-        """Show the game; with ``block`` wait until it ends (at most ``timeout`` seconds).
-
-        When nobody can click (``course_utils.headless()``), the game plays itself instead.
-        """
-        self.show()
-        if headless():
-            return self.autoplay(seed=0)
-        if block:
-            from jupyter_ui_poll import ui_events
-
-            deadline = time.monotonic() + timeout
-            with ui_events() as poll:
-                while not self.done and time.monotonic() < deadline:
-                    poll(10)
-                    time.sleep(0.05)
-            if not self.done:
-                self.message.value += (
-                    f"<br>Stopped waiting after {timeout / 60:.0f} minutes; the next cells use the attempts made so far."
-                )
-        return self
 
     def results(self) -> GameResults:
         """The attempts made so far; ``harlow.accuracy_by_trial(r.trial, r.correct)`` groups them."""
