@@ -276,7 +276,7 @@ class Report:
     unchanged: int = 0
     task_cpu_seconds: dict[str, float] = field(default_factory=dict)
     sandbox: list[str] = field(default_factory=list)  # what isolation the kernels got (or missed) in this run
-    grading_seconds: float = 0.0  # wall time from the first task sent to the last result merged
+    grading_seconds: float = 0.0  # wall time from the tasks sent (cluster up) to the last result merged
 
     def exercise_table(self) -> list[dict]:
         """Per graded cell: points, mean, min, max, and how many submissions fell short."""
@@ -487,10 +487,9 @@ def autograde(
                     "key": sub.key,
                 }
             )
-    task_cpu, isolation = {}, []
-    started = time.perf_counter()
+    task_cpu, isolation, timings = {}, [], {}
     with Gradebook(database) as gradebook:
-        for result in grade_all(jobs, workers=workers, scheduler=scheduler, progress=progress):
+        for result in grade_all(jobs, workers=workers, scheduler=scheduler, progress=progress, timings=timings):
             sub = pending[(result["student"], result["assignment"])]
             sub.problems += result["problems"]
             sub.status = "graded"
@@ -499,7 +498,7 @@ def autograde(
             _merge(gradebook, course_dir, sub, result)
             index[f"{sub.student}/{sub.assignment}"] = {"key": sub.key, "problems": result["problems"], "source": sub.source}
             _save_index(course_dir, index)
-        grading_seconds = time.perf_counter() - started
+        grading_seconds = time.perf_counter() - timings.get("submitted", time.perf_counter())
 
         for sub in submissions:
             if sub.assignment is None:

@@ -50,8 +50,13 @@ def _failed(job: dict, error: BaseException) -> dict:
     }
 
 
-def grade_all(jobs: list[dict], workers: int | None = None, scheduler: str | None = None, progress: bool = True):
-    """Yield ``grade_submission(job)`` for every job, in the order they finish."""
+def grade_all(
+    jobs: list[dict], workers: int | None = None, scheduler: str | None = None, progress: bool = True, timings: dict | None = None
+):
+    """Yield ``grade_submission(job)`` for every job, in the order they finish. ``timings``
+    (if given) gets ``submitted``: the ``time.perf_counter()`` when the cluster was up and
+    every task had been sent."""
+    timings = timings if timings is not None else {}
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(jobs), desc="grading", unit="submission", disable=not progress or not jobs)
@@ -59,6 +64,7 @@ def grade_all(jobs: list[dict], workers: int | None = None, scheduler: str | Non
         bar.close()
         return
     if workers == 0 and scheduler is None:
+        timings["submitted"] = time.perf_counter()
         for job in jobs:
             try:
                 yield grade_submission(job)
@@ -85,6 +91,7 @@ def grade_all(jobs: list[dict], workers: int | None = None, scheduler: str | Non
         for job in jobs:
             key = f"grade-{job['student']}-{job['assignment']}-{(job.get('key') or '')[:12]}"
             futures[client.submit(grade_submission, job, key=key, pure=False, retries=0)] = job
+        timings["submitted"] = time.perf_counter()
         for future in as_completed(futures):
             try:
                 yield future.result()
@@ -201,8 +208,8 @@ def bench_grading(submissions: int = 40, workers: int = 2) -> dict:
     ``workers`` workers (local cluster), and through a ``dask scheduler`` plus ``workers``
     ``dask worker`` processes on 127.0.0.1. Each run starts from an empty course folder, so
     nothing is skipped as unchanged. ``*_per_minute`` is end to end (course set-up and cluster
-    start-up included); ``*_grading_phase_per_minute`` counts from the first task sent to the
-    last result merged. ``*_cores_used`` is the tasks' CPU seconds (grading and kernels) over
+    start-up included); ``*_grading_phase_per_minute`` counts from the tasks sent (cluster up)
+    to the last result merged. ``*_cores_used`` is the tasks' CPU seconds (grading and kernels) over
     the grading phase's wall seconds: 1 worker can use about 1 core, 2 workers about 2 when
     the machine has them free.
     Wall and CPU seconds (this process and its children) are reported: on a shared machine
