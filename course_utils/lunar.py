@@ -79,12 +79,15 @@ def make_vector_env(num_envs: int, time_feature: bool = False) -> gym.vector.Syn
     With ``autoreset_mode=SAME_STEP`` the observation returned for a finished environment is
     the first one of its next episode, and the last observation of the finished episode is
     in ``info["final_obs"][i]`` (needed to bootstrap from V at a time-limit truncation).
+    ``copy=False``: the returned observations are the vector env's own buffer, overwritten by
+    the next ``step``; copy them (e.g. into a preallocated tensor) before stepping again.
     """
     if not isinstance(num_envs, int) or num_envs < 1:
         raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}.")
     return gym.vector.SyncVectorEnv(
         [lambda: make_env(time_feature=time_feature) for _ in range(num_envs)],
         autoreset_mode=gym.vector.AutoresetMode.SAME_STEP,
+        copy=False,
     )
 
 
@@ -220,8 +223,8 @@ def train_aac(config: dict | None = None, progress: bool = True, log_every: int 
                 logits, value = net(obs)
                 log_probs = torch.log_softmax(logits, -1)
                 action = torch.multinomial(log_probs.exp(), 1, generator=rng)
+            states[t], actions[t], values[t] = obs, action.squeeze(-1), value  # before step() reuses obs's buffer
             next_np, reward, terminated, truncated, info = envs.step(action.squeeze(-1).numpy())
-            states[t], actions[t], values[t] = obs, action.squeeze(-1), value
             logps[t] = log_probs.gather(1, action).squeeze(-1)
             rewards[t] = torch.as_tensor(reward, dtype=torch.float32)
             terms[t] = torch.as_tensor(terminated, dtype=torch.float32)
@@ -834,11 +837,63 @@ def experiment_cache_dir() -> Path:
     return cache_dir() / "lunar"
 
 
-def _cache_file(name: str, max_episodes: int, seed: int) -> Path:
+def code_fingerprint(*things) -> str:
+    """A short hash of the code of classes, functions and loss objects, and of plain values.
+
+    Two notebooks with the same classes (the same bytecode) and hyperparameters get the same
+    fingerprint; changing a method changes it. Used in the experiment cache's file names so
+    results are reloaded only for the code that produced them.
+    """
+    import hashlib
+    import types
+
+    digest = hashlib.sha256()
+
+    def add_code(code: types.CodeType) -> None:
+        digest.update(code.co_code)
+        digest.update(repr(code.co_names).encode())
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                add_code(const)
+            else:
+                digest.update(repr(const).encode())
+
+    def add(thing) -> None:
+        if isinstance(thing, type):
+            for klass in thing.__mro__:
+                if klass.__module__.split(".")[0] in ("builtins", "torch", "typing"):
+                    continue
+                digest.update(klass.__qualname__.encode())
+                for key, value in sorted(vars(klass).items()):
+                    value = getattr(value, "__func__", value)
+                    if hasattr(value, "__code__"):
+                        digest.update(key.encode())
+                        add_code(value.__code__)
+        elif hasattr(thing, "__code__"):
+            add_code(thing.__code__)
+        elif isinstance(thing, nn.Module):
+            add(type(thing))
+            add({k: v for k, v in vars(thing).items() if isinstance(v, int | float | str | bool)})
+        elif isinstance(thing, dict):
+            for key, value in sorted(thing.items()):
+                digest.update(repr(key).encode())
+                add(value)
+        elif isinstance(thing, list | tuple):
+            for item in thing:
+                add(item)
+        else:
+            digest.update(repr(thing).encode())
+
+    for thing in things:
+        add(thing)
+    return digest.hexdigest()[:12]
+
+
+def _cache_file(name: str, max_episodes: int, seed: int, fingerprint: str) -> Path:
     from course_utils.runtime import fast_mode
 
     mode = "fast" if fast_mode() else "full"  # fast results never stand in for full ones
-    return experiment_cache_dir() / f"{name}-{mode}-{max_episodes}ep-seed{seed}.json"
+    return experiment_cache_dir() / f"{name}-{mode}-{max_episodes}ep-seed{seed}-{fingerprint}.json"
 
 
 def run_experiment(
@@ -857,10 +912,12 @@ def run_experiment(
     """Train ``net_type.build_for_env`` with ``loss_fns`` for ``max_episodes`` episodes, or reload.
 
     The results (the trainer's ``training_data`` and the final weights) are saved in
-    ``experiment_cache_dir()``; a later call with the same name, size, seed and mode reloads
-    them unless ``force=True``. Returns the training data plus ``"model_state"``.
+    ``experiment_cache_dir()``; a later call with the same name, size, seed, mode, code and
+    hyperparameters (see ``code_fingerprint``) reloads them unless ``force=True``. Returns the
+    training data plus ``"model_state"``.
     """
-    path = _cache_file(name, max_episodes, seed)
+    fingerprint = code_fingerprint(net_type, list(loss_fns), trainer_type, batch_type, hp, train_kw)
+    path = _cache_file(name, max_episodes, seed, fingerprint)
     if path.exists() and not force:
         data = json.loads(path.read_text())
         data["model_state"] = torch.load(path.with_suffix(".pt"), weights_only=True)
@@ -1024,52 +1081,61 @@ def greedy_policy(net):
     return policy
 
 
-def bench_lunar(num_envs: int = 16, steps: int = 20_000, single_steps: int = 5_000) -> dict:
+def bench_lunar(
+    num_envs: int = 32, steps: int = 40_000, single_steps: int = 10_000, hidden_layers=(512, 256), rounds: int = 5
+) -> dict:
     """Environment steps per second: ``num_envs`` environments with one batched policy forward
     per step (``SyncVectorEnv``) against one environment with one forward per step (the
     reference's way, ``PolicyAgent.step``), same policy network, measured in the same run.
 
-    ``steps`` and ``single_steps`` count environment steps. Figures use wall time; CPU time
-    (``time.process_time``) is reported too because the machine may be shared.
+    The policy is a ``PolicyNet`` with the reference assignment's hidden layers (512, 256).
+    ``steps`` and ``single_steps`` count environment steps, split into ``rounds`` that
+    alternate between the two ways, so that both see the same load on a shared machine.
+    Rates use wall time; CPU time (``time.process_time``) is reported too.
     """
     torch.manual_seed(0)
-    net = PolicyNet(8, 4, (128, 128))
+    net = PolicyNet(8, 4, tuple(hidden_layers))
     generator = torch.Generator().manual_seed(0)
-
     envs = make_vector_env(num_envs)
     obs, _ = envs.reset(seed=list(range(num_envs)))
-    t0, c0 = time.perf_counter(), time.process_time()
-    done_steps = 0
-    while done_steps < steps:
-        with torch.no_grad():
-            probs = torch.softmax(net(torch.as_tensor(obs)), -1)
-        actions = torch.multinomial(probs, 1, generator=generator).squeeze(-1).numpy()
-        obs, *_ = envs.step(actions)
-        done_steps += num_envs
-    vector_wall, vector_cpu = time.perf_counter() - t0, time.process_time() - c0
-    envs.close()
-    vector_steps = done_steps
-
     env = make_env()
     agent = PolicyAgent(env, net, seed=0)
-    t0, c0 = time.perf_counter(), time.process_time()
-    for _ in range(single_steps):
-        agent.step()
-    single_wall, single_cpu = time.perf_counter() - t0, time.process_time() - c0
+    vector_steps = 0
+    wall = {"vector": 0.0, "single": 0.0}
+    cpu = {"vector": 0.0, "single": 0.0}
+    for _ in range(rounds):
+        t0, c0 = time.perf_counter(), time.process_time()
+        target = vector_steps + steps // rounds
+        while vector_steps < target:
+            with torch.no_grad():
+                probs = torch.softmax(net(torch.as_tensor(obs)), -1)
+            actions = torch.multinomial(probs, 1, generator=generator).squeeze(-1).numpy()
+            obs, *_ = envs.step(actions)
+            vector_steps += num_envs
+        wall["vector"] += time.perf_counter() - t0
+        cpu["vector"] += time.process_time() - c0
+        t0, c0 = time.perf_counter(), time.process_time()
+        for _ in range(single_steps // rounds):
+            agent.step()
+        wall["single"] += time.perf_counter() - t0
+        cpu["single"] += time.process_time() - c0
+    envs.close()
     env.close()
-    vector_rate, single_rate = vector_steps / vector_wall, single_steps / single_wall
+    single_steps = rounds * (single_steps // rounds)
+    vector_rate, single_rate = vector_steps / wall["vector"], single_steps / wall["single"]
     return {
         "benchmark": "lunar",
         "num_envs": num_envs,
+        "hidden_layers": list(hidden_layers),
         "vector_steps": vector_steps,
         "vector_steps_per_s": round(vector_rate, 1),
-        "vector_wall_s": round(vector_wall, 3),
-        "vector_cpu_s": round(vector_cpu, 3),
+        "vector_wall_s": round(wall["vector"], 3),
+        "vector_cpu_s": round(cpu["vector"], 3),
         "single_steps": single_steps,
         "single_steps_per_s": round(single_rate, 1),
-        "single_wall_s": round(single_wall, 3),
-        "single_cpu_s": round(single_cpu, 3),
+        "single_wall_s": round(wall["single"], 3),
+        "single_cpu_s": round(cpu["single"], 3),
         "speedup": round(vector_rate / single_rate, 2),
-        "speedup_cpu": round((vector_steps / vector_cpu) / (single_steps / single_cpu), 2),
+        "speedup_cpu": round((vector_steps / cpu["vector"]) / (single_steps / cpu["single"]), 2),
         "target_speedup": 2.5,
     }

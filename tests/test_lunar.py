@@ -408,7 +408,57 @@ def test_training_curve_within_budget():
 
 
 def test_bench_lunar_returns_positive_figures():
-    result = L.bench_lunar(num_envs=4, steps=200, single_steps=100)
+    result = L.bench_lunar(num_envs=4, steps=200, single_steps=100, rounds=2)
     for key in ("vector_steps_per_s", "single_steps_per_s", "speedup", "vector_cpu_s", "single_cpu_s"):
         assert result[key] > 0, key
     assert result["num_envs"] == 4
+
+
+def test_notebook_description_of_the_final_agent_matches_its_training():
+    """The notebook describes the course's agent: 16 envs, rollouts of 1024 steps, gamma 0.999, GAE 0.98,
+    4 passes of minibatches of 64, ratio clipped to [0.8, 1.2], 64-64 tanh networks, bootstrapping at truncation."""
+    cfg = L.DEFAULT_AAC
+    assert (cfg["num_envs"], cfg["rollout_steps"], cfg["gamma"], cfg["gae_lambda"]) == (16, 1024, 0.999, 0.98)
+    assert cfg["epochs"] == 4 and cfg["num_envs"] * cfg["rollout_steps"] // cfg["minibatches"] == 64 and cfg["clip"] == 0.2
+    assert tuple(cfg["hidden"]) == (64, 64) and cfg["bootstrap_truncated"] and not cfg["time_feature"]
+    curve = json.loads(L.TRAINING_CURVE.read_text())
+    assert curve["config"] == {**cfg, "hidden": list(cfg["hidden"])}
+    net = L.load_pretrained()
+    assert isinstance(net.policy[1], nn.Tanh) and net.hidden == (64, 64)
+
+
+@pytest.mark.slow
+def test_course_train_lunar_reproduces_the_registry(tmp_path):
+    """Training is deterministic: retraining gives the registered checkpoint bit for bit (~5 min of CPU)."""
+    from course_utils import checkpoints
+
+    net, curve = L.train_aac(progress=False)
+    entry = checkpoints.save_checkpoint(net.state_dict(), "lunar_aac", "course train lunar", tmp_path / "r.json", tmp_path)
+    assert entry["sha256"] == checkpoints.read_registry()["lunar_aac"]["sha256"]
+    stored = json.loads(L.TRAINING_CURVE.read_text())
+    assert curve["episodes"] == stored["episodes"] and curve["mean_reward"] == stored["mean_reward"]
+
+
+def test_experiments_are_cached_per_mode_and_code(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    monkeypatch.setenv("COURSE_FAST", "1")
+    hp = dict(batch_size=4, gamma=0.99, learn_rate=1e-3, hidden_layers=(8,))
+    args = ("vpg", L.PolicyNet, [L.VanillaPolicyGradientLoss()], L.PolicyTrainer, hp, 4)
+    first = L.run_experiment(*args, progress=False)
+    files = sorted(p.name for p in (tmp_path / "lunar").glob("*.json"))
+    assert len(files) == 1 and files[0].startswith("vpg-fast-4ep-seed0-")
+    again = L.run_experiment(*args, progress=False)  # reloaded, not retrained
+    assert again["mean_reward"] == first["mean_reward"]
+    assert all(torch.equal(again["model_state"][k], first["model_state"][k]) for k in first["model_state"])
+    monkeypatch.setenv("COURSE_FAST", "0")
+    L.run_experiment(*args, progress=False)  # full mode never reuses fast results
+    L.run_experiment("vpg", L.PolicyNet, [FlippedVanilla()], L.PolicyTrainer, hp, 4, progress=False)  # other code
+    names = sorted(p.name for p in (tmp_path / "lunar").glob("*.json"))
+    assert len(names) == 3 and sum(n.startswith("vpg-full-") for n in names) == 2
+
+
+def test_code_fingerprint_follows_the_code():
+    assert L.code_fingerprint(L.Episode) == L.code_fingerprint(L.Episode)
+    assert L.code_fingerprint(L.Episode) != L.code_fingerprint(ReversedQvals)
+    assert L.code_fingerprint(L.ActionEntropyLoss(4, 0.5)) != L.code_fingerprint(L.ActionEntropyLoss(4, 0.7))
+    assert L.code_fingerprint({"gamma": 0.99}) != L.code_fingerprint({"gamma": 0.999})
