@@ -217,6 +217,7 @@ def bench_grading(submissions: int = 40, workers: int = 2) -> dict:
     from course_utils import grading
 
     figures: dict = {"benchmark": "grading", "submissions": submissions, "workers": workers, "cores": os.cpu_count()}
+    figures["load_average_before"] = round(os.getloadavg()[0], 2)
     with tempfile.TemporaryDirectory(prefix="course-bench-grading-") as tmp:
         tmp = Path(tmp)
         solution = json.loads(synthetic_assignment(tmp / "solutions").read_text())
@@ -263,5 +264,6 @@ def bench_grading(submissions: int = 40, workers: int = 2) -> dict:
     figures[f"speedup_{workers}_vs_1_grading_phase"] = round(
         figures[f"workers_{workers}_grading_phase_per_minute"] / figures["workers_1_grading_phase_per_minute"], 2
     )
+    figures["load_average_after"] = round(os.getloadavg()[0], 2)
     figures["note"] = "shared machine: wall figures include contention from other jobs; see the cpu figures"
     return figures
