@@ -18,6 +18,9 @@ and ``course autograde`` uses all of it (see ``Limits``):
 - **no privileges** when grading runs as root (as on CI): the kernel keeps uid 0, so the
   Python installation under ``/root`` stays readable, but loses every capability and cannot
   regain them on ``execve``; with Landlock this leaves it no more power than an ordinary user.
+  (Switching to ``nobody`` was the other option; it fails where Python itself lives in a
+  0700 home folder, as with pyenv under ``/root`` on CI images, and it would not stop one
+  ``nobody`` kernel from reading another's folder. Landlock needs no user account at all.)
 
 Per-cell timeouts, the wall-clock limit per submission and the output cap are applied by the
 grader around the kernel (``course_utils.grading_worker``).
