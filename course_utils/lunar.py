@@ -473,9 +473,11 @@ class PolicyNet(nn.Module):
         return self.layers(x)
 
     @classmethod
-    def build_for_env(cls, env, **kw) -> PolicyNet:
-        """A PolicyNet sized for ``env``'s observations and actions; ``kw`` are hyperparameters."""
-        return cls(env.observation_space.shape[0], env.action_space.n, **kw)
+    def build_for_env(cls, env, **hp) -> PolicyNet:
+        """A PolicyNet sized for ``env``'s observations and actions. ``hp`` is the experiment's whole
+        hyperparameter dict: only ``hidden_layers`` is used (batch size, gamma... are ignored), as in
+        the notebook's exercise, so the two are interchangeable."""
+        return cls(env.observation_space.shape[0], env.action_space.n, hidden_layers=hp.get("hidden_layers", (128, 128)))
 
 
 class AACPolicyNet(nn.Module):
@@ -493,8 +495,9 @@ class AACPolicyNet(nn.Module):
         return self.policy(x), self.value(x)
 
     @classmethod
-    def build_for_env(cls, env, **kw) -> AACPolicyNet:
-        return cls(env.observation_space.shape[0], env.action_space.n, **kw)
+    def build_for_env(cls, env, **hp) -> AACPolicyNet:
+        """Like ``PolicyNet.build_for_env``: only ``hidden_layers`` of ``hp`` is used."""
+        return cls(env.observation_space.shape[0], env.action_space.n, hidden_layers=hp.get("hidden_layers", (128, 128)))
 
 
 class PolicyAgent:

@@ -462,3 +462,14 @@ def test_code_fingerprint_follows_the_code():
     assert L.code_fingerprint(L.Episode) != L.code_fingerprint(ReversedQvals)
     assert L.code_fingerprint(L.ActionEntropyLoss(4, 0.5)) != L.code_fingerprint(L.ActionEntropyLoss(4, 0.7))
     assert L.code_fingerprint({"gamma": 0.99}) != L.code_fingerprint({"gamma": 0.999})
+
+
+@pytest.mark.parametrize("net_type", [L.PolicyNet, L.AACPolicyNet])
+def test_reference_nets_take_the_notebooks_whole_hyperparameter_dict(net_type):
+    """The notebook swaps the course's class in for a student's unfinished one and calls
+    ``build_for_env(env, **pg_hp)`` with batch size, gamma... in it: only hidden_layers counts."""
+    env = gym.make(L.ENV_ID)
+    hp = dict(batch_size=16, gamma=0.99, beta=0.5, learn_rate=2e-3, hidden_layers=(32, 16))
+    net = net_type.build_for_env(env, **hp)
+    linears = [m for m in net.modules() if isinstance(m, nn.Linear)]
+    assert linears[0].out_features == 32 and linears[1].out_features == 16
