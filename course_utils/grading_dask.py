@@ -73,7 +73,7 @@ def grade_all(
             bar.update()
         bar.close()
         return
-    from distributed import Client, LocalCluster, as_completed
+    from distributed import Client, LocalCluster, wait
 
     cluster = None
     if scheduler is None:
@@ -92,17 +92,66 @@ def grade_all(
             key = f"grade-{job['student']}-{job['assignment']}-{(job.get('key') or '')[:12]}"
             futures[client.submit(grade_submission, job, key=key, pure=False, retries=0)] = job
         timings["submitted"] = time.perf_counter()
-        for future in as_completed(futures):
+        pending = set(futures)
+        no_workers_since = None
+        while pending:
             try:
-                yield future.result()
-            except Exception as error:
-                yield _failed(futures[future], error)
-            bar.update()
+                done, pending = wait(pending, timeout=POLL_S, return_when="FIRST_COMPLETED")
+            except TimeoutError:  # nothing finished within POLL_S
+                done = set()
+            for future in done:
+                try:
+                    yield future.result()
+                except Exception as error:
+                    yield _failed(futures[future], error)
+                bar.update()
+            if not pending or done:
+                no_workers_since = None
+                continue
+            # Nothing finished: is anybody still working? A cluster that lost (or never got) its
+            # workers would otherwise wait forever; grade what is left here instead.
+            if _worker_count(client) > 0:
+                no_workers_since = None
+            elif no_workers_since is None:
+                no_workers_since = time.monotonic()
+            elif time.monotonic() - no_workers_since > NO_WORKERS_GRACE_S:
+                for future in list(pending):
+                    future.cancel()
+                    result = _grade_here(futures[future])
+                    yield result
+                    bar.update()
+                pending = set()
     finally:
         bar.close()
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+POLL_S = 10
+NO_WORKERS_GRACE_S = 60
+"""Seconds with no Dask worker connected (and nothing finishing) before ``grade_all`` grades the
+remaining submissions in its own process, so a lost cluster never stalls a run."""
+
+
+def _worker_count(client) -> int:
+    try:
+        return len(client.scheduler_info(n_workers=-1).get("workers", {}))
+    except TypeError:  # older distributed: no n_workers argument
+        return len(client.scheduler_info().get("workers", {}))
+    except Exception:
+        return 0
+
+
+def _grade_here(job: dict) -> dict:
+    try:
+        result = grade_submission(job)
+    except Exception as error:  # pragma: no cover - grade_submission catches its own errors
+        return _failed(job, error)
+    result["problems"] = list(result.get("problems", [])) + [
+        "graded in the coordinating process: the Dask cluster had no workers left"
+    ]
+    return result
 
 
 # --------------------------------------------------------------------------------------
