@@ -73,6 +73,17 @@ def make_env_for(net, render_mode: str | None = None) -> gym.Env:
     return make_env(render_mode, time_feature=getattr(net, "time_feature", False))
 
 
+def _lean_env(time_feature: bool = False) -> gym.Env:
+    """The course LunarLander without ``gym.make``'s API checker and call-order wrappers, which
+    cost about a fifth of a vectorised step; same dynamics, same 300-step limit."""
+    from gymnasium.envs.box2d.lunar_lander import LunarLander
+
+    env = gym.wrappers.TimeLimit(LunarLander(), max_episode_steps=MAX_EPISODE_STEPS)
+    if time_feature:
+        env = gym.wrappers.TimeAwareObservation(env, flatten=True, normalize_time=True)
+    return env
+
+
 def make_vector_env(num_envs: int, time_feature: bool = False) -> gym.vector.SyncVectorEnv:
     """``num_envs`` course LunarLanders stepped together; a finished one restarts in the same step.
 
@@ -85,7 +96,7 @@ def make_vector_env(num_envs: int, time_feature: bool = False) -> gym.vector.Syn
     if not isinstance(num_envs, int) or num_envs < 1:
         raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}.")
     return gym.vector.SyncVectorEnv(
-        [lambda: make_env(time_feature=time_feature) for _ in range(num_envs)],
+        [lambda: _lean_env(time_feature) for _ in range(num_envs)],
         autoreset_mode=gym.vector.AutoresetMode.SAME_STEP,
         copy=False,
     )
