@@ -56,19 +56,6 @@ class ColourGame(ButtonGame):
     def attempts(self) -> int:
         return len(self.schedule)
 
-    @property
-    def attempt(self) -> int:
-        """Number of attempts made so far."""
-        return len(self.actions)
-
-    @property
-    def done(self) -> bool:
-        return self.attempt >= self.attempts
-
-    @property
-    def score(self) -> int:
-        return int(sum(self.rewards))
-
     def choose(self, action: int) -> int:
         """Make the next choice: 0 for left, 1 for right. Returns the reward earned."""
         if self.done:

@@ -1,9 +1,10 @@
 """What the course's two-choice games share: the left/right action rule, and running a widget
 game (show it, let it play itself when nobody can click, or block "Run all" until it ends).
 
-A game class calls ``self._build_widgets(prefix, prompt)``, sets ``self.autoplayed`` and defines
-``done``, ``_on_click(button)`` and ``_render()``; ``ButtonGame`` adds ``show``, ``autoplay`` and
-``play``.
+A game class calls ``self._build_widgets(prefix, prompt)``, keeps ``self.actions`` and
+``self.rewards`` (one entry per attempt made), sets ``self.autoplayed`` and defines ``attempts``,
+``_on_click(button)`` and ``_render()``; ``ButtonGame`` adds ``attempt``, ``done``, ``score``,
+``show``, ``autoplay`` and ``play``.
 """
 
 from __future__ import annotations
@@ -32,6 +33,20 @@ def check_side(action) -> int:
 
 class ButtonGame:
     """Running a Left/Right widget game in a notebook."""
+
+    @property
+    def attempt(self) -> int:
+        """Number of attempts made so far."""
+        return len(self.actions)
+
+    @property
+    def done(self) -> bool:
+        return self.attempt >= self.attempts
+
+    @property
+    def score(self) -> int:
+        """Total reward so far."""
+        return int(sum(self.rewards))
 
     def _build_widgets(self, prefix: str, prompt: str) -> None:
         """The game's box: status line, stage, Left/Right buttons, message. Each part gets a CSS

@@ -28,26 +28,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from course_utils.grading_worker import grade_submission
+from course_utils.grading_worker import empty_result, grade_submission
 
 
 def _failed(job: dict, error: BaseException) -> dict:
-    return {
-        "student": job["student"],
-        "assignment": job["assignment"],
-        "key": job.get("key"),
-        "grades": {},
-        "comments": {},
-        "score": 0.0,
-        "max_score": 0.0,
-        "timestamp": None,
-        "autograded": None,
-        "feedback": None,
-        "problems": [f"the grading task failed: {type(error).__name__}: {str(error)[:200]}"],
-        "sandbox": [],
-        "seconds": 0.0,
-        "cpu_seconds": 0.0,
-    }
+    return empty_result(job, [f"the grading task failed: {type(error).__name__}: {str(error)[:200]}"])
 
 
 def grade_all(

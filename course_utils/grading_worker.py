@@ -217,6 +217,27 @@ def notebook_problems(notebook: dict, limits: dict) -> list[str]:
     return problems
 
 
+def empty_result(job: dict, problems: list[str] | None = None) -> dict:
+    """A grading result with no grades yet (score 0): what ``grade_submission`` fills in, and
+    what a task that failed outright reports, with its ``problems``."""
+    return {
+        "student": job["student"],
+        "assignment": job["assignment"],
+        "key": job.get("key"),
+        "grades": {},
+        "comments": {},
+        "score": 0.0,
+        "max_score": 0.0,
+        "timestamp": None,
+        "autograded": None,
+        "feedback": None,
+        "problems": list(problems or []),
+        "sandbox": [],
+        "seconds": 0.0,
+        "cpu_seconds": 0.0,
+    }
+
+
 def grade_submission(job: dict) -> dict:
     """Grade one submission in a throwaway course folder; the Dask task.
 
@@ -226,21 +247,8 @@ def grade_submission(job: dict) -> dict:
     """
     started, cpu_started = time.perf_counter(), _cpu()
     student, assignment, limits = job["student"], job["assignment"], job["limits"]
-    result = {
-        "student": student,
-        "assignment": assignment,
-        "key": job.get("key"),
-        "grades": {},
-        "comments": {},
-        "score": 0.0,
-        "max_score": 0.0,
-        "timestamp": None,
-        "autograded": None,
-        "feedback": None,
-        "problems": [],
-        "sandbox": [],
-        "worker": f"{os.uname().nodename}:{os.getpid()}",
-    }
+    result = empty_result(job)
+    result["worker"] = f"{os.uname().nodename}:{os.getpid()}"
     root = Path(tempfile.mkdtemp(prefix="course-grade-"))
     token = secrets.token_hex(8)
     watchdog = None

@@ -122,19 +122,6 @@ class HarlowGame(ButtonGame):
     def attempts(self) -> int:
         return self.problems * self.attempts_per_problem
 
-    @property
-    def attempt(self) -> int:
-        """Number of attempts made so far."""
-        return len(self.actions)
-
-    @property
-    def done(self) -> bool:
-        return self.attempt >= self.attempts
-
-    @property
-    def score(self) -> int:
-        return int(sum(self.rewards))
-
     def shown(self, attempt: int) -> tuple[tuple[str, str], tuple[str, str]]:
         """The (left, right) symbols of attempt ``attempt`` (0-based), each (shape, colour)."""
         rewarded, punished = self.pairs[attempt // self.attempts_per_problem]
