@@ -434,11 +434,22 @@ def autograde(
     ``course_dir`` is not graded again (``force`` re-grades all). ``source`` is the folder of
     instructor notebooks (default: ``solutions/``).
     """
-    from course_utils.grading_dask import grade_all
+    from course_utils.grading_dask import close_cluster, start_local_cluster
 
     folder, out, source = Path(folder), Path(out), Path(source)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder of submissions.")
+    # The local cluster's worker processes start while the jobs are prepared below.
+    cluster = start_local_cluster(workers) if scheduler is None and workers != 0 else None
+    try:
+        return _autograde(folder, out, course_dir, source, workers, scheduler, limits, force, progress, cluster)
+    finally:
+        close_cluster(cluster)  # already closed by grade_all unless preparing the jobs failed
+
+
+def _autograde(folder, out, course_dir, source, workers, scheduler, limits, force, progress, cluster) -> Report:
+    from course_utils.grading_dask import grade_all
+
     limits = limits or Limits()
     course_dir = Path(course_dir).resolve()
     names = assignments(source)
@@ -489,7 +500,8 @@ def autograde(
             )
     task_cpu, isolation, timings = {}, [], {}
     with Gradebook(database) as gradebook:
-        for result in grade_all(jobs, workers=workers, scheduler=scheduler, progress=progress, timings=timings):
+        results = grade_all(jobs, workers=workers, scheduler=scheduler, progress=progress, timings=timings, cluster=cluster)
+        for result in results:
             sub = pending[(result["student"], result["assignment"])]
             sub.problems += result["problems"]
             sub.status = "graded"

@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import Future
 from pathlib import Path
 
 from course_utils.grading_worker import empty_result, grade_submission
@@ -35,16 +36,63 @@ def _failed(job: dict, error: BaseException) -> dict:
     return empty_result(job, [f"the grading task failed: {type(error).__name__}: {str(error)[:200]}"])
 
 
+def start_local_cluster(workers: int | None = None) -> Future:
+    """Start a ``LocalCluster`` (``workers`` single-threaded worker processes, default one per
+    core) in a background thread; returns a ``concurrent.futures.Future`` of the cluster.
+
+    Starting the worker processes takes seconds (each imports Python, nbgrader and the
+    course); ``course autograde`` starts them first and builds the grading jobs meanwhile.
+    Pass the future to ``grade_all(cluster=...)``, which closes the cluster when done.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from distributed import LocalCluster
+
+    def start():
+        return LocalCluster(
+            n_workers=workers or os.cpu_count() or 1,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",  # any free port: never clash with another cluster
+            memory_limit=0,  # the kernels have their own limits; the workers stay small
+            silence_logs=logging.ERROR,
+        )
+
+    executor = ThreadPoolExecutor(1, thread_name_prefix="course-dask-start")
+    future = executor.submit(start)
+    executor.shutdown(wait=False)
+    return future
+
+
+def close_cluster(cluster) -> None:
+    """Close a cluster, or a ``start_local_cluster`` future once the cluster is up (or failed)."""
+    if isinstance(cluster, Future):
+        try:
+            cluster = cluster.result()
+        except Exception:  # it never started: nothing to close
+            return
+    if cluster is not None:
+        cluster.close()
+
+
 def grade_all(
-    jobs: list[dict], workers: int | None = None, scheduler: str | None = None, progress: bool = True, timings: dict | None = None
+    jobs: list[dict],
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: bool = True,
+    timings: dict | None = None,
+    cluster=None,
 ):
     """Yield ``grade_submission(job)`` for every job, in the order they finish. ``timings``
     (if given) gets ``submitted``: the ``time.perf_counter()`` when the cluster was up and
-    every task had been sent."""
+    every task had been sent. ``cluster``: a ``LocalCluster`` or a ``start_local_cluster``
+    future to use instead of starting one (closed at the end, whatever happens)."""
     timings = timings if timings is not None else {}
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(jobs), desc="grading", unit="submission", disable=not progress or not jobs)
+    if not jobs or (workers == 0 and scheduler is None):
+        close_cluster(cluster)
     if not jobs:
         bar.close()
         return
@@ -58,19 +106,17 @@ def grade_all(
             bar.update()
         bar.close()
         return
-    from distributed import Client, LocalCluster, wait
+    from distributed import Client, wait
 
-    cluster = None
-    if scheduler is None:
-        cluster = LocalCluster(
-            n_workers=workers or os.cpu_count() or 1,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=":0",  # any free port: never clash with another cluster
-            memory_limit=0,  # the kernels have their own limits; the workers stay small
-            silence_logs=logging.ERROR,
-        )
-    client = Client(cluster if cluster is not None else scheduler)
+    if scheduler is None and cluster is None:
+        cluster = start_local_cluster(workers)
+    if isinstance(cluster, Future):
+        cluster = cluster.result()  # raises if the cluster could not start
+    try:
+        client = Client(cluster if scheduler is None else scheduler)
+    except BaseException:
+        close_cluster(cluster)
+        raise
     try:
         futures = {}
         for job in jobs:
@@ -109,8 +155,7 @@ def grade_all(
     finally:
         bar.close()
         client.close()
-        if cluster is not None:
-            cluster.close()
+        close_cluster(cluster)
 
 
 POLL_S = 10

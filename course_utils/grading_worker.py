@@ -18,6 +18,7 @@ kills the kernel at the wall-clock limit, which the same path turns into a grade
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import resource
@@ -148,6 +149,9 @@ def _config(course: Path, limits: dict, spec: Path):
     config = course_config(course)
     config.Execute.timeout = int(limits["cell_timeout"])
     config.Execute.interrupt_on_timeout = True
+    # Every output is in hand once the last cell has run: kill the kernel rather than wait for
+    # its graceful exit (measured 0.2 s of kernel CPU and 0.2 s of wall time per submission).
+    config.Execute.shutdown_kernel = "immediate"
     config.LimitedExecute.output_mb = float(limits["output_mb"])
     config.LimitedExecute.sandbox_spec = str(spec)
     config.Autograde.autograde_preprocessors = [
@@ -162,10 +166,29 @@ def _config(course: Path, limits: dict, spec: Path):
     return config
 
 
+@functools.lru_cache(maxsize=1)
+def alembic_head() -> str:
+    """The revision nbgrader stamps on every new gradebook, from alembic's Python API.
+
+    nbgrader finds it by running the ``alembic heads`` command, a new Python process that
+    took 3.5 s here, and ``course autograde`` creates two new gradebooks per run (the
+    instructor's, the template). Same answer once per process (a test compares the two)."""
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+    from nbgrader import dbutil
+
+    config = Config()
+    config.set_main_option("script_location", dbutil.ALEMBIC_DIR)
+    return ScriptDirectory.from_config(config).get_current_head()
+
+
 def run_converter(converter_class, config, assignment: str, student: str | None = None) -> dict:
     """Run an nbgrader converter (Autograde, GenerateFeedback, GenerateAssignment) in this
     process, as nbgrader's own ``NbGraderAPI`` does: {"success", "log", "error"}."""
+    import nbgrader.api
     from nbgrader.coursedir import CourseDirectory
+
+    nbgrader.api.get_alembic_version = alembic_head  # see alembic_head
     from nbgrader.utils import capture_log, temp_attrs
 
     coursedir = CourseDirectory(config=config)

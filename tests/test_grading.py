@@ -104,3 +104,26 @@ def test_grading_benchmark_measures_every_configuration():
     for label in ("workers_1", "workers_2", "scheduler"):
         assert figures[f"{label}_graded_ok"] == 4 and figures[f"{label}_per_minute"] > 0
     assert figures["speedup_2_vs_1"] > 0
+
+
+def test_new_gradebooks_get_nbgrader_s_own_alembic_revision(tmp_path):
+    """``grading_worker.alembic_head`` (in-process, cached) gives what nbgrader's ``alembic heads``
+    subprocess gives, and a gradebook the course creates carries it."""
+    import sqlite3
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from nbgrader.dbutil import _temp_alembic_ini
+
+    from course_utils import grading_dask
+    from course_utils.grading_worker import alembic_head
+
+    alembic = str(Path(sys.executable).parent / "alembic")
+    with _temp_alembic_ini(f"sqlite:///{tmp_path / 'x.db'}") as ini:
+        heads = subprocess.check_output([alembic, "-c", ini, "heads"], text=True)
+    assert heads.split()[0] == alembic_head() and len(alembic_head()) == 12
+    grading_dask.synthetic_assignment(tmp_path / "solutions")
+    grading._generate_here(tmp_path / "course", [grading_dask.TINY], source=tmp_path / "solutions")
+    with sqlite3.connect(tmp_path / "course" / "gradebook.db") as db:
+        assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [(alembic_head(),)]
