@@ -11,6 +11,7 @@ from torch import nn
 
 from course_utils import checks_lunar as C
 from course_utils import lunar as L
+from course_utils import lunar_rollouts as R
 
 # ------------------------------------------------------------------------------------------
 # Environment
@@ -336,38 +337,50 @@ def test_collect_episodes_matches_single_env_play():
         assert episode.total_reward == pytest.approx(sum(e.reward for e in episode.experiences))
 
 
-def test_vector_env_matches_single_envs_for_the_same_seeds_and_actions():
-    """Until each environment's first episode ends, the vector env reproduces single envs exactly;
-    at the end the final observation is in info["final_obs"] (same-step autoreset)."""
-    seeds = [10, 11, 12]
-    envs = L.make_vector_env(3)
-    obs, _ = envs.reset(seed=seeds)
-    singles = [L.make_env() for _ in seeds]
-    assert np.array_equal(obs, np.stack([env.reset(seed=s)[0] for env, s in zip(singles, seeds, strict=True)]))
+@pytest.mark.parametrize("time_feature", [False, True])
+def test_vector_env_matches_gymnasium_sync_vector_env_through_resets_and_time_limits(time_feature):
+    """The lean vector env gives exactly what gymnasium's SyncVectorEnv over ``make_env()``
+    gives (same-step autoreset): observations, rewards, flags and final observations, across
+    crashes, landings and 300-step truncations."""
+    n = 4
+    lean = L.make_vector_env(n, time_feature)
+    sync = gym.vector.SyncVectorEnv(
+        [lambda: L.make_env(time_feature=time_feature) for _ in range(n)], autoreset_mode=gym.vector.AutoresetMode.SAME_STEP
+    )
+    assert lean.single_observation_space.shape == sync.single_observation_space.shape == (8 + time_feature,)
+    obs_a, _ = lean.reset(seed=[20, 10, 12, 13])
+    obs_b, _ = sync.reset(seed=[20, 10, 12, 13])
+    assert np.array_equal(obs_a, obs_b)
     rng = np.random.default_rng(0)
-    live = [True] * 3
-    for _ in range(300):
-        actions = rng.integers(0, 4, 3)
-        obs, rewards, terminated, truncated, info = envs.step(actions)
-        for i, env in enumerate(singles):
-            if not live[i]:
-                continue
-            o, r, te, tr, _ = env.step(int(actions[i]))
-            assert r == rewards[i] and te == terminated[i] and tr == truncated[i]
-            if te or tr:
-                assert np.array_equal(info["final_obs"][i], o)
-                live[i] = False
-            else:
-                assert np.array_equal(obs[i], o)
-        if not any(live):
-            break
-    assert not any(live)  # random play ends every episode within 300 steps
+    seen = {"terminated": 0, "truncated": 0}
+    for _ in range(700):
+        actions = rng.integers(0, 4, n)
+        actions[:2] = 2  # main engine only: from seeds 20 and 10 the lander climbs until the time limit
+        a = lean.step(actions)
+        b = sync.step(actions)
+        for x, y in zip(a[:4], b[:4], strict=True):
+            assert np.array_equal(x, y)
+        done = a[2] | a[3]
+        assert np.array_equal(a[4].get("_final_obs", np.zeros(n, bool)), done)
+        for i in np.flatnonzero(done):
+            assert np.array_equal(a[4]["final_obs"][i], b[4]["final_obs"][i])
+        seen["terminated"] += int(a[2].sum())
+        seen["truncated"] += int(a[3].sum())
+    assert seen["terminated"] > 5 and seen["truncated"] >= 2  # seed 10 is both at step 300
+    lean.close()
+    sync.close()
+
+
+def test_vector_env_rejects_a_wrong_number_of_seeds():
+    envs = L.make_vector_env(2)
+    with pytest.raises(ValueError, match="one per environment"):
+        envs.reset(seed=[1, 2, 3])
 
 
 def test_aac_training_is_deterministic_and_bootstraps_only_on_truncation():
     config = dict(total_steps=2 * 4 * 32, num_envs=4, rollout_steps=32, minibatches=2, epochs=1)
-    net1, curve1 = L.train_aac(config, progress=False, log_every=1)
-    net2, _ = L.train_aac(config, progress=False, log_every=1)
+    net1, curve1 = L.train_aac(config, progress=False, log_every=1, workers=1)
+    net2, _ = L.train_aac(config, progress=False, log_every=1, workers=2)  # worker processes: same result
     for a, b in zip(net1.state_dict().values(), net2.state_dict().values(), strict=True):
         assert torch.equal(a, b)
     assert curve1["steps"] == [128, 256]
@@ -381,14 +394,82 @@ def test_aac_training_is_deterministic_and_bootstraps_only_on_truncation():
 
 
 # ------------------------------------------------------------------------------------------
+# Rollouts on several cores (lunar_rollouts)
+
+
+class MainEngineNet(nn.Module):
+    """Always fires the main engine (logits favour action 2 by 50) and values every state at 7."""
+
+    def __init__(self, in_features: int = 8):
+        super().__init__()
+        self.bias = nn.Parameter(torch.tensor([0.0, 0.0, 50.0, 0.0]))
+
+    def forward(self, x):
+        return self.bias.expand(x.shape[0], 4), torch.full((x.shape[0],), 7.0)
+
+
+def test_rollouts_are_identical_with_one_or_two_worker_processes():
+    spec = (L.ActorCriticNet, dict(hidden=(16, 16)))
+    torch.manual_seed(0)
+    net = L.ActorCriticNet(hidden=(16, 16))
+    rollouts = []
+    for workers in (1, 2):
+        with R.RolloutCollector([5, 6, 7, 8, 9], spec, generator_seed=3, shards=2, workers=workers) as collector:
+            rollouts.append([collector.collect(net, 150) for _ in range(2)])
+    for a, b in zip(*rollouts, strict=True):
+        assert a["states"].shape == (150, 5, 8) and a["actions"].dtype == torch.long
+        for key in (*R.KEYS, "last_value"):
+            assert torch.equal(a[key], b[key]), key
+        assert a["finished"] == b["finished"]
+    assert len(rollouts[0][0]["finished"]) + len(rollouts[0][1]["finished"]) >= 5  # random play: every lander came down
+
+
+def test_rollout_bootstraps_the_value_at_time_limits_only():
+    """From seed 20 the main engine alone climbs until step 300 (truncated: V(final) = 7 is
+    kept); from seed 12 it leaves the screen at step 79 (terminated: no value after it)."""
+    with R.RolloutCollector([20, 12], (MainEngineNet, {}), shards=1, workers=1) as collector:
+        roll = collector.collect(MainEngineNet(), 300)
+    assert (roll["actions"] == 2).all()
+    assert roll["ends"][:, 0].nonzero().view(-1).tolist() == [299] and roll["terms"][299, 0] == 0
+    assert roll["final_values"][299, 0] == 7 and roll["final_values"][:299, 0].abs().sum() == 0
+    assert roll["terms"][78, 1] == 1 and roll["final_values"][:, 1].abs().sum() == 0
+    assert (roll["values"] == 7).all() and (roll["last_value"] == 7).all()
+    assert roll["finished"][0][:2] == (78, 1) and roll["finished"][0][3] == 79
+    assert (299, 0) in [f[:2] for f in roll["finished"]]
+
+
+def test_rollout_collector_rejects_bad_sizes_and_reports_a_failing_worker():
+    assert R.split(5, 2) == [range(0, 2), range(2, 5)]
+    with pytest.raises(ValueError, match="shards must be an integer from 1 to num_envs"):
+        R.split(2, 3)
+    with pytest.raises(ValueError, match="workers must be a positive integer"):
+        R.RolloutCollector([1, 2], (MainEngineNet, {}), workers=0)
+    with pytest.raises(ValueError, match="workers=1 .in this process. or workers=2"):
+        R.RolloutCollector([1, 2, 3], (MainEngineNet, {}), shards=2, workers=3)
+    with pytest.raises(RuntimeError, match="A rollout worker failed: .*unexpected keyword"):
+        R.RolloutCollector([1, 2], (MainEngineNet, {"no_such_argument": 1}), shards=2, workers=2)
+
+
+# ------------------------------------------------------------------------------------------
 # The pretrained agent and the benchmark
 
 
 def test_pretrained_agent_lands_on_fixed_seeds():
-    """Fast version of the claim: 10 fixed evaluation seeds, greedy actions."""
+    """Fast version of the claim: 10 fixed evaluation seeds, greedy actions. The episode the
+    notebook animates ("This landing", the first seed) ends at rest on the ground (the +100 of
+    a landing, not the -100 of a crash) before the time limit."""
     net = L.load_pretrained()
     returns = L.evaluate(net, L.EVAL_SEEDS[:10], deterministic=True)
     assert returns.mean() >= L.FAST_EVAL_THRESHOLD
+    env = L.make_env_for(net)
+    obs, _ = env.reset(seed=L.EVAL_SEEDS[0])
+    policy, total = L.greedy_policy(net), 0.0
+    while True:
+        obs, reward, terminated, truncated, _ = env.step(policy(obs))
+        total += reward
+        if terminated or truncated:
+            break
+    assert terminated and not truncated and reward == 100 and total >= 200
 
 
 @pytest.mark.slow
@@ -409,9 +490,11 @@ def test_training_curve_within_budget():
 
 def test_bench_lunar_returns_positive_figures():
     result = L.bench_lunar(num_envs=4, steps=200, single_steps=100, rounds=2)
-    for key in ("vector_steps_per_s", "single_steps_per_s", "speedup", "vector_cpu_s", "single_cpu_s"):
+    for key in ("vector_steps_per_s", "vector_one_process_steps_per_s", "single_steps_per_s", "speedup", "speedup_one_process"):
         assert result[key] > 0, key
-    assert result["num_envs"] == 4
+    assert result["num_envs"] == 4 and result["vector_steps"] == 2 * 25 * 4 and result["single_steps"] == 100
+    assert set(result["cores_used"]) == {"vector", "vector_one_process", "single"}
+    assert all(0 < used < 4 for used in result["cores_used"].values())
 
 
 def test_notebook_description_of_the_final_agent_matches_its_training():
