@@ -34,3 +34,22 @@ def write(folder: Path, name: str, notebook: dict) -> Path:
     path = folder / f"{name}.ipynb"
     path.write_text(json.dumps(notebook))
     return path
+
+
+def grade_variants(tmp_path_factory, assignment: str, **answered: tuple[str, ...]) -> dict[str, dict]:
+    """Autograde, in one ``course autograde`` run, the solution (student "full"), the untouched
+    released notebook ("zero") and one released notebook per keyword argument with those
+    exercises' solution cells copied in. Returns the grades.csv rows by student."""
+    import csv
+
+    from course_utils import grading
+
+    folder = tmp_path_factory.mktemp("submissions")
+    solution, student = load("solution", assignment), load("student", assignment)
+    write(folder, "full", solution)
+    write(folder, "zero", student)
+    for name, grade_ids in answered.items():
+        write(folder, name, with_answer(student, solution, *grade_ids))
+    out, course = tmp_path_factory.mktemp("grades"), tmp_path_factory.mktemp("course")
+    report = grading.autograde(folder, out=out, course_dir=course)
+    return {row["student"]: row for row in csv.DictReader(report.csv_path.open())}

@@ -1,12 +1,8 @@
 """Tutorial 1 graded with nbgrader end to end: full, zero and partial marks for the two coding
 exercises (3 + 4 points); the written Think! answer (2 points) waits for manual grading."""
 
-import csv
-
 import pytest
-from submissions import load, with_answer, write
-
-from course_utils import grading
+from submissions import grade_variants
 
 pytestmark = pytest.mark.grading
 
@@ -15,14 +11,9 @@ ASSIGNMENT = "01_harlow_meta_rl"
 
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("submissions")
-    solution, student = load("solution", ASSIGNMENT), load("student", ASSIGNMENT)
-    write(folder, "full", solution)
-    write(folder, "zero", student)
-    write(folder, "fitness_only", with_answer(student, solution, "evaluate_individual"))
-    write(folder, "evolution_only", with_answer(student, solution, "genetic_algorithm"))
-    report = grading.autograde(folder, out=tmp_path_factory.mktemp("grades"), course_dir=tmp_path_factory.mktemp("course"))
-    return {row["student"]: row for row in csv.DictReader(report.csv_path.open())}
+    return grade_variants(
+        tmp_path_factory, ASSIGNMENT, fitness_only=("evaluate_individual",), evolution_only=("genetic_algorithm",)
+    )
 
 
 def marks(row):

@@ -1,12 +1,8 @@
 """Autograding tutorial 3 (policy gradients) with nbgrader: full, zero and partial marks, and
 credit for later exercises when the earlier ones they build on are missing."""
 
-import csv
-
 import pytest
-from submissions import load, with_answer, write
-
-from course_utils import grading
+from submissions import grade_variants
 
 pytestmark = pytest.mark.grading
 
@@ -32,16 +28,13 @@ AUTO = sum(POINTS.values())  # 20; the three written answers (2 points each) are
 
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("submissions")
-    solution, student = load("solution", ASSIGNMENT), load("student", ASSIGNMENT)
-    write(folder, "full", solution)
-    write(folder, "zero", student)
-    write(folder, "partial", with_answer(student, solution, "calc_qvals", "policy_trainer", "aac_loss"))
-    # Later exercises without the earlier ones they build on (the agent, the network).
-    write(folder, "later_only", with_answer(student, solution, "monitor_episode", "aac_agent", "entropy_loss"))
-    out = tmp_path_factory.mktemp("grades")
-    report = grading.autograde(folder, out=out, course_dir=tmp_path_factory.mktemp("course"))
-    return {row["student"]: row for row in csv.DictReader(report.csv_path.open())}
+    return grade_variants(
+        tmp_path_factory,
+        ASSIGNMENT,
+        partial=("calc_qvals", "policy_trainer", "aac_loss"),
+        # Later exercises without the earlier ones they build on (the agent, the network).
+        later_only=("monitor_episode", "aac_agent", "entropy_loss"),
+    )
 
 
 def _auto_score(row) -> int:

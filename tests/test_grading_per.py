@@ -1,12 +1,8 @@
 """`course autograde` on tutorial 4: full, zero and partial marks. One autograde run backs all
 the assertions (each notebook runs in fast mode, about a minute)."""
 
-import csv
-
 import pytest
-from submissions import load, with_answer, write
-
-from course_utils import grading
+from submissions import grade_variants
 
 pytestmark = pytest.mark.grading
 
@@ -16,16 +12,13 @@ POINTS = {"test_memory_add": 3, "test_segment_trees": 4, "test_prioritized_buffe
 
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("submissions")
-    solution, student = load("solution", ASSIGNMENT), load("student", ASSIGNMENT)
-    write(folder, "full", solution)
-    write(folder, "zero", student)
-    write(folder, "memory_only", with_answer(student, solution, "memory_add"))
-    # the buffer without the trees: the notebook falls back to the course's trees for it
-    write(folder, "buffer_only", with_answer(student, solution, "prioritized_buffer"))
-    out = tmp_path_factory.mktemp("grades")
-    report = grading.autograde(folder, out=out, course_dir=tmp_path_factory.mktemp("course"))
-    return {row["student"]: row for row in csv.DictReader(report.csv_path.open())}
+    return grade_variants(
+        tmp_path_factory,
+        ASSIGNMENT,
+        memory_only=("memory_add",),
+        # the buffer without the trees: the notebook falls back to the course's trees for it
+        buffer_only=("prioritized_buffer",),
+    )
 
 
 def marks(row):
