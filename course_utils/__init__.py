@@ -21,7 +21,7 @@ Modules are named after what they hold:
 """
 
 from course_utils.runtime import (
-    _default_threads,
+    apply_default_threads,
     fast_mode,
     headless,
     scaled,
@@ -31,6 +31,6 @@ from course_utils.runtime import (
 
 __version__ = "0.1.0"
 
-set_threads(_default_threads())
+apply_default_threads()
 
 __all__ = ["fast_mode", "headless", "scaled", "set_seed", "set_threads", "__version__"]

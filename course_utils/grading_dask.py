@@ -198,9 +198,24 @@ TINY_TESTS = {
 }
 
 
-def synthetic_assignment(folder: str | os.PathLike, name: str = TINY) -> Path:
+TRAIN_CELL = """# Like the course's notebooks, every submission trains a model before its exercises:
+# logistic regression by gradient descent, a fixed amount of work (about 1 s of CPU per 80000 steps here).
+import numpy as np
+
+rng = np.random.default_rng(0)
+X = rng.normal(size=(256, 8))
+y = (X @ np.arange(8) > 0).astype(float)
+w = np.zeros(8)
+for step in range({steps}):
+    p = 1 / (1 + np.exp(-(X @ w)))
+    w -= 0.1 * X.T @ (p - y) / len(y)"""
+
+
+def synthetic_assignment(folder: str | os.PathLike, name: str = TINY, train_steps: int = 0) -> Path:
     """Write ``folder/<name>.ipynb``: an instructor notebook with two exercises (``add``, 1
-    point; ``square``, 2 points) and hidden tests, runnable in about a second."""
+    point; ``square``, 2 points) and hidden tests, runnable in about a second. With
+    ``train_steps`` it first trains a small model for that many gradient steps (``TRAIN_CELL``,
+    a locked cell): a submission that computes, as real ones do, instead of grading overhead only."""
     import nbformat
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
@@ -215,6 +230,8 @@ def synthetic_assignment(folder: str | os.PathLike, name: str = TINY) -> Path:
         new_markdown_cell("# A tiny assignment\nTwo small functions.", metadata=meta("intro")),
         new_code_cell("import math", metadata={**meta("setup"), "tags": ["setup"]}),
     ]
+    if train_steps:
+        cells.append(new_code_cell(TRAIN_CELL.format(steps=int(train_steps)), metadata=meta("train")))
     for (exercise, solution), (test, (points, source)) in zip(TINY_SOLUTIONS.items(), TINY_TESTS.items(), strict=True):
         cells.append(new_code_cell(solution, metadata=meta(exercise, solution=True)))
         cells.append(new_code_cell(source, metadata=meta(test, grade=True, points=points)))
@@ -281,36 +298,47 @@ def _start_dask_cluster(workers: int) -> tuple[str, list[subprocess.Popen]]:
     return address, processes
 
 
-def bench_grading(submissions: int = 40, workers: int = 2) -> dict:
-    """Submissions per minute for ``submissions`` synthetic submissions (the tiny assignment:
-    a third full marks, a third partial, a third untouched) graded with 1 worker, with
-    ``workers`` workers (local cluster), and through a ``dask scheduler`` plus ``workers``
-    ``dask worker`` processes on 127.0.0.1. Each run starts from an empty course folder, so
-    nothing is skipped as unchanged. ``*_per_minute`` is end to end (course set-up and cluster
-    start-up included); ``*_grading_phase_per_minute`` counts from the tasks sent (cluster up)
-    to the last result merged. ``*_cores_used`` is the tasks' CPU seconds (grading and kernels) over
-    the grading phase's wall seconds: 1 worker can use about 1 core, 2 workers about 2 when
-    the machine has them free.
-    Wall and CPU seconds (this process and its children) are reported: on a shared machine
-    the wall figures are inflated by other load."""
+def bench_grading(submissions: int = 40, workers: int = 2, train_steps: int = 80_000) -> dict:
+    """Submissions per minute for ``submissions`` synthetic submissions (a third full marks,
+    a third partial, a third untouched) graded with 1 worker, with ``workers`` workers (local
+    cluster), and through a ``dask scheduler`` plus ``workers`` ``dask worker`` processes on
+    127.0.0.1.
+
+    Each submission first trains a small model for ``train_steps`` gradient steps (about 1 s
+    of CPU; real submissions of this course train for 20 to 70 s), so that the figures are
+    about grading work. ``overhead_*`` repeats 1 and ``workers`` workers with no training
+    (``train_steps=0``): what is left is nbgrader's and the kernels' own cost per submission,
+    where latencies (kernel start-up, polling) weigh most and parallel workers gain least.
+
+    Each run starts from an empty course folder, so nothing is skipped as unchanged.
+    ``*_per_minute`` is end to end (course set-up and cluster start-up included);
+    ``*_grading_phase_per_minute`` counts from the tasks sent (cluster up) to the last result
+    merged. ``*_cores_used`` is the tasks' CPU seconds (grading and kernels) plus the
+    coordinator's over the grading phase's wall seconds. On a shared machine the wall
+    figures are inflated by other load: see ``load_average_*``."""
     from course_utils import grading
 
     figures: dict = {"benchmark": "grading", "submissions": submissions, "workers": workers, "cores": os.cpu_count()}
+    figures["train_steps"] = train_steps
     figures["load_average_before"] = round(os.getloadavg()[0], 2)
     with tempfile.TemporaryDirectory(prefix="course-bench-grading-") as tmp:
         tmp = Path(tmp)
-        solution = json.loads(synthetic_assignment(tmp / "solutions").read_text())
-        folder = tmp / "submissions"
-        folder.mkdir()
-        variants = [student_version(solution, "add", "square"), student_version(solution, "add"), student_version(solution)]
-        for i in range(submissions):
-            (folder / f"student{i:03d}.ipynb").write_text(json.dumps(variants[i % 3]))
 
-        def run(label: str, **kwargs) -> None:
+        def submissions_folder(label: str, steps: int) -> tuple[Path, Path]:
+            source = tmp / f"solutions-{label}"
+            solution = json.loads(synthetic_assignment(source, train_steps=steps).read_text())
+            folder = tmp / f"submissions-{label}"
+            folder.mkdir()
+            variants = [student_version(solution, "add", "square"), student_version(solution, "add"), student_version(solution)]
+            for i in range(submissions):
+                (folder / f"student{i:03d}.ipynb").write_text(json.dumps(variants[i % 3]))
+            return folder, source
+
+        def run(label: str, folder: Path, source: Path, **kwargs) -> None:
             course = tmp / f"course-{label}"
             children = os.times()
             start, cpu = time.perf_counter(), time.process_time()
-            report = grading.autograde(folder, out=tmp / f"out-{label}", course_dir=course, source=tmp / "solutions",
+            report = grading.autograde(folder, out=tmp / f"out-{label}", course_dir=course, source=source,
                                        progress=False, **kwargs)
             wall = time.perf_counter() - start
             after = os.times()
@@ -326,11 +354,12 @@ def bench_grading(submissions: int = 40, workers: int = 2) -> dict:
             figures[f"{label}_cores_used"] = round(task_cpu / report.grading_seconds, 2)
             figures[f"{label}_graded_ok"] = graded
 
-        run("workers_1", workers=1)
-        run(f"workers_{workers}", workers=workers)
+        work = submissions_folder("train", train_steps)
+        run("workers_1", *work, workers=1)
+        run(f"workers_{workers}", *work, workers=workers)
         address, processes = _start_dask_cluster(workers)
         try:
-            run("scheduler", scheduler=address)
+            run("scheduler", *work, scheduler=address)
         finally:
             for process in processes[::-1]:
                 process.terminate()
@@ -339,9 +368,15 @@ def bench_grading(submissions: int = 40, workers: int = 2) -> dict:
                     process.wait(timeout=20)
                 except subprocess.TimeoutExpired:
                     process.kill()
+        empty = submissions_folder("overhead", 0)
+        run("overhead_workers_1", *empty, workers=1)
+        run(f"overhead_workers_{workers}", *empty, workers=workers)
     figures[f"speedup_{workers}_vs_1"] = round(figures[f"workers_{workers}_per_minute"] / figures["workers_1_per_minute"], 2)
     figures[f"speedup_{workers}_vs_1_grading_phase"] = round(
         figures[f"workers_{workers}_grading_phase_per_minute"] / figures["workers_1_grading_phase_per_minute"], 2
+    )
+    figures[f"overhead_speedup_{workers}_vs_1"] = round(
+        figures[f"overhead_workers_{workers}_per_minute"] / figures["overhead_workers_1_per_minute"], 2
     )
     figures["load_average_after"] = round(os.getloadavg()[0], 2)
     figures["note"] = "shared machine: wall figures include contention from other jobs; see the cpu figures"

@@ -15,16 +15,18 @@ Threads
     The course's networks are tiny. On a 2-core machine torch with 2 threads was measured
     6 to 80 times slower than with 1 thread for small LSTM/MLP steps, so importing
     ``course_utils`` sets torch to 1 thread. To change it, call ``set_threads(n)`` or set
-    ``COURSE_THREADS=n`` before importing the package.
+    ``COURSE_THREADS=n`` before importing the package. Importing the package does not load
+    torch (grading and the command line start faster without it): if torch is not loaded
+    yet, ``OMP_NUM_THREADS`` is set, which torch reads when it loads.
 """
 
 from __future__ import annotations
 
 import os
 import random
+import sys
 
 import numpy as np
-import torch
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -66,7 +68,19 @@ def set_threads(n: int) -> None:
     """Set the number of threads torch uses for its CPU kernels (default here: 1)."""
     if n < 1:
         raise ValueError(f"set_threads needs a positive number of threads, got {n}.")
+    import torch
+
     torch.set_num_threads(n)
+
+
+def apply_default_threads() -> None:
+    """Give torch ``COURSE_THREADS`` threads (default 1): now if torch is loaded, otherwise
+    through ``OMP_NUM_THREADS``, which torch reads when it loads (and so do child processes)."""
+    n = _default_threads()
+    if "torch" in sys.modules:
+        set_threads(n)
+    else:
+        os.environ["OMP_NUM_THREADS"] = str(n)
 
 
 def set_seed(seed: int) -> np.random.Generator:
@@ -80,6 +94,8 @@ def set_seed(seed: int) -> np.random.Generator:
     seed = int(seed)
     random.seed(seed)
     np.random.seed(seed % 2**32)
+    import torch
+
     torch.manual_seed(seed)
     return np.random.default_rng(seed)
 

@@ -100,10 +100,25 @@ def test_summary_table_and_markdown(graded):
 
 @pytest.mark.slow
 def test_grading_benchmark_measures_every_configuration():
-    figures = grading.bench_grading(submissions=4)
-    for label in ("workers_1", "workers_2", "scheduler"):
+    figures = grading.bench_grading(submissions=4, train_steps=2000)
+    for label in ("workers_1", "workers_2", "scheduler", "overhead_workers_1", "overhead_workers_2"):
         assert figures[f"{label}_graded_ok"] == 4 and figures[f"{label}_per_minute"] > 0
-    assert figures["speedup_2_vs_1"] > 0
+    assert figures["speedup_2_vs_1"] > 0 and figures["overhead_speedup_2_vs_1"] > 0
+
+
+def test_synthetic_submissions_can_train_first(tmp_path):
+    """The benchmark's submissions train for a fixed number of steps in a locked cell the
+    student version keeps; without ``train_steps`` there is no such cell."""
+    from course_utils import grading_dask
+
+    solution = json.loads(grading_dask.synthetic_assignment(tmp_path / "a", train_steps=123).read_text())
+    train = [c for c in solution["cells"] if c["metadata"]["nbgrader"]["grade_id"] == "train"]
+    assert len(train) == 1 and "range(123)" in "".join(train[0]["source"])
+    assert train[0]["metadata"]["nbgrader"]["locked"] and not train[0]["metadata"]["nbgrader"]["grade"]
+    student = grading_dask.student_version(solution, "add")
+    assert any("range(123)" in "".join(c["source"]) for c in student["cells"])
+    plain = json.loads(grading_dask.synthetic_assignment(tmp_path / "b").read_text())
+    assert not any(c["metadata"]["nbgrader"]["grade_id"] == "train" for c in plain["cells"])
 
 
 def test_new_gradebooks_get_nbgrader_s_own_alembic_revision(tmp_path):
