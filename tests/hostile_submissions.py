@@ -131,8 +131,10 @@ def build(folder: Path, solution: dict, paths: dict, wall_cells: int = 10) -> di
     _write(folder, "crash", crash)
     expected["crash"] = (1, "kernel died")
 
-    # a memory bomb: MemoryError under the address-space limit, the kernel survives
-    _write(folder, "membomb", _with_cell(full, "hog = [bytearray(100 * 2**20) for _ in range(100)]"))
+    # a memory bomb asking for 10 GB: MemoryError under the address-space limit, the kernel
+    # survives. bytes() come zeroed from calloc, so the limit is reached at once; bytearray()
+    # writes every page, 5 s here for 1.5 GB, which ran into the 5 s cell limit under load.
+    _write(folder, "membomb", _with_cell(full, "hog = [bytes(100 * 2**20) for _ in range(100)]"))
     expected["membomb"] = (3, "ran out of memory")
 
     # megabytes of output
