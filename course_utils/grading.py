@@ -569,8 +569,8 @@ def _write_csv(submissions: list[Submission], out: Path) -> Path:
     return path
 
 
-def bench_grading(submissions: int = 40, workers: int = 2) -> dict:
+def bench_grading(submissions: int = 40, workers: int = 2, train_steps: int = 80_000) -> dict:
     """``course bench grading``: see ``grading_dask.bench_grading``."""
     from course_utils.grading_dask import bench_grading as run
 
-    return run(submissions=submissions, workers=workers)
+    return run(submissions=submissions, workers=workers, train_steps=train_steps)
