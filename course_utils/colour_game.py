@@ -43,13 +43,8 @@ class ColourGame(ButtonGame):
                 i, j = rng.choice(3, size=2, replace=False)
                 self.schedule.append((MODE_COLOURS[mode][i], MODE_COLOURS[mode][j]))
         self.modes = [1] * attempts_per_mode + [2] * attempts_per_mode
-        self.actions: list[int] = []
-        self.rewards: list[int] = []
         self.max_rewards: list[int] = []
-        self.autoplayed = False
-
-        self._build_widgets("colour-game", "Pick the colour you think is worth more.")
-        self._render()
+        self._start("colour-game", "Pick the colour you think is worth more.")
 
     # -- state ---------------------------------------------------------------------
     @property
@@ -71,27 +66,14 @@ class ColourGame(ButtonGame):
         self._render()
         return reward
 
-    def _on_click(self, button) -> None:
-        if not self.done:
-            self.choose(0 if button is self.left else 1)
-
     def _render(self) -> None:
-        self.status.value = (
-            f"<b>Attempt {min(self.attempt + 1, self.attempts)} of {self.attempts}</b>"
-            f" &nbsp;·&nbsp; total reward: <b>{self.score}</b>"
-        )
         if self.done:
-            best = sum(self.max_rewards)
-            self.status.value = f"<b>Game over</b> &nbsp;·&nbsp; total reward: <b>{self.score}</b> of {best} possible"
-            self.stage.value = ""
-            self.left.disabled = self.right.disabled = True
-            self.message.value += (
-                "<br><b>Well played!</b> Did you notice a pattern? Something changed halfway through."
-                if not self.autoplayed
-                else "<br><i>Nobody could click here, so the game played itself at random.</i>"
-            )
-        else:
-            self.stage.value = _circles_svg(*self.schedule[self.attempt])
+            self._render_game_over(sum(self.max_rewards), "Did you notice a pattern? Something changed halfway through.")
+            return
+        self.status.value = (
+            f"<b>Attempt {self.attempt + 1} of {self.attempts}</b> &nbsp;·&nbsp; total reward: <b>{self.score}</b>"
+        )
+        self.stage.value = _circles_svg(*self.schedule[self.attempt])
 
     def results(self) -> Trials:
         """The attempts made so far, in the same form as an agent's trials."""

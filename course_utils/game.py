@@ -1,10 +1,10 @@
 """What the course's two-choice games share: the left/right action rule, and running a widget
 game (show it, let it play itself when nobody can click, or block "Run all" until it ends).
 
-A game class calls ``self._build_widgets(prefix, prompt)``, keeps ``self.actions`` and
-``self.rewards`` (one entry per attempt made), sets ``self.autoplayed`` and defines ``attempts``,
-``_on_click(button)`` and ``_render()``; ``ButtonGame`` adds ``attempt``, ``done``, ``score``,
-``show``, ``autoplay`` and ``play``.
+A game class sets up its schedule, calls ``self._start(prefix, prompt)`` and defines
+``attempts``, ``choose(action)`` (appending to ``self.actions`` and ``self.rewards``) and
+``_render()``; ``ButtonGame`` adds ``attempt``, ``done``, ``score``, the buttons' click handler,
+the game-over screen (``_render_game_over``), ``show``, ``autoplay`` and ``play``.
 """
 
 from __future__ import annotations
@@ -47,6 +47,30 @@ class ButtonGame:
     def score(self) -> int:
         """Total reward so far."""
         return int(sum(self.rewards))
+
+    def _start(self, prefix: str, prompt: str) -> None:
+        """No attempts yet, the widgets (``_build_widgets``), and the first attempt drawn."""
+        self.actions: list[int] = []
+        self.rewards: list[int] = []
+        self.autoplayed = False
+        self._build_widgets(prefix, prompt)
+        self._render()
+
+    def _on_click(self, button) -> None:
+        if not self.done:
+            self.choose(0 if button is self.left else 1)
+
+    def _render_game_over(self, best: int, well_played: str) -> None:
+        """The end screen: final score out of ``best``, buttons disabled, and ``well_played``
+        appended to the message (or a note that the game played itself)."""
+        self.status.value = f"<b>Game over</b> &nbsp;·&nbsp; total reward: <b>{self.score}</b> of {best} possible"
+        self.stage.value = ""
+        self.left.disabled = self.right.disabled = True
+        self.message.value += (
+            f"<br><b>Well played!</b> {well_played}"
+            if not self.autoplayed
+            else "<br><i>Nobody could click here, so the game played itself at random.</i>"
+        )
 
     def _build_widgets(self, prefix: str, prompt: str) -> None:
         """The game's box: status line, stage, Left/Right buttons, message. Each part gets a CSS

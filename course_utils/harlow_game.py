@@ -110,12 +110,7 @@ class HarlowGame(ButtonGame):
             ca, cb = rng.choice(len(colours), size=2, replace=False)
             self.pairs.append(((a, colours[ca]), (b, colours[cb])))
         self.rewarded_side = rng.integers(0, 2, size=problems * attempts_per_problem)
-        self.actions: list[int] = []
-        self.rewards: list[int] = []
-        self.autoplayed = False
-
-        self._build_widgets("harlow-game", "Pick the side you think will pay.")
-        self._render()
+        self._start("harlow-game", "Pick the side you think will pay.")
 
     # -- state ---------------------------------------------------------------------
     @property
@@ -144,21 +139,9 @@ class HarlowGame(ButtonGame):
         self._render()
         return reward
 
-    def _on_click(self, button) -> None:
-        if not self.done:
-            self.choose(0 if button is self.left else 1)
-
     def _render(self) -> None:
         if self.done:
-            best = self.attempts
-            self.status.value = f"<b>Game over</b> &nbsp;·&nbsp; total reward: <b>{self.score}</b> of {best} possible"
-            self.stage.value = ""
-            self.left.disabled = self.right.disabled = True
-            self.message.value += (
-                "<br><b>Well played!</b> Did you find the rule that makes every problem easy after its first attempt?"
-                if not self.autoplayed
-                else "<br><i>Nobody could click here, so the game played itself at random.</i>"
-            )
+            self._render_game_over(self.attempts, "Did you find the rule that makes every problem easy after its first attempt?")
             return
         problem = self.attempt // self.attempts_per_problem + 1
         self.status.value = (

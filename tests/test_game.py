@@ -33,17 +33,6 @@ def test_modes_switch_halfway():
     assert all(set(pair) <= set(MODE_COLOURS[2]) for pair in game.schedule[15:])
 
 
-def test_headless_play_returns_at_once_through_the_buttons(monkeypatch):
-    monkeypatch.setenv("COURSE_HEADLESS", "1")
-    game = ColourGame(seed=2)
-    clicks = []
-    game.left.on_click(lambda b: clicks.append("L"))
-    game.right.on_click(lambda b: clicks.append("R"))
-    game.play(block=True)
-    assert game.done and len(clicks) == 30
-    assert "played itself" in game.message.value
-
-
 def test_choose_validates_and_refuses_after_the_end():
     game = ColourGame(attempts_per_mode=1, seed=0)
     with pytest.raises(ValueError, match="0 \\(left\\) or 1 \\(right\\)"):

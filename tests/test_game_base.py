@@ -25,3 +25,20 @@ def test_each_game_part_has_the_css_class_the_browser_tests_use(game, prefix):
     for part in ("left", "right", "status", "message"):
         assert f"{prefix}-{part}" in getattr(game, part)._dom_classes
     assert game.widget.children[0] is game.status and game.widget.children[-1] is game.message
+
+
+@pytest.mark.parametrize(
+    "make, recorded",
+    [(lambda: ColourGame(seed=2), lambda r: len(r.inputs)), (lambda: HarlowGame(seed=2), lambda r: len(r.correct))],
+    ids=["colour", "harlow"],
+)
+def test_headless_play_returns_at_once_through_the_buttons(monkeypatch, make, recorded):
+    monkeypatch.setenv("COURSE_HEADLESS", "1")
+    game = make()
+    clicks = []
+    game.left.on_click(lambda b: clicks.append("L"))
+    game.right.on_click(lambda b: clicks.append("R"))
+    game.play(block=True)
+    assert game.done and len(clicks) == 30
+    assert "played itself" in game.message.value
+    assert recorded(game.results()) == 30

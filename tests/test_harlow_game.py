@@ -79,18 +79,6 @@ def test_every_shape_draws_as_svg(shape):
     assert "an orange star on the left" in symbols_svg(("star", "orange"), ("circle", "blue"))
 
 
-def test_headless_play_returns_at_once_through_the_buttons(monkeypatch):
-    monkeypatch.setenv("COURSE_HEADLESS", "1")
-    game = HarlowGame(seed=2)
-    clicks = []
-    game.left.on_click(lambda b: clicks.append("L"))
-    game.right.on_click(lambda b: clicks.append("R"))
-    game.play(block=True)
-    assert game.done and len(clicks) == 30
-    assert "played itself" in game.message.value
-    assert len(game.results().correct) == 30
-
-
 def test_choose_validates_and_refuses_after_the_end():
     game = HarlowGame(problems=1, attempts_per_problem=1, seed=0)
     with pytest.raises(ValueError, match="0 \\(left\\) or 1 \\(right\\)"):
