@@ -275,8 +275,10 @@ def test_weights_match_the_formula_and_reach_one_for_the_min_priority():
     assert seen_min
 
 
-def test_update_priorities_errors_and_sampling_refused_before_batch_size():
-    buffer = PrioritizedReplayBuffer(obs_dim=2, size=8, batch_size=4)
+@pytest.mark.parametrize("Buffer", [PrioritizedReplayBuffer, VectorPrioritizedReplayBuffer])
+def test_update_priorities_errors_and_sampling_refused_before_batch_size(Buffer):
+    """The plain buffer and the vectorised one refuse the same bad input with the same messages."""
+    buffer = Buffer(obs_dim=2, size=8, batch_size=4)
     _fill(buffer, 3)
     with pytest.raises(ValueError, match="holds only 3 transitions"):
         buffer.sample_batch(beta=0.4, rng=0)
@@ -286,13 +288,13 @@ def test_update_priorities_errors_and_sampling_refused_before_batch_size():
     for bad in (3, 7, 8, -1):  # 3 and 7 fit the buffer's size but hold no transition yet
         with pytest.raises(IndexError, match="0 to 2"):
             buffer.update_priorities([bad], [1.0])
-    with pytest.raises(IndexError):
+    with pytest.raises(IndexError, match="0 to 2"):
         buffer.update_priorities([0, 5], [2.0, 2.0])
     assert buffer.sum_tree[0] == 1.0 and buffer.max_priority == 1.0  # nothing written by a refused call
     with pytest.raises(ValueError, match="same length"):
         buffer.update_priorities([0, 1], [1.0])
     with pytest.raises(ValueError, match="alpha"):
-        PrioritizedReplayBuffer(obs_dim=2, size=8, batch_size=4, alpha=-0.1)
+        Buffer(obs_dim=2, size=8, batch_size=4, alpha=-0.1)
     _fill(buffer, 1, start=3)
     buffer.sample_batch(beta=0.4, rng=0)
     with pytest.raises(ValueError, match="beta"):
@@ -402,19 +404,6 @@ def test_vector_buffer_samples_like_the_plain_buffer():
         np.testing.assert_array_equal(a["obs"], b["obs"])
     fast.store([0, 0], 0, 0.0, [0, 0], False)
     assert fast.sum_tree[fast.ptr - 1] == pytest.approx(7.0**alpha)
-
-
-def test_vector_buffer_checks_like_the_plain_buffer():
-    buffer = VectorPrioritizedReplayBuffer(obs_dim=2, size=8, batch_size=4)
-    _fill(buffer, 3)
-    with pytest.raises(ValueError, match="holds only 3 transitions"):
-        buffer.sample_batch(beta=0.4, rng=0)
-    for bad in (0.0, -1.0, float("nan"), float("inf")):
-        with pytest.raises(ValueError, match="finite and > 0"):
-            buffer.update_priorities([0], [bad])
-    with pytest.raises(IndexError, match="0 to 2"):
-        buffer.update_priorities([0, 5], [2.0, 2.0])
-    assert buffer.sum_tree[0] == 1.0 and buffer.max_priority == 1.0
 
 
 # --------------------------------------------------------------------------------------
