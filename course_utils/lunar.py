@@ -1162,8 +1162,6 @@ def bench_lunar(
     wall time; worker start-up is excluded (one short warm-up rollout). ``cores_used`` is the
     CPU time of every process involved divided by the wall time.
     """
-    import resource
-
     from course_utils.lunar_rollouts import RolloutCollector
 
     torch.manual_seed(0)
@@ -1176,26 +1174,21 @@ def bench_lunar(
     wall = {"vector": 0.0, "vector_one_process": 0.0, "single": 0.0}
     cpu = dict.fromkeys(wall, 0.0)
 
-    def cpu_now() -> float:  # this process; the live workers count through worker_cpu_s()
-        own = resource.getrusage(resource.RUSAGE_SELF)
-        return own.ru_utime + own.ru_stime
-
     parallel = RolloutCollector(seeds, spec, shards=2, workers=2)
     local = RolloutCollector(seeds, spec, shards=2, workers=1)
     with parallel, local:
         parallel.collect(net, 1)  # warm-up: worker processes started and importing done
-
         for _ in range(rounds):
             for name, collector in (("vector", parallel), ("vector_one_process", local)):
-                t0, c0, w0 = time.perf_counter(), cpu_now(), parallel.worker_cpu_s()
+                t0, c0, w0 = time.perf_counter(), time.process_time(), collector.worker_cpu_s()
                 collector.collect(net, per_round)
                 wall[name] += time.perf_counter() - t0
-                cpu[name] += cpu_now() - c0 + (parallel.worker_cpu_s() - w0 if name == "vector" else 0.0)
-            t0, c0 = time.perf_counter(), cpu_now()
+                cpu[name] += time.process_time() - c0 + collector.worker_cpu_s() - w0  # workers: 0 in-process
+            t0, c0 = time.perf_counter(), time.process_time()
             for _ in range(single_steps // rounds):
                 agent.step()
             wall["single"] += time.perf_counter() - t0
-            cpu["single"] += cpu_now() - c0
+            cpu["single"] += time.process_time() - c0
     env.close()
     counts = {"vector": rounds * per_round * num_envs, "single": rounds * (single_steps // rounds)}
     counts["vector_one_process"] = counts["vector"]
