@@ -444,7 +444,7 @@ def autograde(
     try:
         return _autograde(folder, out, course_dir, source, workers, scheduler, limits, force, progress, cluster)
     finally:
-        close_cluster(cluster)  # already closed by grade_all unless preparing the jobs failed
+        close_cluster(cluster)
 
 
 def _autograde(folder, out, course_dir, source, workers, scheduler, limits, force, progress, cluster) -> Report:

@@ -42,7 +42,7 @@ def start_local_cluster(workers: int | None = None) -> Future:
 
     Starting the worker processes takes seconds (each imports Python, nbgrader and the
     course); ``course autograde`` starts them first and builds the grading jobs meanwhile.
-    Pass the future to ``grade_all(cluster=...)``, which closes the cluster when done.
+    Pass the future to ``grade_all(cluster=...)``; close it with ``close_cluster`` when done.
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -86,13 +86,12 @@ def grade_all(
     """Yield ``grade_submission(job)`` for every job, in the order they finish. ``timings``
     (if given) gets ``submitted``: the ``time.perf_counter()`` when the cluster was up and
     every task had been sent. ``cluster``: a ``LocalCluster`` or a ``start_local_cluster``
-    future to use instead of starting one (closed at the end, whatever happens)."""
+    future to use instead of starting one; it stays the caller's to close. A cluster that
+    ``grade_all`` starts itself is closed at the end, whatever happens."""
     timings = timings if timings is not None else {}
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(jobs), desc="grading", unit="submission", disable=not progress or not jobs)
-    if not jobs or (workers == 0 and scheduler is None):
-        close_cluster(cluster)
     if not jobs:
         bar.close()
         return
@@ -108,14 +107,16 @@ def grade_all(
         return
     from distributed import Client, wait
 
-    if scheduler is None and cluster is None:
+    own = scheduler is None and cluster is None
+    if own:
         cluster = start_local_cluster(workers)
-    if isinstance(cluster, Future):
-        cluster = cluster.result()  # raises if the cluster could not start
     try:
+        if isinstance(cluster, Future):
+            cluster = cluster.result()  # raises if the cluster could not start
         client = Client(cluster if scheduler is None else scheduler)
     except BaseException:
-        close_cluster(cluster)
+        if own:
+            close_cluster(cluster)
         raise
     try:
         futures = {}
@@ -155,7 +156,8 @@ def grade_all(
     finally:
         bar.close()
         client.close()
-        close_cluster(cluster)
+        if own:
+            close_cluster(cluster)
 
 
 POLL_S = 10
