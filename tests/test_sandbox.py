@@ -1,6 +1,8 @@
 """The sandbox's pieces one by one, each in a child process (the restrictions are one-way)."""
 
+import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -103,3 +105,301 @@ def test_kill_marked_finds_processes_by_their_token():
     time.sleep(0.2)
     assert sandbox.kill_marked(token) >= 1
     assert process.wait(timeout=10) != 0
+
+
+def test_open_files_limit():
+    limits = {"memory_mb": 2048, "file_mb": 10, "wall_timeout": 30}
+    code = f"sb.set_limits({limits!r})\nimport resource, os\nprint(resource.getrlimit(resource.RLIMIT_NOFILE))\nfds = []\n"
+    code += "try:\n    for _ in range(5000):\n        fds.append(os.open('/dev/null', os.O_RDONLY))\nexcept OSError as e:\n"
+    code += "    print('refused', e.errno, len(fds))"
+    result = child(code)
+    assert f"({sandbox.OPEN_FILES}, {sandbox.OPEN_FILES})" in result.stdout and "refused 24" in result.stdout, result.stderr
+    assert int(result.stdout.split()[-1]) < sandbox.OPEN_FILES
+
+
+# --------------------------------------------------------------------------------------
+# ProcessTree: every process of one submission, found and killed
+
+PRELUDE = f"import importlib.util, json, os, sys, time\nspec = importlib.util.spec_from_file_location('sb', {str(SCRIPT)!r})\n"
+PRELUDE += "sb = sys.modules['sb'] = importlib.util.module_from_spec(spec); spec.loader.exec_module(sb)\n"
+# A member of the tree: joins it as the launcher does, then runs the test's code.
+MEMBER = PRELUDE + "sb.ProcessTree.from_spec(json.loads(sys.argv[1])).join()\n"
+# Leaves the session twice over, with an empty environment, then lives on as an orphan.
+ESCAPEE = """import os, sys, time
+if os.fork():
+    os._exit(0)
+os.setsid()
+with open(sys.argv[1] + '.tmp', 'w') as f:
+    f.write(str(os.getpid()))
+os.rename(sys.argv[1] + '.tmp', sys.argv[1])
+time.sleep(600)
+"""
+MECHANISMS = ["cgroup2", "cgroup2-freezer", "cgroup1", "subreaper"]
+linux = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="the tests watch processes through /proc")
+
+
+def running(pid: int) -> bool:
+    """A process that still runs: a zombie (killed, waiting for its parent, perhaps init, to
+    reap it) holds no memory, file or socket any more."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def gone(pids, timeout: float = 2.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while any(running(pid) for pid in pids):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def wait_for(path: Path, timeout: float = 10.0) -> str:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.005)
+    return path.read_text()
+
+
+@pytest.fixture
+def trees(monkeypatch):
+    """``trees.create(mechanism, max_pids)`` and ``trees.member(tree, code)``; whatever a test
+    leaves (trees, cgroups, processes) is killed and removed, pass or fail."""
+    import secrets
+
+    made, processes = [], []
+
+    class Trees:
+        tag = f"course-sandbox-test-{os.getpid()}-{secrets.token_hex(4)}"  # in the command line of every process started
+
+        @staticmethod
+        def create(mechanism: str | None, max_pids: int = 256) -> sandbox.ProcessTree:
+            if mechanism == "cgroup2-freezer":  # the path for kernels without cgroup.kill (before 5.14)
+                monkeypatch.setattr(sandbox.ProcessTree, "use_cgroup_kill", False)
+                mechanism = "cgroup2"
+            try:
+                tree = sandbox.ProcessTree.create("test-" + secrets.token_hex(6), max_pids, mechanism=mechanism)
+            except OSError as error:
+                pytest.skip(f"{mechanism} not available on this machine: {error}")
+            made.append(tree)
+            return tree
+
+        @staticmethod
+        def member(tree: sandbox.ProcessTree, code: str, *args: str) -> subprocess.Popen:
+            """A process that joins ``tree`` and runs ``code`` (``sys.argv[3:]``: ``args``)."""
+            process = subprocess.Popen([sys.executable, "-c", MEMBER + code, json.dumps(tree.as_spec()), Trees.tag, *args],
+                                       stdout=subprocess.PIPE, text=True)
+            processes.append(process)
+            return process
+
+    yield Trees
+    for tree in made:
+        tree.close()
+    for process in processes:
+        process.kill()
+        process.wait(timeout=10)
+    for entry in Path("/proc").iterdir():  # belt and braces: anything tagged that survived
+        try:
+            if entry.name.isdigit() and Trees.tag.encode() in (entry / "cmdline").read_bytes():
+                os.kill(int(entry.name), signal.SIGKILL)
+        except OSError:
+            continue
+    for tree in made:
+        for path in (tree.cgroup2, tree.cgroup1, tree.state):
+            if path is not None and path.exists():
+                path.rmdir()
+
+
+@linux
+@pytest.mark.parametrize("kernel_lives", [True, False], ids=["kernel-alive", "kernel-exited"])
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_tree_kills_a_double_forked_escapee_with_an_empty_environment(trees, tmp_path, mechanism, kernel_lives):
+    tree = trees.create(mechanism)
+    pidfile = tmp_path / "escapee.pid"
+    code = f"import subprocess\nsubprocess.Popen([sys.executable, '-c', {ESCAPEE!r}, {str(pidfile)!r}, {trees.tag!r}],"
+    code += " start_new_session=True, env={}, stdout=subprocess.DEVNULL).wait()\n"
+    code += "time.sleep(600)\n" if kernel_lives else ""
+    kernel = trees.member(tree, code)
+    escapee = int(wait_for(pidfile))
+    if not kernel_lives:
+        kernel.wait(timeout=10)
+    assert running(escapee) and escapee in tree.pids()
+    assert Path(f"/proc/{escapee}/environ").read_bytes() == b""  # no marker to find it by
+    promised = tree.mechanism != "subreaper" or sandbox.is_child_subreaper()
+    killed = tree.kill()
+    if promised:
+        assert killed >= 1 + kernel_lives and gone([escapee, kernel.pid]), tree.description
+    else:  # the fallback without a subreaper finds the kernel, its group and its marker, not this orphan
+        assert gone([kernel.pid])
+    kernel.wait(timeout=10)
+    assert tree.pids() == []
+    assert tree.kill() == 0  # idempotent
+
+
+@linux
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_fork_bomb_is_limited_and_killed(trees, mechanism):
+    tree = trees.create(mechanism, max_pids=64)
+    if tree.max_pids is None:
+        pytest.skip(f"no fork limit here: {tree.description}")
+    code = """forked = 0
+for _ in range(10_000):
+    try:
+        if os.fork() == 0:
+            time.sleep(600)
+            os._exit(0)
+        forked += 1
+    except BlockingIOError:
+        print('limited', forked, flush=True)
+        break
+else:
+    print('not limited', forked, flush=True)
+time.sleep(600)
+"""
+    bomb = trees.member(tree, code)
+    verdict = bomb.stdout.readline().split()
+    assert verdict[0] == "limited" and int(verdict[1]) < 64, verdict
+    members = tree.pids()
+    assert bomb.pid in members and 2 < len(members) <= 64
+    assert tree.kill() >= len(members)
+    assert gone(members) and tree.pids() == []
+    bomb.wait(timeout=10)
+
+
+@linux
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_close_removes_the_tree_and_is_idempotent(trees, mechanism):
+    tree = trees.create(mechanism)
+    again = sandbox.ProcessTree.from_spec(json.loads(json.dumps(tree.as_spec())))
+    assert again.as_spec() == tree.as_spec() and again.description.startswith("process tree: ")
+    member = trees.member(tree, "print('in', flush=True)\ntime.sleep(600)\n")
+    assert member.stdout.readline().strip() == "in" and tree.pids() == [member.pid]
+    made = [path for path in (tree.cgroup2, tree.cgroup1, tree.state) if path is not None]
+    assert made and all(path.is_dir() for path in made)
+    tree.close()
+    assert gone([member.pid]) and not any(path.exists() for path in made)
+    tree.close()
+    assert tree.kill() == 0 and tree.pids() == []
+    member.wait(timeout=10)
+
+
+CLONE_INTO = """import ctypes
+class CloneArgs(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_uint64) for name in ("flags", "pidfd", "child_tid", "parent_tid", "exit_signal",
+                                                     "stack", "stack_size", "tls", "set_tid", "set_tid_size", "cgroup")]
+def clone_into(path):
+    # clone3(CLONE_INTO_CGROUP): where the child started (cgroup v2), or the error
+    fd, (r, w) = os.open(path, os.O_RDONLY | os.O_DIRECTORY), os.pipe()
+    args = CloneArgs(flags=0x200000000, exit_signal=17, cgroup=fd)
+    pid = sb._libc().syscall(ctypes.c_long(435), ctypes.byref(args), ctypes.c_size_t(ctypes.sizeof(args)))
+    if pid == 0:
+        os.write(w, open('/proc/self/cgroup', 'rb').read().split(b'0::')[1].strip())
+        os._exit(0)
+    os.close(w)
+    if pid < 0:
+        return 'error ' + os.strerror(ctypes.get_errno())
+    os.waitpid(pid, 0)
+    return 'child in ' + os.read(r, 4096).decode()
+"""
+
+
+def lines_until_done(process: subprocess.Popen) -> list[str]:
+    lines = [process.stdout.readline().strip()]
+    while lines[-1] not in ("done", ""):
+        lines.append(process.stdout.readline().strip())
+    return lines
+
+
+@linux
+@pytest.mark.skipif(sandbox.landlock_abi() < 1, reason="Landlock not available on this kernel")
+@pytest.mark.parametrize("mechanism", ["cgroup2", "cgroup1"])
+def test_sandboxed_member_cannot_leave_its_cgroup(trees, tmp_path, mechanism):
+    tree = trees.create(mechanism)
+    cgroups = [str(path) for path in (tree.cgroup2, tree.cgroup1) if path]
+    code = CLONE_INTO + "print(sb.drop_capabilities(), sb.restrict_self(sb.Path(sys.argv[3])), sb.restrict_syscalls(),"
+    code += " sep='; ')\n"
+    code += f"for path in {cgroups!r}:\n"
+    code += """    for attempt in ('move', 'mkdir'):
+        try:
+            if attempt == 'move':  # into the parent cgroup, out of the tree
+                sb._write(sb.Path(path).parent / 'cgroup.procs', str(os.getpid()))
+            else:  # a cgroup of its own, with no pids.max
+                os.mkdir(sb.Path(path) / 'nested')
+            print('ESCAPED', attempt, path)
+        except PermissionError:
+            print('denied', attempt)
+if sb.cgroup_hierarchies().get('cgroup2'):  # a child started in another cgroup v2
+    print(clone_into(sb.cgroup_hierarchies()['cgroup2'][0]))
+import subprocess, threading  # without clone3, threads and subprocesses still start (clone)
+thread = threading.Thread(target=print, args=('thread',))
+thread.start(); thread.join()
+print(subprocess.run([sys.executable, '-c', 'print("subprocess")'], capture_output=True, text=True).stdout.strip())
+print('done', flush=True)
+time.sleep(600)
+"""
+    member = trees.member(tree, code, str(tmp_path))
+    lines = lines_until_done(member)
+    assert "landlock" in lines[0] and "seccomp" in lines[0] and lines[-1] == "done", lines
+    lines = lines[1:-1]
+    assert lines[: 2 * len(cgroups)] == ["denied move", "denied mkdir"] * len(cgroups), lines
+    refused = ["error Function not implemented"] if "cgroup2" in sandbox.cgroup_hierarchies() else []  # seccomp: ENOSYS
+    assert lines[2 * len(cgroups) :] == refused + ["thread", "subprocess"], lines
+    assert tree.pids() == [member.pid]
+    assert Path(f"/proc/{member.pid}/cgroup").read_text().count(sandbox.TREE_PREFIX + tree.token) == len(cgroups)
+
+
+@linux
+@pytest.mark.skipif(os.geteuid() != 0, reason="shows what Landlock and seccomp add for root")
+@pytest.mark.parametrize("missing", ["landlock", "seccomp"])
+def test_what_would_leave_the_tree_without_landlock_or_seccomp(trees, tmp_path, missing):
+    """Documents the module docstring's limits: uid 0 without capabilities still owns the cgroup
+    files (Landlock stops the write), and clone3 can start a child in another cgroup v2, which
+    Landlock does not check (seccomp stops it)."""
+    if missing == "landlock":
+        tree = trees.create("cgroup1")
+        code = "sb.drop_capabilities()\nsb._write(sb.Path(sys.argv[3]) / 'cgroup.procs', str(os.getpid()))\n"
+        code += "print('left', flush=True)\ntime.sleep(600)\n"
+        member = trees.member(tree, code, str(tree.cgroup1.parent))
+        assert member.stdout.readline().strip() == "left"
+        assert tree.pids() == []
+    else:
+        if sandbox.landlock_abi() < 1:
+            pytest.skip("Landlock not available on this kernel")
+        tree = trees.create("cgroup2")
+        code = CLONE_INTO + "sb.drop_capabilities(); sb.restrict_self(sb.Path(sys.argv[3]))\n"
+        code += f"print(clone_into({str(tree.cgroup2.parent)!r}), flush=True)\ntime.sleep(600)\n"
+        member = trees.member(tree, code, str(tmp_path))
+        outside = str(tree.cgroup2.parent.relative_to(sandbox.cgroup_hierarchies()["cgroup2"][0]))
+        assert member.stdout.readline().strip() == "child in /" + ("" if outside == "." else outside)
+
+
+@linux
+def test_launcher_joins_the_tree_before_the_kernel_runs(trees, tmp_path):
+    tree = trees.create(None)  # the best this machine offers
+    work = tmp_path / "work"
+    work.mkdir()
+    spec, status = tmp_path / "sandbox.json", tmp_path / "status.json"
+    limits = {"memory_mb": 2048, "file_mb": 10, "wall_timeout": 30, "landlock": True}
+    spec.write_text(json.dumps({"workdir": str(work), "limits": limits, "status": str(status), "token": "t",
+                                "tree": tree.as_spec()}))
+    kernel = "import resource, subprocess, sys, time\nprint(resource.getrlimit(resource.RLIMIT_NOFILE)[0], flush=True)\n"
+    kernel += "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], start_new_session=True, env={})\n"
+    kernel += "print('started', flush=True)\ntime.sleep(600)"
+    process = subprocess.Popen([sys.executable, str(SCRIPT), "kernel", str(spec), "--", sys.executable, "-c", kernel, trees.tag],
+                               stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert process.stdout.readline().strip() == str(sandbox.OPEN_FILES)
+        assert process.stdout.readline().strip() == "started"  # a subprocess, without clone3
+        report = json.loads(status.read_text())
+        assert tree.description in report["applied"] and not any("process tree" in m for m in report["missing"]), report
+        assert any(line.startswith("seccomp") for line in report["applied"]), report
+        members = tree.pids()
+        assert process.pid in members and len(members) == 2
+        assert tree.kill() >= 2 and gone(members)
+    finally:
+        process.kill()
+        process.wait(timeout=10)

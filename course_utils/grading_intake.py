@@ -1,0 +1,526 @@
+"""Reading a folder of submissions: what ``course autograde`` grades, and why not the rest.
+
+``collect(folder, known)`` turns a folder as an instructor downloads it from an LMS or a hub
+into ``Submission`` records: ``<student>.ipynb``, ``<student>.zip`` (holding notebooks) or
+``<student>/.../*.ipynb``. It reads only regular files inside the folder (a symbolic link,
+a named pipe, a device or a folder named ``x.ipynb`` is named, never opened or followed),
+checks sizes before reading, and reads zips member by member in memory (never extracted)
+with limits on member size, total size and compression ratio. Anything it cannot read
+becomes a ``Submission`` with a reason; nothing one entry holds can stop the others.
+
+Student ids are kept as the instructor's export gives them (Unicode, dots and spaces
+included: ``Иван``, ``jane.doe``, ``a b``). ``gradebook_id`` maps each to a name safe for
+nbgrader and the file system by a reversible escape (``%XX`` for anything else), so two
+different ids never become one; when two submissions still claim one student and tutorial,
+both are graded and the report says so.
+
+``repair(content, released)`` makes a notebook gradable the way its student meant it: the
+graded cells' nbgrader metadata comes back from the released notebook (a cell copied in
+JupyterLab duplicates it; a student may edit or break it), copies are graded as ordinary
+cells, and graded cells a student deleted are put back at their place.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import io
+import json
+import os
+import stat
+import unicodedata
+import warnings
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+NOTEBOOK_SUFFIX, ZIP_SUFFIX = ".ipynb", ".zip"
+
+
+@dataclass(frozen=True)
+class IntakeLimits:
+    """What ``collect`` reads at most, per submission.
+
+    notebook_mb: largest notebook, on disk or uncompressed in a zip (a tutorial saved with
+        all its outputs and animations is under 20 MB).
+    zip_mb: largest zip file opened.
+    zip_total_mb: uncompressed notebooks read from one zip, all members together.
+    zip_ratio: largest uncompressed/compressed ratio of a zip member (notebooks compress
+        about 3-10x; a zip bomb 1000x or more).
+    notebooks: most notebooks read from one student's folder or zip.
+    """
+
+    notebook_mb: float = 50.0
+    zip_mb: float = 200.0
+    zip_total_mb: float = 200.0
+    zip_ratio: float = 200.0
+    notebooks: int = 20
+
+
+@dataclass
+class Submission:
+    """One student's notebook for one assignment, or the reason it cannot be graded.
+
+    ``name`` is the student id as the instructor gave it (file or folder name), ``student``
+    the id it has in the gradebook and the course folder (``gradebook_id``, unique per
+    assignment in a run)."""
+
+    student: str
+    source: str
+    assignment: str | None = None
+    content: bytes | None = None
+    problems: list[str] = field(default_factory=list)
+    score: float = 0.0
+    max_score: float = 0.0
+    grades: dict[str, float] = field(default_factory=dict)
+    feedback: Path | None = None
+    grade_max: dict[str, float] = field(default_factory=dict)
+    status: str = ""  # "graded" (this run), "unchanged" (kept from an earlier run) or "not graded"
+    key: str | None = None
+    name: str = ""
+
+    def __post_init__(self):
+        self.name = self.name or self.student
+
+
+class IntakeError(Exception):
+    """A submission (or part of one) that cannot be read; the message is its reason."""
+
+
+# --------------------------------------------------------------------------------------
+# Student ids
+
+
+def student_name(entry_name: str, is_dir: bool) -> str:
+    """The student id an entry of the submissions folder stands for: a folder's whole name,
+    a file's name without its extension (``jane.doe.ipynb`` -> ``jane.doe``, ``essay.docx``
+    -> ``essay``)."""
+    if not is_dir:
+        for suffix in (NOTEBOOK_SUFFIX, ZIP_SUFFIX):
+            if entry_name.lower().endswith(suffix) and len(entry_name) > len(suffix):
+                return entry_name[: -len(suffix)]
+        stem, dot, extension = entry_name.rpartition(".")
+        if dot and stem and 0 < len(extension) <= 5 and extension.isalnum():
+            return stem
+    return entry_name
+
+
+def gradebook_id(name: str) -> str:
+    """``name`` made safe for nbgrader (used in folder names and file globs) and any file
+    system, reversibly: letters and digits of any script, ``-``, ``_``, ``@``, inner dots and
+    inner spaces stay; every other character becomes ``%XX`` per UTF-8 byte (``%`` itself
+    included, so two different names never give one id). Names longer than 120 bytes keep
+    their start and get a hash of the whole name. ``unescape_id`` reverses short ids."""
+    out = []
+    for i, ch in enumerate(name):
+        edge = i == 0 or i == len(name) - 1
+        if ch.isalnum() and unicodedata.category(ch)[0] in "LN" or ch in "-_@" or (ch in ". " and not edge):
+            out.append(ch)
+        else:
+            out.extend(f"%{byte:02X}" for byte in ch.encode("utf-8", "surrogateescape"))
+    ident = "".join(out) or "%"  # "%" alone: the empty name (no real name escapes to it)
+    if len(ident.encode()) > 120:
+        digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        ident = ident.encode()[:96].decode("utf-8", "ignore") + "~" + digest
+    return ident
+
+
+def unescape_id(ident: str) -> str:
+    """The name a short ``gradebook_id`` came from."""
+    from urllib.parse import unquote
+
+    return "" if ident == "%" else unquote(ident, errors="surrogateescape")
+
+
+def _look_alike_key(name: str) -> str:
+    return unicodedata.normalize("NFKC", name).casefold().strip()
+
+
+# --------------------------------------------------------------------------------------
+# Reading files and zips
+
+
+def _mb(n: float) -> str:
+    return f"{n / 2**20:.3g} MB"
+
+
+def read_regular_file(path: Path, limit_bytes: int) -> bytes:
+    """The bytes of ``path`` if it is a regular file (not followed if a symbolic link) of at
+    most ``limit_bytes``; ``IntakeError`` otherwise. Never blocks on a pipe or device."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as error:
+        if os.path.islink(path):
+            raise IntakeError("is a symbolic link: links are not followed, submit the file itself") from None
+        raise IntakeError(f"cannot be opened ({error.strerror})") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise IntakeError("is a folder, not a notebook")
+        if not stat.S_ISREG(info.st_mode):
+            raise IntakeError("is not a regular file (a pipe, device or socket)")
+        if info.st_size > limit_bytes:
+            raise IntakeError(f"is {_mb(info.st_size)}, over the {_mb(limit_bytes)} limit for one submission")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read(limit_bytes + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit_bytes:
+        raise IntakeError(f"is over the {_mb(limit_bytes)} limit for one submission")
+    return data
+
+
+# zipfile can read these; Deflate64 (9), which Windows' built-in zip writes for large files,
+# and other methods raise NotImplementedError.
+_ZIP_METHODS = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA}
+_ZIP_METHOD_NAMES = {9: "Deflate64", 6: "Implode", 97: "WavPack", 98: "PPMd", 99: "AES encryption", 93: "Zstandard"}
+
+
+def _wanted_member(name: str) -> bool:
+    parts = name.replace("\\", "/").split("/")
+    return (
+        name.lower().endswith(NOTEBOOK_SUFFIX)
+        and "__MACOSX" not in parts
+        and ".ipynb_checkpoints" not in parts
+        and not parts[-1].startswith(".")
+    )
+
+
+def read_zip(path: Path, limits: IntakeLimits) -> tuple[list[tuple[str, bytes]], list[str]]:
+    """The notebooks in the zip at ``path`` as (member name, bytes), read in memory, and the
+    problems with members that could not be read. ``IntakeError`` if the zip itself cannot."""
+    raw = read_regular_file(path, int(limits.zip_mb * 2**20))
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(raw))
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError):
+        raise IntakeError("is not a valid zip file") from None
+    notebooks, problems = [], []
+    member_limit, total_left = int(limits.notebook_mb * 2**20), int(limits.zip_total_mb * 2**20)
+    with archive:
+        members = [m for m in archive.infolist() if not m.is_dir() and _wanted_member(m.filename)]
+        if len(members) > limits.notebooks:
+            problems.append(f"holds {len(members)} notebooks: only the first {limits.notebooks} were read")
+            members = members[: limits.notebooks]
+        for member in members:
+            label = f"member {member.filename!r}"
+            if member.flag_bits & 0x1:
+                problems.append(f"{label} is password-protected: submit a zip without a password")
+                continue
+            if member.compress_type not in _ZIP_METHODS:
+                method = _ZIP_METHOD_NAMES.get(member.compress_type, f"method {member.compress_type}")
+                problems.append(
+                    f"{label} is compressed with {method}, which the grader cannot read: submit the .ipynb itself, or a zip"
+                    " made with 'zip' or 7-Zip's Deflate"
+                )
+                continue
+            if member.file_size > min(member_limit, total_left):
+                problems.append(f"{label} is {_mb(member.file_size)} uncompressed, over the {_mb(member_limit)} limit")
+                continue
+            if member.file_size > 2**20 and member.file_size > limits.zip_ratio * max(member.compress_size, 1):
+                problems.append(f"{label} expands {member.file_size / max(member.compress_size, 1):.0f}x: not read (zip bomb?)")
+                continue
+            try:
+                with archive.open(member) as f:  # the header may lie about the size: read at most the limit
+                    data = f.read(min(member_limit, total_left) + 1)
+            except (zipfile.BadZipFile, RuntimeError, NotImplementedError, EOFError, OSError, ValueError) as error:
+                problems.append(f"{label} cannot be read ({type(error).__name__}: {str(error)[:80]})")
+                continue
+            except Exception as error:  # zlib.error, lzma.LZMAError and friends
+                problems.append(f"{label} cannot be read ({type(error).__name__}: {str(error)[:80]})")
+                continue
+            if len(data) > min(member_limit, total_left):
+                problems.append(f"{label} is larger than its header says and over the limit: not read")
+                continue
+            total_left -= len(data)
+            notebooks.append((member.filename, data))
+    return notebooks, problems
+
+
+def _folder_notebooks(folder: Path, limits: IntakeLimits) -> tuple[list[tuple[str, Path]], list[str]]:
+    """Notebooks under a student's folder (relative name, path), never following links."""
+    found, problems = [], []
+    for top, dirs, files in os.walk(folder, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__MACOSX")
+        for name in sorted(files):
+            if name.lower().endswith(NOTEBOOK_SUFFIX) and not name.startswith("."):
+                found.append((str((Path(top) / name).relative_to(folder)), Path(top) / name))
+        for name in dirs:  # a folder named like a notebook is worth a word
+            if name.lower().endswith(NOTEBOOK_SUFFIX):
+                problems.append(f"{(Path(top) / name).relative_to(folder)} is a folder, not a notebook")
+    if len(found) > limits.notebooks:
+        problems.append(f"holds {len(found)} notebooks: only the first {limits.notebooks} were read")
+        found = found[: limits.notebooks]
+    return found, problems
+
+
+# --------------------------------------------------------------------------------------
+# Recognising a notebook
+
+
+def grade_ids(notebook: dict) -> set[str]:
+    """The nbgrader grade ids in a notebook's cells (only well-formed ones)."""
+    ids = set()
+    for cell in notebook.get("cells", []) if isinstance(notebook, dict) else []:
+        meta = cell.get("metadata") if isinstance(cell, dict) else None
+        info = meta.get("nbgrader") if isinstance(meta, dict) else None
+        if isinstance(info, dict) and isinstance(info.get("grade_id"), str) and info["grade_id"]:
+            ids.add(info["grade_id"])
+    return ids
+
+
+def identify(content: bytes, filename: str, known: dict[str, set[str]]) -> str:
+    """The assignment a notebook's bytes belong to, by its nbgrader cell ids, else by its
+    file name; ``IntakeError`` with the reason otherwise."""
+    try:
+        text = content.decode("utf-8")
+        notebook = json.loads(text)
+        nbformat.validate(nbformat.reads(text, as_version=4))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise IntakeError(f"is not valid notebook JSON ({type(error).__name__}: {str(error)[:80]})") from None
+    except RecursionError:
+        raise IntakeError("is not a valid notebook (nested too deeply)") from None
+    except Exception as error:  # nbformat validation errors and anything odd inside
+        lines = str(error).splitlines() or [type(error).__name__]
+        raise IntakeError(f"is not a valid notebook ({lines[0][:100]})") from None
+    ids = grade_ids(notebook)
+    overlap = {name: len(ids & cells) for name, cells in known.items()}
+    best = max(sorted(overlap), key=overlap.get, default=None)
+    if best and overlap[best] > 0:
+        return best
+    stem = Path(filename).name[: -len(NOTEBOOK_SUFFIX)] if filename.lower().endswith(NOTEBOOK_SUFFIX) else filename
+    if stem in known:
+        return stem
+    raise IntakeError("could not tell which tutorial this is (no graded cells recognised)")
+
+
+# --------------------------------------------------------------------------------------
+# The folder
+
+
+def collect(folder: Path, known: dict[str, set[str]], limits: IntakeLimits | None = None) -> list[Submission]:
+    """Every submission in ``folder``, gradable (``assignment`` and ``content`` set) or not
+    (``problems`` says why). ``known``: per assignment, its graded cells' ids.
+
+    Gradebook ids are unique per assignment: when two notebooks claim one student and
+    tutorial (``bob.ipynb`` and ``bob.zip``, two notebooks in ``bob/``), both are graded,
+    the second as ``bob~2``, and both say so. Ids that differ only in case or Unicode form
+    are kept apart and flagged."""
+    limits = limits or IntakeLimits()
+    folder = Path(folder)
+    found: list[Submission] = []
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if entry.name.startswith("."):
+            continue  # .DS_Store, .ipynb_checkpoints, hidden files of the LMS export
+        try:
+            found += _read_entry(entry, known, limits)
+        except Exception as error:  # the boundary: an entry nobody foresaw still gets a reason
+            name = student_name(entry.name, False)
+            reason = error if isinstance(error, IntakeError) else f"could not be read ({type(error).__name__}: {error})"
+            found.append(Submission(gradebook_id(name), entry.name, name=name, problems=[f"{entry.name} {reason}"[:300]]))
+    _separate_claims(found)
+    return found
+
+
+def _read_entry(entry: os.DirEntry, known: dict[str, set[str]], limits: IntakeLimits) -> list[Submission]:
+    is_dir = entry.is_dir(follow_symlinks=False)
+    name = student_name(entry.name, is_dir)
+    ident = gradebook_id(name)
+    results: list[Submission] = []
+    notes: list[str] = []  # about the entry as a whole: told with its notebooks if any was read
+
+    def problem(text: str) -> None:
+        results.append(Submission(ident, entry.name, name=name, problems=[text]))
+
+    def add(source: str, filename: str, content: bytes) -> None:
+        try:
+            assignment = identify(content, filename, known)
+        except IntakeError as error:
+            problem(f"{source} {error}")
+            return
+        results.append(Submission(ident, source, assignment, content, name=name))
+
+    if entry.is_symlink():
+        problem(f"{entry.name} is a symbolic link: links are not followed, submit the file itself")
+    elif is_dir:
+        notebooks, found = _folder_notebooks(Path(entry.path), limits)
+        notes += [f"{entry.name}/: {note}" for note in found]
+        if not notebooks and not notes:
+            problem(f"{entry.name}/ holds no .ipynb notebook")
+        for relative, path in notebooks:
+            source = f"{entry.name}/{relative}"
+            try:
+                content = read_regular_file(path, int(limits.notebook_mb * 2**20))
+            except IntakeError as error:
+                problem(f"{source} {error}")
+                continue
+            add(source, path.name, content)
+    elif entry.name.lower().endswith(NOTEBOOK_SUFFIX):
+        add(entry.name, entry.name, read_regular_file(Path(entry.path), int(limits.notebook_mb * 2**20)))
+    elif entry.name.lower().endswith(ZIP_SUFFIX):
+        members, found = read_zip(Path(entry.path), limits)
+        notes += [f"{entry.name}: {note}" for note in found]
+        if not members and not notes:
+            problem(f"{entry.name} holds no .ipynb notebook")
+        for member, content in members:
+            add(f"{entry.name}:{member}", member.replace("\\", "/").split("/")[-1], content)
+    else:
+        problem(f"{entry.name} is not a notebook (.ipynb) or a zip")
+    graded = [sub for sub in results if sub.assignment is not None]
+    for sub in graded:
+        sub.problems += notes
+    if not graded:
+        for note in notes:
+            problem(note)
+    return results
+
+
+def _separate_claims(submissions: list[Submission]) -> None:
+    """Give every (student, assignment) pair one submission: a second claim becomes
+    ``id~2`` (``~`` is escaped in real ids, so no student has that id), and both are told.
+    Flag ids that look alike (same after Unicode normalisation and case folding)."""
+    claims: dict[tuple[str, str], list[Submission]] = {}
+    for sub in submissions:
+        if sub.assignment is not None:
+            claims.setdefault((sub.student, sub.assignment), []).append(sub)
+    for (ident, assignment), subs in claims.items():
+        if len(subs) < 2:
+            continue
+        subs.sort(key=lambda s: s.source)
+        sources = ", ".join(s.source for s in subs)
+        for n, sub in enumerate(subs, start=1):
+            if n > 1:
+                sub.student = f"{ident}~{n}"
+            sub.problems.append(
+                f"{len(subs)} notebooks for {assignment} from {sub.name} ({sources}): all graded;"
+                f" this one ({sub.source}) is in the gradebook as {sub.student}"
+            )
+    by_look: dict[str, set[str]] = {}
+    for sub in submissions:
+        by_look.setdefault(_look_alike_key(sub.name), set()).add(sub.name)
+    for sub in submissions:
+        others = sorted(by_look[_look_alike_key(sub.name)] - {sub.name})
+        if others:
+            sub.problems.append(f"student id {sub.name!r} looks like {', '.join(map(repr, others))}: graded apart")
+
+
+# --------------------------------------------------------------------------------------
+# Making a notebook gradable
+
+
+GRADING_FIELDS = ("grade_id", "grade", "solution", "locked", "task", "points", "schema_version")
+"""The nbgrader metadata fields that decide how a cell is graded (a change is reported)."""
+
+
+def _stable_ids(content: bytes) -> str:
+    """The notebook's JSON with every cell id present and unique, chosen from the cell's
+    place and source (nbformat would pick random ones, and an unchanged submission must
+    give the same bytes, and so the same key, on every run)."""
+    raw = json.loads(content.decode("utf-8"))
+    cells = raw.get("cells") if isinstance(raw, dict) else None
+    if isinstance(cells, list) and (raw.get("nbformat"), raw.get("nbformat_minor", 0)) >= (4, 5):
+        seen: set[str] = set()
+        for index, cell in enumerate(cells):
+            if not isinstance(cell, dict):
+                continue
+            ident = cell.get("id")
+            if not isinstance(ident, str) or not ident or ident in seen:
+                source = cell.get("source", "")
+                text = "".join(source) if isinstance(source, list) else str(source)
+                ident = hashlib.sha256(f"{index}:{text}".encode()).hexdigest()[:12]
+                while ident in seen:
+                    ident = hashlib.sha256(ident.encode()).hexdigest()[:12]
+                cell["id"] = ident
+            seen.add(ident)
+    return json.dumps(raw)
+
+
+def _nbgrader_info(cell) -> dict | None:
+    info = cell.get("metadata", {}).get("nbgrader") if isinstance(cell.get("metadata"), dict) else None
+    return info if isinstance(info, dict) else None
+
+
+def repair(content: bytes, released: dict) -> tuple[bytes, list[str]]:
+    """``content`` (a valid notebook) made gradable against the released notebook
+    ``released`` (its JSON): returns the new bytes and a note per change.
+
+    - A cell whose nbgrader metadata names a released cell of its type gets that cell's
+      metadata back (schema version, points, flags edited or damaged are restored).
+    - Copies of a cell (JupyterLab copies metadata with the cell) and cells with metadata
+      nbgrader cannot read become ordinary cells: their code still runs. For an answer
+      cell, the copy that differs from the released stub is the one graded.
+    - Graded cells a student deleted are put back at their place in the released notebook,
+      so a deleted test still runs against the student's code.
+    - The kernel is the released notebook's (a student's kernelspec never starts anything).
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        notebook = nbformat.reads(_stable_ids(content), as_version=4)
+    reference = nbformat.from_dict(released)
+    ref_cells = {}
+    for cell in reference.cells:
+        info = _nbgrader_info(cell)
+        if info and isinstance(info.get("grade_id"), str):
+            ref_cells.setdefault(info["grade_id"], cell)
+    notes: list[str] = []
+    claims: dict[str, list[int]] = {}
+    for index, cell in enumerate(notebook.cells):
+        if "nbgrader" not in cell.get("metadata", {}):
+            continue
+        info = _nbgrader_info(cell)
+        grade_id = info.get("grade_id") if info else None
+        if isinstance(grade_id, str) and grade_id in ref_cells and ref_cells[grade_id].cell_type == cell.cell_type:
+            claims.setdefault(grade_id, []).append(index)
+        else:
+            del cell.metadata["nbgrader"]
+            what = f"for {grade_id!r}" if isinstance(grade_id, str) and grade_id else "nbgrader cannot read"
+            notes.append(f"cell {index + 1} had nbgrader metadata {what}: graded as an ordinary cell")
+    for grade_id, indices in claims.items():
+        ref = ref_cells[grade_id]
+        ref_info = _nbgrader_info(ref)
+        keep = indices[0]
+        if ref_info.get("solution"):
+            changed = [i for i in indices if notebook.cells[i].source != ref.source]
+            keep = changed[0] if changed else indices[0]
+        for i in indices:
+            if i != keep:
+                del notebook.cells[i].metadata["nbgrader"]
+        if len(indices) > 1:
+            copies = ", ".join(str(i + 1) for i in indices if i != keep)
+            notes.append(f"cell {grade_id} appears {len(indices)} times (copied?): graded cell {keep + 1}; "
+                         f"cell {copies} run as ordinary cells")
+        before = notebook.cells[keep].metadata["nbgrader"]
+        if any(before.get(name) != ref_info.get(name) for name in GRADING_FIELDS):
+            notes.append(f"cell {grade_id}: nbgrader metadata edited, restored from the released notebook")
+        notebook.cells[keep].metadata["nbgrader"] = copy.deepcopy(ref_info)
+    present = {(_nbgrader_info(c) or {}).get("grade_id") for c in notebook.cells}
+    restored = []
+    for index, cell in enumerate(reference.cells):
+        info = _nbgrader_info(cell) or {}
+        if info.get("grade") and info.get("grade_id") not in present:
+            earlier = {(_nbgrader_info(c) or {}).get("grade_id") for c in reference.cells[:index]} - {None}
+            position = 0
+            for i, existing in enumerate(notebook.cells):
+                if (_nbgrader_info(existing) or {}).get("grade_id") in earlier:
+                    position = i + 1
+            notebook.cells.insert(position, copy.deepcopy(cell))
+            present.add(info["grade_id"])
+            restored.append(info["grade_id"])
+    if restored:
+        notes.append(f"graded cells deleted, restored before grading: {', '.join(restored)}")
+    kernel = notebook.metadata.get("kernelspec")
+    wanted = reference.metadata.get("kernelspec")
+    if wanted and (not isinstance(kernel, dict) or kernel.get("name") != wanted.get("name")):
+        name = kernel.get("name") if isinstance(kernel, dict) else kernel
+        notes.append(f"kernel {name!r} replaced by the course's {wanted.get('name')!r}")
+    for key in ("kernelspec", "language_info"):
+        if key in reference.metadata:
+            notebook.metadata[key] = copy.deepcopy(reference.metadata[key])
+    ids = [cell.get("id") for cell in notebook.cells]
+    for index, cell in enumerate(notebook.cells):  # a restored cell may bring back an id in use
+        if "id" in cell and ids.count(cell.id) > 1:
+            cell.id = hashlib.sha256(f"restored:{index}:{cell.id}".encode()).hexdigest()[:12]
+            ids[index] = cell.id
+    return nbformat.writes(notebook).encode("utf-8"), notes
