@@ -59,6 +59,7 @@ def _release(args) -> int:
 
 def _autograde(args) -> int:
     from course_utils import grading
+    from course_utils.grading_intake import IntakeLimits
     from course_utils.sandbox import Limits
 
     limits = Limits(
@@ -69,9 +70,15 @@ def _autograde(args) -> int:
         landlock=not args.no_landlock,
     )
     report = grading.autograde(
-        args.submissions, out=args.out, workers=args.workers, scheduler=args.scheduler, limits=limits, force=args.force
+        args.submissions,
+        out=args.out,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        limits=limits,
+        intake=IntakeLimits(notebook_mb=args.max_notebook_mb),
+        force=args.force,
     )
-    print(report.summary())
+    print(report.summary())  # student names and messages are escaped: nothing reaches the terminal raw
     print(f"summary: {report.summary_path}")
     return 0
 
@@ -104,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--timeout", type=int, default=900, help="seconds per submission, then its kernel is killed (default 900)")
     grade.add_argument("--memory", type=int, default=4096, help="address-space limit of each kernel in MB (default 4096)")
     grade.add_argument("--output-mb", type=float, default=2.0, help="output kept per notebook in MB (default 2)")
+    grade.add_argument("--max-notebook-mb", type=float, default=50.0,
+                       help="largest notebook read, on disk or in a zip, in MB (default 50)")
     grade.add_argument("--no-landlock", action="store_true", help="do not restrict the kernel's filesystem and network access")
     grade.add_argument("--force", action="store_true", help="grade every submission again, even unchanged ones")
     grade.set_defaults(func=_autograde)

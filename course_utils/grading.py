@@ -15,22 +15,22 @@ Each tutorial is one nbgrader assignment named after its notebook, e.g. ``02_col
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 import warnings
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
+from course_utils.grading_intake import IntakeLimits, Submission, collect, grade_ids, repair
 from course_utils.sandbox import Limits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -141,129 +141,6 @@ def stale_notebooks() -> list[str]:
 
 
 @dataclass
-class Submission:
-    """One student's notebook for one assignment, or the reason it cannot be graded."""
-
-    student: str
-    source: str
-    assignment: str | None = None
-    content: bytes | None = None
-    problems: list[str] = field(default_factory=list)
-    score: float = 0.0
-    max_score: float = 0.0
-    grades: dict[str, float] = field(default_factory=dict)
-    feedback: Path | None = None
-    grade_max: dict[str, float] = field(default_factory=dict)
-    status: str = ""  # "graded" (this run), "unchanged" (kept from an earlier run) or "not graded"
-    key: str | None = None
-
-
-def _student_id(name: str) -> str:
-    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(name).stem).strip("._") or "unknown"
-    return cleaned[:64]
-
-
-def _grade_ids(notebook: dict) -> set[str]:
-    ids = set()
-    for cell in notebook.get("cells", []):
-        info = cell.get("metadata", {}).get("nbgrader", {})
-        if isinstance(info, dict) and info.get("grade_id"):
-            ids.add(str(info["grade_id"]))
-    return ids
-
-
-def _identify(content: bytes, filename: str, known: dict[str, set[str]]) -> tuple[str | None, str | None]:
-    """(assignment, problem) for a notebook's bytes: by its nbgrader cell ids, else its name."""
-    try:
-        notebook = json.loads(content.decode("utf-8"))
-        nbformat.validate(nbformat.reads(content.decode("utf-8"), as_version=4))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        return None, f"{filename} is not valid notebook JSON ({type(error).__name__}: {str(error)[:80]})"
-    except Exception as error:  # nbformat validation errors
-        return None, f"{filename} is not a valid notebook ({str(error).splitlines()[0][:100]})"
-    ids = _grade_ids(notebook)
-    overlap = {name: len(ids & cells) for name, cells in known.items()}
-    best = max(overlap, key=overlap.get, default=None)
-    if best and overlap[best] > 0:
-        return best, None
-    if Path(filename).stem in known:
-        return Path(filename).stem, None
-    return None, f"{filename}: could not tell which tutorial this is (no graded cells recognised)"
-
-
-def collect(folder: Path, known: dict[str, set[str]]) -> list[Submission]:
-    """Read a folder of ``<student>.ipynb``, ``<student>.zip`` or ``<student>/...ipynb``.
-
-    Files are read into memory, never extracted by their own paths (a zip entry named
-    ``../x`` cannot write outside the grading folder).
-    """
-    submissions: dict[tuple[str, str], Submission] = {}
-    problems: list[Submission] = []
-
-    def add(student: str, source: str, filename: str, content: bytes) -> None:
-        assignment, problem = _identify(content, filename, known)
-        if problem:
-            problems.append(Submission(student, source, problems=[problem]))
-            return
-        key = (student, assignment)
-        if key in submissions:
-            submissions[key].problems.append(
-                f"more than one notebook for {assignment}; graded {submissions[key].source}, ignored {source}"
-            )
-            return
-        submissions[key] = Submission(student, source, assignment, content)
-
-    for entry in sorted(Path(folder).iterdir()):
-        student = _student_id(entry.name)
-        if entry.is_dir():
-            notebooks = sorted(p for p in entry.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
-            if not notebooks:
-                problems.append(Submission(student, entry.name, problems=[f"{entry.name}/ holds no .ipynb notebook"]))
-            for path in notebooks:
-                add(student, str(path.relative_to(folder)), path.name, path.read_bytes())
-        elif entry.suffix == ".ipynb":
-            add(student, entry.name, entry.name, entry.read_bytes())
-        elif entry.suffix == ".zip":
-            try:
-                with zipfile.ZipFile(entry) as archive:
-                    members = [m for m in archive.infolist() if m.filename.endswith(".ipynb") and "__MACOSX" not in m.filename]
-                    if not members:
-                        problems.append(Submission(student, entry.name, problems=[f"{entry.name} holds no .ipynb notebook"]))
-                    for member in members:
-                        add(student, f"{entry.name}:{member.filename}", Path(member.filename).name, archive.read(member))
-            except zipfile.BadZipFile:
-                problems.append(Submission(student, entry.name, problems=[f"{entry.name} is not a valid zip file"]))
-        elif not entry.name.startswith("."):
-            problems.append(Submission(student, entry.name, problems=[f"{entry.name} is not a notebook (.ipynb) or a zip"]))
-    return list(submissions.values()) + problems
-
-
-def restore_graded_cells(content: bytes, assignment: str, released: Path) -> tuple[bytes, list[str]]:
-    """Put back graded test cells a student deleted, at their place in the released notebook.
-
-    nbgrader rewrites edited test cells from its database but cannot grade a cell that is
-    gone; restoring it means a deleted test still runs against the student's code.
-    """
-    notebook = nbformat.reads(content.decode("utf-8"), as_version=4)
-    reference = nbformat.read(released, as_version=4)
-    present = {c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells}
-    restored = []
-    for index, cell in enumerate(reference.cells):
-        info = cell.metadata.get("nbgrader", {})
-        if info.get("grade") and info.get("grade_id") not in present:
-            previous_ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in reference.cells[:index]]
-            position = 0
-            for i, existing in enumerate(notebook.cells):
-                if existing.metadata.get("nbgrader", {}).get("grade_id") in previous_ids:
-                    position = i + 1
-            notebook.cells.insert(position, cell)
-            restored.append(info["grade_id"])
-    if not restored:
-        return content, []
-    return nbformat.writes(notebook).encode("utf-8"), restored
-
-
-@dataclass
 class Report:
     """What ``autograde`` did: every submission (graded now, unchanged since the last run, or
     not gradable), the grades CSV, the feedback folder and the summary file."""
@@ -299,16 +176,20 @@ class Report:
         return rows
 
     def summary(self) -> str:
+        """The run for the terminal: every submission, then every exercise. Names, sources and
+        problems come from students' files: control characters are shown escaped, never sent."""
+        from course_utils.sanitize import plain_text
+
         lines = [
             f"Graded {sum(s.assignment is not None for s in self.submissions)} submissions "
             f"({self.graded_now} graded now, {self.unchanged} unchanged since the last run); grades: {self.csv_path}"
         ]
         if self.sandbox:
             lines.append(f"Kernel isolation: {'; '.join(self.sandbox)}")
-        for s in sorted(self.submissions, key=lambda s: (s.student, s.assignment or "")):
+        for s in _in_order(self.submissions):
             status = f"{s.score:g}/{s.max_score:g}" if s.assignment else "not graded"
-            note = f"  ({'; '.join(s.problems)})" if s.problems else ""
-            lines.append(f"  {s.student:<20} {s.assignment or '-':<22} {status}{note}")
+            note = f"  ({plain_text('; '.join(s.problems))})" if s.problems else ""
+            lines.append(f"  {plain_text(s.name):<20} {s.assignment or '-':<22} {status}{note}")
         table = self.exercise_table()
         if table:
             lines.append("")
@@ -321,7 +202,10 @@ class Report:
         return "\n".join(lines)
 
     def markdown(self) -> str:
-        """The summary as a markdown file: exercises, then every submission with a problem."""
+        """The summary as a markdown file: exercises, then every submission with a problem
+        (student text escaped, so no name or message can break or inject into the tables)."""
+        from course_utils.sanitize import markdown_cell
+
         lines = ["# Autograding summary", ""]
         if self.sandbox:
             lines += [f"Kernel isolation: {'; '.join(self.sandbox)}", ""]
@@ -330,25 +214,54 @@ class Report:
             cells = [row["exercise"], f"{row['points']:g}", f"{row['mean']:.2f}", f"{row['min']:g}", f"{row['max']:g}"]
             lines.append("| " + " | ".join(cells) + f" | {row['failed']}/{row['n']} |")
         lines += ["", "| student | assignment | score | problems |", "|---|---|---|---|"]
-        for s in sorted(self.submissions, key=lambda s: (s.student, s.assignment or "")):
+        for s in _in_order(self.submissions):
             if s.problems:
                 score = f"{s.score:g}/{s.max_score:g}" if s.assignment else "not graded"
-                problems = "; ".join(s.problems).replace("|", "\\|")
-                lines.append(f"| {s.student} | {s.assignment or '-'} | {score} | {problems} |")
+                cells = [markdown_cell(s.name), s.assignment or "-", score, markdown_cell("; ".join(s.problems))]
+                lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines) + "\n"
+
+
+def _in_order(submissions: list[Submission]) -> list[Submission]:
+    return sorted(submissions, key=lambda s: (s.name, s.assignment or "", s.student, s.source))
 
 
 INDEX = "autograde_index.json"
 """In the course folder: per ``student/assignment``, the key of the last graded submission
 and the problems found, so an unchanged submission is not graded again."""
-GRADER_VERSION = "2"  # part of every key: bump when grading itself changes results
+GRADER_VERSION = "3"  # part of every key: bump when grading itself changes results
+
+
+@functools.lru_cache(maxsize=1)
+def course_fingerprint() -> str:
+    """SHA-256 of everything besides the notebooks that a grade depends on: the course
+    package's code (checks, expected values computed by it), its assets (expected values,
+    checkpoints' registry), the nbgrader configuration, and the versions of the course,
+    nbgrader and Python. A fixed check changes it, so the next run grades again."""
+    from importlib import metadata
+
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parent
+    files = sorted(package.rglob("*.py")) + sorted((ROOT / "assets").rglob("*.json")) + [ROOT / "nbgrader_config.py"]
+    for path in files:
+        if path.is_file():
+            digest.update(str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name).encode())
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    for name in ("rl-course", "nbgrader"):
+        try:
+            digest.update(f"{name}={metadata.version(name)}".encode())
+        except metadata.PackageNotFoundError:
+            digest.update(f"{name}=?".encode())
+    digest.update(sys.version.encode())
+    return digest.hexdigest()
 
 
 def _key(content: bytes, source: bytes, limits: Limits) -> str:
     """Content hash of what decides a grade: the submission, the instructor's notebook
-    (solutions and hidden tests), the limits and the grader's version."""
+    (solutions and hidden tests), the limits, the course package (``course_fingerprint``)
+    and the grader's version."""
     digest = hashlib.sha256(GRADER_VERSION.encode())
-    for part in (content, source, json.dumps(limits.as_dict(), sort_keys=True).encode()):
+    for part in (content, source, json.dumps(limits.as_dict(), sort_keys=True).encode(), course_fingerprint().encode()):
         digest.update(hashlib.sha256(part).digest())
     return digest.hexdigest()
 
@@ -419,6 +332,7 @@ def autograde(
     workers: int | None = None,
     scheduler: str | None = None,
     limits: Limits | None = None,
+    intake: IntakeLimits | None = None,
     force: bool = False,
     progress: bool = True,
 ) -> Report:
@@ -428,7 +342,8 @@ def autograde(
     Submissions are graded in parallel with Dask (``grading_dask.grade_all``): ``workers``
     local worker processes (default: one per core; 0 grades in this process), or the cluster
     at ``scheduler``. Each is graded in its own throwaway course folder under ``limits``
-    (``sandbox.Limits``) and merged into the gradebook of ``course_dir``, so nbgrader's own
+    (``sandbox.Limits``; what is read from the folder: ``intake``,
+    ``grading_intake.IntakeLimits``) and merged into the gradebook of ``course_dir``, so nbgrader's own
     commands (export, generate_feedback, formgrader) see every grade. A submission whose
     content, instructor notebook and limits are unchanged since the last run in
     ``course_dir`` is not graded again (``force`` re-grades all). ``source`` is the folder of
@@ -442,22 +357,23 @@ def autograde(
     # The local cluster's worker processes start while the jobs are prepared below.
     cluster = start_local_cluster(workers) if scheduler is None and workers != 0 else None
     try:
-        return _autograde(folder, out, course_dir, source, workers, scheduler, limits, force, progress, cluster)
+        return _autograde(folder, out, course_dir, source, workers, scheduler, limits, intake, force, progress, cluster)
     finally:
         close_cluster(cluster)
 
 
-def _autograde(folder, out, course_dir, source, workers, scheduler, limits, force, progress, cluster) -> Report:
+def _autograde(folder, out, course_dir, source, workers, scheduler, limits, intake, force, progress, cluster) -> Report:
+    from nbgrader.api import Gradebook, MissingEntry
+
     from course_utils.grading_dask import grade_all
 
     limits = limits or Limits()
     course_dir = Path(course_dir).resolve()
     names = assignments(source)
-    released = _generate_here(course_dir, names, source=source)
+    released = {name: json.loads(path.read_text()) for name, path in _generate_here(course_dir, names, source=source).items()}
     sources = {name: (source / f"{name}.ipynb").read_bytes() for name in names}
-    known = {name: _grade_ids(json.loads(path.read_text())) for name, path in released.items()}
-    submissions = collect(folder, known)
-    from nbgrader.api import Gradebook, MissingEntry
+    known = {name: grade_ids(notebook) for name, notebook in released.items()}
+    submissions = collect(folder, known, intake)
 
     _tools_on_path()
     database = f"sqlite:///{course_dir / 'gradebook.db'}"
@@ -467,11 +383,14 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, forc
         for sub in submissions:
             if sub.assignment is None:
                 continue
-            content, restored = restore_graded_cells(sub.content, sub.assignment, released[sub.assignment])
-            if restored:
-                sub.problems.append(f"graded cells deleted, restored before grading: {', '.join(restored)}")
-            sub.content = content
-            key = _key(content, sources[sub.assignment], limits)
+            try:  # the boundary around one submission: whatever it holds, the others go on
+                sub.content, notes = repair(sub.content, released[sub.assignment])
+                sub.problems += notes
+                key = _key(sub.content, sources[sub.assignment], limits)
+            except Exception as error:
+                sub.problems.append(f"could not be prepared for grading ({type(error).__name__}: {str(error)[:200]})")
+                sub.assignment, sub.content = None, None
+                continue
             entry = index.get(f"{sub.student}/{sub.assignment}", {})
             try:
                 gradebook.find_submission(sub.assignment, sub.student)
@@ -502,12 +421,19 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, forc
     with Gradebook(database) as gradebook:
         results = grade_all(jobs, workers=workers, scheduler=scheduler, progress=progress, timings=timings, cluster=cluster)
         for result in results:
-            sub = pending[(result["student"], result["assignment"])]
+            sub = pending.get((result.get("student"), result.get("assignment")))
+            if sub is None:  # pragma: no cover - every result answers a job
+                continue
             sub.problems += result["problems"]
             sub.status = "graded"
             task_cpu[f"{sub.student}/{sub.assignment}"] = result.get("cpu_seconds", 0.0)
             isolation += [note for note in result.get("sandbox", []) if note not in isolation]
-            _merge(gradebook, course_dir, sub, result)
+            try:
+                _merge(gradebook, course_dir, sub, result)
+            except Exception as error:
+                gradebook.db.rollback()
+                sub.problems.append(f"the result could not be saved in the gradebook ({type(error).__name__}: {error})"[:300])
+                continue
             index[f"{sub.student}/{sub.assignment}"] = {"key": sub.key, "problems": result["problems"], "source": sub.source}
             _save_index(course_dir, index)
         grading_seconds = time.perf_counter() - timings.get("submitted", time.perf_counter())
@@ -517,21 +443,9 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, forc
                 sub.status = "not graded"
                 continue
             try:
-                record = gradebook.find_submission(sub.assignment, sub.student)
-            except MissingEntry:
-                sub.problems.append("no grade recorded: the notebook could not be autograded")
-                sub.max_score = gradebook.find_assignment(sub.assignment).max_score
-                continue
-            sub.score, sub.max_score = float(record.score), float(record.max_score)
-            for notebook in record.notebooks:
-                for grade in notebook.grades:
-                    sub.grades[grade.name] = float(grade.score)
-                    sub.grade_max[grade.name] = float(grade.max_score)
-            html = course_dir / "feedback" / sub.student / sub.assignment / f"{sub.assignment}.html"
-            if html.exists():
-                sub.feedback = out / "feedback" / sub.student / f"{sub.assignment}.html"
-                sub.feedback.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(html, sub.feedback)
+                _read_back(gradebook, course_dir, out, sub)
+            except Exception as error:
+                sub.problems.append(f"no grade recorded ({type(error).__name__}: {str(error)[:200]})")
     report = Report(
         submissions,
         _write_csv(submissions, out),
@@ -547,23 +461,51 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, forc
     return report
 
 
+def _read_back(gradebook, course_dir: Path, out: Path, sub: Submission) -> None:
+    """Fill in ``sub``'s scores from the gradebook and copy its feedback HTML to ``out``."""
+    from nbgrader.api import MissingEntry
+
+    try:
+        record = gradebook.find_submission(sub.assignment, sub.student)
+    except MissingEntry:
+        sub.problems.append("no grade recorded: the notebook could not be autograded")
+        sub.max_score = gradebook.find_assignment(sub.assignment).max_score
+        return
+    sub.score, sub.max_score = float(record.score), float(record.max_score)
+    for notebook in record.notebooks:
+        for grade in notebook.grades:
+            sub.grades[grade.name] = float(grade.score)
+            sub.grade_max[grade.name] = float(grade.max_score)
+    html = course_dir / "feedback" / sub.student / sub.assignment / f"{sub.assignment}.html"
+    if html.exists():
+        sub.feedback = out / "feedback" / sub.student / f"{sub.assignment}.html"
+        sub.feedback.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(html, sub.feedback)
+
+
 def _write_csv(submissions: list[Submission], out: Path) -> Path:
+    """``grades.csv``: one row per submission. ``student`` is the id as the instructor gave it,
+    ``gradebook_id`` the one in nbgrader's gradebook. Every text cell is neutralised against
+    spreadsheet formulas (a file name may start with ``=``)."""
+    from course_utils.sanitize import csv_cell
+
     out.mkdir(parents=True, exist_ok=True)
     grade_names = sorted({name for s in submissions for name in s.grades})
     path = out / "grades.csv"
-    with path.open("w", newline="") as f:
+    with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(["student", "assignment", "score", "max_score", *grade_names, "source", "problems"])
-        for s in sorted(submissions, key=lambda s: (s.student, s.assignment or "")):
+        writer.writerow(["student", "assignment", "score", "max_score", *grade_names, "gradebook_id", "source", "problems"])
+        for s in _in_order(submissions):
             writer.writerow(
                 [
-                    s.student,
+                    csv_cell(s.name),
                     s.assignment or "",
                     f"{s.score:g}",
                     f"{s.max_score:g}",
                     *[f"{s.grades[n]:g}" if n in s.grades else "" for n in grade_names],
-                    s.source,
-                    "; ".join(s.problems),
+                    csv_cell(s.student),
+                    csv_cell(s.source),
+                    csv_cell("; ".join(s.problems)),
                 ]
             )
     return path

@@ -9,11 +9,15 @@ graded cell, the autograded notebook and feedback HTML as bytes, and the problem
 ``grading.autograde`` merges that into the instructor's gradebook.
 
 The student's code runs in a separate kernel process started by ``SandboxKernelManager``
-through ``sandbox.py`` (limits, Landlock, no capabilities), with its current folder set to
-an empty working folder holding only the student's own notebook. ``LimitedExecute`` (in place
-of nbgrader's ``Execute``) caps the output kept per notebook, and when the kernel dies it
-marks the remaining cells as not run, so the cells that passed before still count. A watchdog
-kills the kernel at the wall-clock limit, which the same path turns into a grade.
+through ``sandbox.py`` (limits, Landlock, no capabilities, its own process tree), with its
+current folder set to an empty working folder holding only the student's own notebook and
+its stdin, stdout and stderr on /dev/null (never the grader's terminal). ``LimitedExecute``
+(in place of nbgrader's ``Execute``) caps the output kept per notebook for every output type,
+and when the kernel dies it marks the remaining cells as not run, so the cells that passed
+before still count. A watchdog kills the kernel at the wall-clock limit, which the same path
+turns into a grade. Every process of the submission is killed (``sandbox.ProcessTree``) before
+its result is returned, and the autograded notebook is sanitised (``sanitize``) before the
+feedback HTML is made from it and before formgrader can show it.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import os
 import resource
 import secrets
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -41,7 +46,7 @@ from course_utils import sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 SANDBOX_SCRIPT = Path(sandbox.__file__).resolve()
-TRUNCATED = "... output truncated by the grader: over {mb:g} MB of output in this notebook ..."
+TRUNCATED = "... output truncated by the grader: over {mb:.3g} MB of output in this notebook ..."
 KERNEL_DIED = "KernelDied"
 KERNEL_STOPPED = "KernelStopped"
 _LOCK = threading.Lock()  # nbgrader's converters set os.environ: one grading at a time per process
@@ -58,6 +63,9 @@ class SandboxKernelManager(AsyncKernelManager):
         workdir = Path(spec["workdir"])
         kw["env"] = sandbox.clean_environment(workdir, spec["token"], kw.get("env"))
         kw["cwd"] = str(workdir)
+        # Its own stdin/stdout/stderr: no descriptor of the grader's terminal (ipykernel keeps
+        # a copy of the original stdout, which a child could write to or read keys from).
+        kw["stdin"] = kw["stdout"] = kw["stderr"] = subprocess.DEVNULL
         command = [sys.executable, str(SANDBOX_SCRIPT), "kernel", self.spec, "--", *kernel_cmd]
         await super()._async_launch_kernel(command, **kw)
 
@@ -80,8 +88,10 @@ class LimitedExecute(Execute):
         return km
 
     def preprocess(self, nb, resources=None, km=None):
-        self._output_bytes, self._dead_at = 0, None
-        return super().preprocess(nb, resources, km)
+        self._output_bytes, self._dead_at, self._truncated = 0, None, False
+        nb, resources = super().preprocess(nb, resources, km)
+        enforce_output_budget(nb, int(self.output_mb * 2**20))
+        return nb, resources
 
     def preprocess_cell(self, cell, resources, index):
         if self._dead_at is not None:
@@ -100,21 +110,105 @@ class LimitedExecute(Execute):
             cell.outputs.append(_error(KERNEL_STOPPED, "the cell ran over its time limit and ignored the interrupt"))
             return cell, self.resources
 
+    def _spend(self, size: int) -> bool:
+        """Count ``size`` bytes of output against the budget; False (and a note, once) when
+        they do not fit."""
+        budget = int(self.output_mb * 2**20)
+        if self._output_bytes + size <= budget:
+            self._output_bytes += size
+            return True
+        self._truncated = True
+        return False
+
     def output(self, outs, msg, display_id, cell_index):
-        size = len(json.dumps(msg.get("content", {}), default=str))
-        budget = int(self.output_mb * 1024 * 1024)
-        if self._output_bytes + size > budget:
-            if self._output_bytes <= budget:
+        if not self._spend(_size(msg.get("content", {}))):
+            if not any(TRUNCATED_MARK in _text(o) for o in outs if o.get("output_type") == "stream"):
                 outs.append(NotebookNode(output_type="stream", name="stderr", text=TRUNCATED.format(mb=self.output_mb) + "\n"))
-                self._output_bytes = budget + 1
-            return None
-        self._output_bytes += size
+            if msg.get("msg_type") not in KEPT_TYPES:
+                return None
+            # An error decides a test cell's grade and an execute_result its partial credit:
+            # over the budget they are shortened, never dropped (else flooding would pass a test).
+            msg = {**msg, "content": _shorten(msg["msg_type"], msg.get("content", {}))}
         return super().output(outs, msg, display_id, cell_index)
+
+    def _update_display_id(self, display_id, msg):
+        """``update_display_data`` (and a new display with an existing id) rewrite earlier
+        outputs in place: the new data pays for every output it rewrites."""
+        cells = self._display_id_map.get(display_id, {})
+        targets = sum(len(indices) for indices in cells.values())
+        if targets and not self._spend(targets * _size(msg.get("content", {}))):
+            outs = self.nb.cells[min(cells)].outputs  # the note goes with the first output it would have rewritten
+            if not any(TRUNCATED_MARK in _text(o) for o in outs if o.get("output_type") == "stream"):
+                outs.append(NotebookNode(output_type="stream", name="stderr", text=TRUNCATED.format(mb=self.output_mb) + "\n"))
+            return None
+        return super()._update_display_id(display_id, msg)
+
+
+TRUNCATED_MARK = "output truncated by the grader"
+KEPT_TYPES = ("error", "execute_result")
+"""Outputs that carry a verdict (nbgrader: an error fails a test cell, an execute_result's
+number is partial credit): shortened past the output budget, never dropped."""
+SHORT = 2000  # characters kept of each text in a shortened output
+
+
+def _shorten(kind: str, content: dict) -> dict:
+    """A small copy of an error or execute_result message's ``content``."""
+    def cut(text) -> str:
+        text = text if isinstance(text, str) else str(text)
+        return text if len(text) <= SHORT else text[:SHORT] + " ... [shortened by the grader]"
+
+    if kind == "error" or content.get("output_type") == "error":
+        trace = content.get("traceback") if isinstance(content.get("traceback"), list) else []
+        return {**{k: v for k, v in content.items() if k not in ("ename", "evalue", "traceback")},
+                "ename": cut(content.get("ename", ""))[:200], "evalue": cut(content.get("evalue", "")),
+                "traceback": [cut(line) for line in trace[-20:]]}
+    data = content.get("data") if isinstance(content.get("data"), dict) else {}
+    return {**{k: v for k, v in content.items() if k not in ("data", "metadata")},
+            "data": {"text/plain": cut(data.get("text/plain", ""))}, "metadata": {}}
+
+
+def _size(content) -> int:
+    try:
+        return len(json.dumps(content, default=str))
+    except (TypeError, ValueError, RecursionError):
+        return 2**31
+
+
+def enforce_output_budget(nb, budget: int) -> bool:
+    """Make every output of ``nb`` together fit in ``budget`` bytes (JSON size), whatever its
+    type (stream, display_data, execute_result, error with its ename, evalue and traceback,
+    updated displays): outputs past the budget are replaced by one note, except errors and
+    execute_results, which are shortened (they decide grades). Returns whether anything was cut. The last line of defence
+    behind ``LimitedExecute``'s own accounting."""
+    spent, cut = 0, False
+    note = NotebookNode(output_type="stream", name="stderr", text=TRUNCATED.format(mb=budget / 2**20) + "\n")
+    for cell in nb.cells:
+        if cell.get("cell_type") != "code":
+            continue
+        kept = []
+        for out in cell.get("outputs", []):
+            size = _size(out)
+            if TRUNCATED_MARK in _text(out):
+                kept.append(out)
+            elif spent + size <= budget:
+                spent += size
+                kept.append(out)
+            else:
+                cut = True
+                if not any(TRUNCATED_MARK in _text(o) for o in kept):
+                    kept.append(note)
+                if out.get("output_type") in KEPT_TYPES:
+                    kept.append(NotebookNode(_shorten(out["output_type"], out)))
+        cell.outputs = kept
+    return cut
 
 
 def stop_kernel(spec_path: str) -> None:
     """Kill the sandboxed kernel described by ``spec_path`` and everything it started."""
     spec = json.loads(Path(spec_path).read_text())
+    if spec.get("tree"):
+        sandbox.ProcessTree.from_spec(spec["tree"]).kill()
+        return
     status = Path(spec["status"])
     pids = [json.loads(status.read_text() or "{}").get("pid")] if status.exists() else []
     sandbox.kill_marked(spec["token"], [pid for pid in pids if pid])
@@ -154,6 +248,9 @@ def _config(course: Path, limits: dict, spec: Path):
     config.Execute.shutdown_kernel = "immediate"
     config.LimitedExecute.output_mb = float(limits["output_mb"])
     config.LimitedExecute.sandbox_spec = str(spec)
+    from course_utils.sanitize import feedback_config
+
+    feedback_config(config)  # the feedback HTML: nothing the student wrote may run
     config.Autograde.autograde_preprocessors = [
         LimitedExecute,
         IgnorePattern,
@@ -215,7 +312,7 @@ def _text(output: dict) -> str:
 def notebook_problems(notebook: dict, limits: dict) -> list[str]:
     """Problems worth a line in the report, read from an executed notebook's outputs:
     timeouts, memory errors, a dead kernel, truncated output."""
-    problems, dead = [], None
+    problems, dead, truncated = [], None, False
     for index, cell in enumerate(notebook.get("cells", [])):
         for output in cell.get("outputs", []):
             name = output.get("ename") if output.get("output_type") == "error" else None
@@ -235,7 +332,8 @@ def notebook_problems(notebook: dict, limits: dict) -> list[str]:
                 problems.append(
                     f"the kernel died in {_cell_label(cell, index)} (exit, crash or out of memory); later cells were not run"
                 )
-            elif output.get("output_type") == "stream" and "output truncated by the grader" in _text(output):
+            elif output.get("output_type") == "stream" and TRUNCATED_MARK in _text(output) and not truncated:
+                truncated = True
                 problems.append(f"more than {limits['output_mb']:g} MB of output: the rest was dropped")
     return problems
 
@@ -274,7 +372,7 @@ def grade_submission(job: dict) -> dict:
     result["worker"] = f"{os.uname().nodename}:{os.getpid()}"
     root = Path(tempfile.mkdtemp(prefix="course-grade-"))
     token = secrets.token_hex(8)
-    watchdog = None
+    watchdog = tree = None
     try:
         with _LOCK, warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SQLAlchemy warnings from nbgrader's own autograde
@@ -292,7 +390,11 @@ def grade_submission(job: dict) -> dict:
             (work / f"{assignment}.ipynb").write_bytes(job["notebook"])  # the student's own copy, nothing else
             spec = control / "sandbox.json"
             status = control / "status.json"
-            spec.write_text(json.dumps({"workdir": str(work), "limits": limits, "status": str(status), "token": token}))
+            # Every process the kernel starts, in any session and with any environment, is in
+            # this tree; it is killed before the result is reported (see sandbox.ProcessTree).
+            tree = sandbox.ProcessTree.create(token)
+            spec.write_text(json.dumps({"workdir": str(work), "limits": limits, "status": str(status), "token": token,
+                                        "tree": tree.as_spec()}))
             config = _config(course, limits, spec)
 
             stopped = threading.Event()
@@ -317,9 +419,9 @@ def grade_submission(job: dict) -> dict:
                 result["sandbox"] = info.get("applied", []) + [f"missing: {note}" for note in info.get("missing", [])]
             autograded = course / "autograded" / student / assignment / f"{assignment}.ipynb"
             if autograded.exists():
-                result["autograded"] = autograded.read_bytes()
-                found = notebook_problems(json.loads(result["autograded"]), limits)
+                found = notebook_problems(json.loads(autograded.read_bytes()), limits)
                 result["problems"] += [p for p in found if not (stopped.is_set() and "kernel died" in p)]
+                result["autograded"] = _sanitized(autograded)
             if not outcome.get("success"):
                 result["problems"].append("the grader failed: " + _last_line(outcome.get("error") or outcome.get("log") or ""))
             _read_grades(course, assignment, student, result)
@@ -333,11 +435,29 @@ def grade_submission(job: dict) -> dict:
     finally:
         if watchdog is not None:
             watchdog.cancel()
-        sandbox.kill_marked(token)
+        if tree is not None:
+            tree.close()  # kills what is left of the submission, then removes the tree
+        else:
+            sandbox.kill_marked(token)
         shutil.rmtree(root, ignore_errors=True)
     result["seconds"] = time.perf_counter() - started
     result["cpu_seconds"] = _cpu() - cpu_started
     return result
+
+
+def _sanitized(path: Path) -> bytes:
+    """Rewrite the autograded notebook at ``path`` with nothing executable from the student
+    (``sanitize.sanitize_notebook``: formgrader renders it on the Jupyter server's origin, and
+    the feedback HTML is made from it); returns its bytes."""
+    import nbformat
+
+    from course_utils.sanitize import sanitize_notebook
+
+    notebook = nbformat.read(path, as_version=4)
+    sanitize_notebook(notebook)
+    data = nbformat.writes(notebook).encode("utf-8")
+    path.write_bytes(data)
+    return data
 
 
 def _cpu() -> float:

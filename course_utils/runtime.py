@@ -47,6 +47,12 @@ def _automated() -> bool:
     return bool(os.environ.get("CI")) or bool(os.environ.get("NBGRADER_EXECUTION"))
 
 
+def grading() -> bool:
+    """True while nbgrader runs the notebook (``NBGRADER_EXECUTION`` set): outputs are kept
+    for the feedback, under the grader's output cap, so big displays shrink."""
+    return bool(os.environ.get("NBGRADER_EXECUTION"))
+
+
 def fast_mode() -> bool:
     """Whether long loops should be scaled down (see the module docstring)."""
     explicit = _flag("COURSE_FAST")

@@ -15,6 +15,7 @@ import zipfile
 from pathlib import Path
 
 from course_utils.grading_dask import TINY, student_version
+from course_utils.grading_intake import gradebook_id
 
 LEAKED = "LEAKED:"
 
@@ -168,11 +169,12 @@ def build(folder: Path, solution: dict, paths: dict, wall_cells: int = 10) -> di
     (folder / "essay.docx").write_bytes(b"PK\x03\x04 not really a document")
     expected["essay"] = (0, "not a notebook")
 
-    # two submissions claiming one student id: the first (sorted) is graded, the other named
+    # two submissions claiming one student id: both graded, the second as twice~2, both told
     _write(folder, "twice", full)
     with zipfile.ZipFile(folder / "twice.zip", "w") as archive:
         archive.writestr(f"{TINY}.ipynb", json.dumps(add_only))
-    expected["twice"] = (3, "more than one notebook")
+    expected["twice"] = (3, "2 notebooks for")
+    expected["twice~2"] = (1, "2 notebooks for")
 
     # zip entries with ../ paths: read in memory, never extracted
     with zipfile.ZipFile(folder / "zipslip.zip", "w") as archive:
@@ -191,4 +193,174 @@ def build(folder: Path, solution: dict, paths: dict, wall_cells: int = 10) -> di
     if paths.get("signals_scoped"):
         _write(folder, "killer", _with_cell(full, KILLER))
         expected["killer"] = (3, "")
+    return expected
+
+
+# --------------------------------------------------------------------------------------
+# Intake, ids, metadata, survivors, caps and scripts (issue 12's findings)
+
+SURVIVOR = '''
+import os, subprocess, sys
+# a grandchild in a new session with an empty environment, which forks once more and sleeps
+code = ("import os, time\\nif os.fork() == 0:\\n"
+        "    os.setsid(); print(os.getpid(), flush=True); time.sleep(3600)\\nelse:\\n    os._exit(0)")
+child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True, env={}, stdout=subprocess.PIPE, text=True)
+print("SURVIVOR", int(child.stdout.readline()))
+'''
+
+TERMINAL = '''
+import os, sys
+for fd in {1, 2, getattr(sys.stdout, "_original_stdstream_copy", None) or 1}:
+    try:
+        os.write(fd, b"\\x1b[2K\\rFAKE-TERMINAL-LINE 5/5 all checks passed\\n")
+    except OSError:
+        pass
+'''
+
+DISPLAY_BOMB = '''
+from IPython.display import display, update_display
+big = "x" * (8 * 2**20)
+for name in ("a", "b"):
+    display("small", display_id=name)
+for name in ("a", "b"):
+    update_display(big, display_id=name)
+'''
+
+HTML_PAYLOAD = "<img src=x onerror=\"document.title='PWNED'\"><script>document.title='PWNED'</script>"
+
+
+def _markdown(source: str) -> dict:
+    return {"cell_type": "markdown", "metadata": {}, "source": source}
+
+
+def _zip_with_patched_header(path: Path, name: str, content: bytes, *, flag: int = 0, method: int | None = None) -> None:
+    """A zip whose one member claims an encryption flag or a compression method it does not
+    use (Python cannot write encrypted or Deflate64 members; readers look at the headers)."""
+    import struct
+
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr(name, content)
+    data = bytearray(path.read_bytes())
+    for signature, flag_at, method_at in ((b"PK\x03\x04", 6, 8), (b"PK\x01\x02", 8, 10)):
+        at = data.index(signature)
+        struct.pack_into("<H", data, at + flag_at, struct.unpack_from("<H", data, at + flag_at)[0] | flag)
+        if method is not None:
+            struct.pack_into("<H", data, at + method_at, method)
+    path.write_bytes(bytes(data))
+
+
+def _zip_bomb(path: Path, name: str, gib: float) -> None:
+    """One member of ``gib`` GiB of zeros, written with a streaming compressor (1 GiB takes
+    about a second; the zip is about a MB)."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive, archive.open(name, "w", force_zip64=True) as f:
+        chunk = bytes(2**24)
+        for _ in range(int(gib * 2**30) // len(chunk)):
+            f.write(chunk)
+
+
+def build_intake(folder: Path, solution: dict, paths: dict) -> dict[str, tuple[float, str, str]]:
+    """Write the intake and integrity cases; returns {gradebook id: (score, reason, student
+    name as given)}. Not gradable cases score 0 with no assignment."""
+    import os
+
+    full = student_version(solution, "add", "square")
+    add_only = student_version(solution, "add")
+    untouched = student_version(solution)
+    expected: dict[str, tuple[float, str, str]] = {}
+
+    # metadata nbgrader cannot read: graded as ordinary cells, the answers keep their marks
+    nbnull = json.loads(json.dumps(full))
+    nbnull["cells"][0]["metadata"]["nbgrader"] = None
+    _write(folder, "nbnull", nbnull)
+    expected["nbnull"] = (3, "nbgrader cannot read", "nbnull")
+    badid = json.loads(json.dumps(full))
+    badid["cells"][0]["metadata"]["nbgrader"] = {"grade_id": ["x"]}
+    _write(folder, "badid", badid)
+    expected["badid"] = (3, "nbgrader cannot read", "badid")
+
+    # an honest student who copy-pasted the answer cell (metadata copied too) and one whose
+    # test cell carries an outdated schema version
+    copied = json.loads(json.dumps(full))
+    at = _index(copied, "square")
+    copied["cells"].insert(at + 1, json.loads(json.dumps(copied["cells"][at])))
+    _write(folder, "copied", copied)
+    expected["copied"] = (3, "appears 2 times", "copied")
+    schema = json.loads(json.dumps(full))
+    schema["cells"][_index(schema, "test_square")]["metadata"]["nbgrader"]["schema_version"] = 0
+    schema["cells"][_index(schema, "test_add")]["metadata"]["nbgrader"]["points"] = 100
+    _write(folder, "schema", schema)
+    expected["schema"] = (3, "restored from the released notebook", "schema")
+
+    # a folder named like a notebook, a dangling link, a pipe and a device, in and beside folders
+    (folder / "dirnb" / "hw.ipynb").mkdir(parents=True)
+    _write(folder / "dirnb", "real", full)
+    expected["dirnb"] = (3, "is a folder, not a notebook", "dirnb")
+    (folder / "dangling").mkdir()
+    os.symlink("/nonexistent/hw.ipynb", folder / "dangling" / "hw.ipynb")
+    expected["dangling"] = (0, "symbolic link", "dangling")
+    os.mkfifo(folder / "pipe.ipynb")
+    expected["pipe"] = (0, "not a regular file", "pipe")
+    os.symlink("/dev/zero", folder / "zero.ipynb")
+    expected["zero"] = (0, "symbolic link", "zero")
+
+    # links into the instructor's files: never followed
+    os.symlink(paths["solution"], folder / "linked.ipynb")
+    expected["linked"] = (0, "symbolic link", "linked")
+    os.symlink(os.path.dirname(paths["solution"]), folder / "linkdir")
+    expected["linkdir"] = (0, "symbolic link", "linkdir")
+
+    # zips: a bomb (1 GiB of zeros in about a MB), a password, Deflate64
+    _zip_bomb(folder / "bomb.zip", f"{TINY}.ipynb", 1)
+    expected["bomb"] = (0, "over the 50 MB limit", "bomb")
+    notebook_bytes = json.dumps(full).encode()
+    _zip_with_patched_header(folder / "locked.zip", f"{TINY}.ipynb", notebook_bytes, flag=0x1)
+    expected["locked"] = (0, "password-protected", "locked")
+    _zip_with_patched_header(folder / "deflate64.zip", f"{TINY}.ipynb", notebook_bytes, method=9)
+    expected["deflate64"] = (0, "Deflate64", "deflate64")
+
+    # ids that used to collapse into one, and a name chosen to overwrite a classmate's grade
+    for name, notebook, score in [
+        ("Иван", full, 3), ("李雷", add_only, 1), ("a b", full, 3), ("a_b", add_only, 1),
+        ("zz_victim", full, 3), ("zz_victim!", untouched, 0), ("x" * 70 + "1", full, 3), ("x" * 70 + "2", untouched, 0),
+    ]:
+        _write(folder, name, notebook)
+        expected[gradebook_id(name)] = (score, "", name)
+    _write(folder, "Bob", full)
+    expected["Bob"] = (3, "looks like 'bob'", "Bob")
+    _write(folder, "bob", untouched)
+    expected["bob"] = (0, "looks like 'Bob'", "bob")
+    for name, notebook, score in [("jane.doe", full, 3), ("jane.roe", untouched, 0)]:
+        (folder / name).mkdir()
+        _write(folder / name, TINY, notebook)
+        expected[name] = (score, "", name)
+
+    # a spreadsheet formula as a file name; a zip member name that forges a terminal line
+    _write(folder, '=HYPERLINK("evil.example","grades")', full)
+    expected[gradebook_id('=HYPERLINK("evil.example","grades")')] = (3, "", '=HYPERLINK("evil.example","grades")')
+    with zipfile.ZipFile(folder / "forger.zip", "w") as archive:
+        archive.writestr("\x1b[2K\rstudent0 5/5 all fine\n| x | y |.ipynb", b"{not json")
+    expected["forger"] = (0, "not valid notebook JSON", "forger")
+
+    # processes and outputs that must not escape the submission
+    _write(folder, "survivor", _with_cell(full, SURVIVOR))
+    expected["survivor"] = (3, "", "survivor")
+    _write(folder, "terminal", _with_cell(full, TERMINAL))
+    expected["terminal"] = (3, "", "terminal")
+    _write(folder, "displaybomb", _with_cell(full, DISPLAY_BOMB))
+    expected["displaybomb"] = (3, "of output", "displaybomb")
+    _write(folder, "bigerror", _with_cell(full, 'raise ValueError("E" * (50 * 2**20))'))
+    expected["bigerror"] = (3, "of output", "bigerror")
+    # flooding must not hide a failing test: square is wrong, its test's error is kept
+    floodfail = _with_cell(add_only, "for i in range(20):\n    print(str(i) * 2**20)")
+    floodfail["cells"][_index(floodfail, "square")]["source"] = "def square(x):\n    return x + 1"
+    _write(folder, "floodfail", floodfail)
+    expected["floodfail"] = (1, "of output", "floodfail")
+
+    # scripts for the instructor's browser, in markdown and in outputs
+    scripted = json.loads(json.dumps(full))
+    scripted["cells"].insert(1, _markdown(f"My answer {HTML_PAYLOAD} <a href=\"javascript:alert(1)\">see</a> $a<b$"))
+    scripted["cells"].insert(2, _code(f"%%html\n{HTML_PAYLOAD}"))
+    scripted["cells"].insert(3, _code("%%javascript\ndocument.title = 'PWNED'"))
+    _write(folder, "scripted", scripted)
+    expected["scripted"] = (3, "", "scripted")
     return expected

@@ -26,3 +26,13 @@ def test_animate_embeds_every_kept_frame_as_html():
 def test_animate_refuses_no_frames():
     with pytest.raises(ValueError, match="at least one frame"):
         animate([])
+
+
+def test_animate_keeps_a_short_preview_while_graded(monkeypatch):
+    from course_utils.animation import GRADING_FRAMES
+
+    frames = [np.full((40, 60, 3), i % 250, dtype=np.uint8) for i in range(3 * GRADING_FRAMES)]
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    assert animate(frames, max_frames=100).data.count("data:image/png;base64") == 3 * GRADING_FRAMES
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert animate(frames, max_frames=100).data.count("data:image/png;base64") == GRADING_FRAMES

@@ -27,6 +27,12 @@ def graded(tmp_path_factory):
     deleted = with_answer(student, solution, "discounted_returns")
     del deleted["cells"][cell_index(deleted, "test_replay_memory")]
     write(folder, "deleted", deleted)
+    # an honest student who copy-pasted cells in JupyterLab (their nbgrader metadata came along)
+    copied = json.loads(json.dumps(solution))
+    for grade_id in ("replay_memory", "test_replay_memory"):
+        at = cell_index(copied, grade_id)
+        copied["cells"].insert(at + 1, json.loads(json.dumps(copied["cells"][at])))
+    write(folder, "copied", copied)
     with zipfile.ZipFile(folder / "zipped.zip", "w") as archive:
         archive.writestr(f"../../{ASSIGNMENT}.ipynb", json.dumps(solution))  # a hostile path is never extracted
     (folder / "corrupt.ipynb").write_text('{"cells": [')
@@ -45,6 +51,12 @@ def test_solution_gets_full_marks(graded):
     _, rows, _ = graded
     assert score(rows, "full") == (5, 5)
     assert rows["full"]["test_discounted_returns"] == "2" and rows["full"]["test_replay_memory"] == "3"
+
+
+def test_copied_cells_keep_an_honest_students_marks(graded):
+    _, rows, _ = graded
+    assert score(rows, "copied") == (5, 5)
+    assert "appears 2 times" in rows["copied"]["problems"]
 
 
 def test_untouched_student_notebook_gets_zero(graded):
@@ -91,9 +103,9 @@ def test_feedback_html_per_student(graded):
 
 def test_summary_table_and_markdown(graded):
     report, _, out = graded
-    assert (report.graded_now, report.unchanged) == (6, 0)  # full, zero, partial, edited, deleted, zipped
+    assert (report.graded_now, report.unchanged) == (7, 0)  # full, copied, zero, partial, edited, deleted, zipped
     table = {row["exercise"]: row for row in report.exercise_table()}
-    assert table["test_replay_memory"]["points"] == 3 and table["test_replay_memory"]["failed"] == 4  # all but full, zipped
+    assert table["test_replay_memory"]["points"] == 3 and table["test_replay_memory"]["failed"] == 4  # all but full, copied, zipped
     text = (out / "summary.md").read_text()
     assert "| test_discounted_returns | 2 |" in text and "| corrupt |" in text and "| full |" not in text
 

@@ -15,7 +15,7 @@ import sys
 import uuid
 
 import pytest
-from hostile_submissions import LEAKED, build
+from hostile_submissions import LEAKED, build, build_intake
 
 from course_utils import grading, sandbox
 from course_utils.grading_dask import TINY, student_version, synthetic_assignment
@@ -47,11 +47,26 @@ def corpus(tmp_path_factory):
         "signals_scoped": ABI >= 6,
     }
     folder = tmp / "submissions"
-    expected = build(folder, solution, paths)
-    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    expected = {ident: (score, reason, ident.split("~")[0]) for ident, (score, reason) in build(folder, solution, paths).items()}
+    expected.update(build_intake(folder, solution, paths))
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file() and not p.is_symlink()}
     out = tmp / "out"
-    report = grading.autograde(folder, out=out, course_dir=course, source=solutions, workers=2, limits=LIMITS, progress=False)
-    rows = {row["student"]: row for row in csv.DictReader(report.csv_path.open())}
+    # Everything the grader and its kernels write to this process's stdout and stderr, which
+    # would be the instructor's terminal (the workers and kernels inherit descriptors 1 and 2).
+    terminal = tmp / "terminal.txt"
+    saved = [os.dup(1), os.dup(2)]
+    with terminal.open("wb") as sink:
+        os.dup2(sink.fileno(), 1)
+        os.dup2(sink.fileno(), 2)
+        try:
+            report = grading.autograde(folder, out=out, course_dir=course, source=solutions, workers=2, limits=LIMITS,
+                                       progress=False)
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+    rows = {row["gradebook_id"]: row for row in csv.DictReader(report.csv_path.open(encoding="utf-8"))}
     try:
         accepted = listener.accept()
         accepted[0].close()
@@ -61,6 +76,7 @@ def corpus(tmp_path_factory):
     yield {
         "report": report, "rows": rows, "expected": expected, "paths": paths, "folder": folder, "before": before,
         "out": out, "course": course, "solutions": solutions, "solution": solution, "accepted": accepted,
+        "terminal": terminal.read_bytes(),
     }
     if os.path.exists(paths["marker"]):
         os.unlink(paths["marker"])
@@ -80,10 +96,11 @@ def printed(corpus, student: str) -> str:
 def test_every_submission_gets_its_grade_and_reason(corpus):
     rows, expected = corpus["rows"], corpus["expected"]
     assert set(rows) == set(expected)
-    for student, (score, reason) in expected.items():
+    for student, (score, reason, name) in expected.items():
         row = rows[student]
         assert float(row["score"]) == score, f"{student}: {row['score']} ({row['problems']})"
         assert reason in row["problems"], f"{student}: expected '{reason}' in '{row['problems']}'"
+        assert row["student"] == (f"'{name}" if name.startswith("=") else name)
 
 
 def test_normal_student_keeps_full_marks_and_has_no_problems(corpus):
@@ -111,7 +128,7 @@ def test_hostile_code_cannot_touch_files_outside_its_folder(corpus):
     if ABI < 1:
         pytest.skip("no Landlock on this kernel: only the working folder separates submissions")
     assert not os.path.exists(corpus["paths"]["marker"])
-    after = {p.name: p.read_bytes() for p in corpus["folder"].iterdir() if p.is_file()}
+    after = {p.name: p.read_bytes() for p in corpus["folder"].iterdir() if p.is_file() and not p.is_symlink()}
     assert after == corpus["before"]
     text = printed(corpus, "writer")
     assert "ESCAPED" not in text and "inside: my own folder is fine" in text and text.count("blocked:") == 3
@@ -164,7 +181,7 @@ def test_nbgrader_export_and_feedback_see_the_merged_grades(corpus):
     env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
     subprocess.run([*base, "export", f"--to={target}", *where], cwd=course, check=True, capture_output=True, env=env)
     scores = {row["student_id"]: float(row["raw_score"]) for row in csv.DictReader(target.open())}
-    for student, (score, _) in corpus["expected"].items():
+    for student, (score, _, _) in corpus["expected"].items():
         if corpus["rows"][student]["assignment"]:
             assert scores[student] == score, student
     subprocess.run([*base, "generate_feedback", TINY, "--student=crash", "--force", *where], cwd=course, check=True,
@@ -183,7 +200,71 @@ def test_rerun_grades_only_the_new_submission(corpus):
     assert report.graded_now == 1
     statuses = {s.student: s.status for s in report.submissions}
     assert statuses["latecomer"] == "graded" and statuses["normal"] == "unchanged"
-    rows = {row["student"]: row for row in csv.DictReader(report.csv_path.open())}
+    rows = {row["gradebook_id"]: row for row in csv.DictReader(report.csv_path.open(encoding="utf-8"))}
     assert rows["latecomer"]["score"] == "2"
     for student, row in corpus["rows"].items():
         assert (rows[student]["score"], rows[student]["problems"]) == (row["score"], row["problems"]), student
+
+
+def test_untouched_and_full_keep_zero_and_full_marks_beside_every_case(corpus):
+    rows = corpus["rows"]
+    assert (rows["zz_victim"]["score"], rows["zz_victim%21"]["score"]) == ("3", "0")
+    assert rows["zz_victim"]["problems"] == "" and rows["zz_victim%21"]["student"] == "zz_victim!"
+
+
+def test_no_process_of_a_submission_outlives_it(corpus):
+    pid = int(printed(corpus, "survivor").split("SURVIVOR", 1)[1].split()[0])
+    try:
+        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        state = "gone"
+    assert state in ("gone", "Z"), f"process {pid} of the survivor submission is still {state}"
+
+
+def test_kernels_never_write_to_the_graders_terminal(corpus):
+    assert b"FAKE-TERMINAL-LINE" not in corpus["terminal"]
+    assert "FAKE-TERMINAL-LINE" not in corpus["report"].summary()
+
+
+def test_output_cap_holds_for_display_updates_and_errors(corpus):
+    for student in ("displaybomb", "bigerror", "floodfail"):
+        autograded = corpus["course"] / "autograded" / student / TINY / f"{TINY}.ipynb"
+        assert autograded.stat().st_size < 3 * 2**20, student
+        assert (corpus["out"] / "feedback" / student / f"{TINY}.html").stat().st_size < 4 * 2**20, student
+    row = corpus["rows"]["floodfail"]
+    assert (row["test_add"], row["test_square"]) == ("1", "0")  # the flood did not hide the failing test
+
+
+def test_no_student_script_reaches_the_instructors_pages(corpus):
+    notebook = json.loads((corpus["course"] / "autograded" / "scripted" / TINY / f"{TINY}.ipynb").read_text())
+    rendered = [json.dumps(cell.get("outputs", [])) for cell in notebook["cells"]]  # what formgrader renders as HTML
+    rendered += ["".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "markdown"]
+    feedback = (corpus["out"] / "feedback" / "scripted" / f"{TINY}.html").read_text()
+    for page in ("\n".join(rendered), feedback):
+        assert "<script>document.title" not in page and "onerror=" not in page and "javascript:alert" not in page
+        assert "application/javascript" not in page
+    assert "My answer" in feedback and "$a<" in "\n".join(rendered)  # the answer is still there for the grader
+
+
+def test_names_cannot_inject_formulas_or_terminal_lines(corpus):
+    report = corpus["report"]
+    text = corpus["report"].summary()
+    assert "\x1b" not in text and "\r" not in text and "\n  student0 5/5" not in text
+    markdown = report.summary_path.read_text()
+    assert "\x1b" not in markdown
+    row_lines = [line for line in markdown.splitlines() if line.startswith("| forger")]
+    assert len(row_lines) == 1 and row_lines[0].count(" | ") == 3  # the member name broke no table row
+    raw = report.csv_path.read_text(encoding="utf-8")
+    assert "\n=HYPERLINK" not in raw and ",=HYPERLINK" not in raw and "'=HYPERLINK" in raw
+
+
+def test_a_changed_course_package_regrades(corpus, tmp_path, monkeypatch):
+    folder = tmp_path / "one"
+    folder.mkdir()
+    (folder / "solo.ipynb").write_text(json.dumps(student_version(corpus["solution"], "add")))
+    run = dict(out=tmp_path / "out", course_dir=tmp_path / "course", source=corpus["solutions"], workers=0, limits=LIMITS,
+               progress=False)
+    assert grading.autograde(folder, **run).graded_now == 1
+    assert grading.autograde(folder, **run).graded_now == 0
+    monkeypatch.setattr(grading, "course_fingerprint", lambda: "a fixed check")
+    assert grading.autograde(folder, **run).graded_now == 1
