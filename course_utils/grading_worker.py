@@ -248,7 +248,7 @@ def _config(course: Path, limits: dict, spec: Path):
     config.Execute.shutdown_kernel = "immediate"
     config.LimitedExecute.output_mb = float(limits["output_mb"])
     config.LimitedExecute.sandbox_spec = str(spec)
-    from course_utils.sanitize import feedback_config
+    from course_utils.sanitize import SanitizeNotebook, feedback_config
 
     feedback_config(config)  # the feedback HTML: nothing the student wrote may run
     config.Autograde.autograde_preprocessors = [
@@ -259,6 +259,7 @@ def _config(course: Path, limits: dict, spec: Path):
         SaveAutoGrades,
         AssignLatePenalties,
         CheckCellMetadata,
+        SanitizeNotebook,  # last: formgrader shows the autograded notebook on the Jupyter server's origin
     ]
     return config
 
@@ -421,7 +422,7 @@ def grade_submission(job: dict) -> dict:
             if autograded.exists():
                 found = notebook_problems(json.loads(autograded.read_bytes()), limits)
                 result["problems"] += [p for p in found if not (stopped.is_set() and "kernel died" in p)]
-                result["autograded"] = _sanitized(autograded)
+                result["autograded"] = autograded.read_bytes()  # sanitised by SanitizeNotebook
             if not outcome.get("success"):
                 result["problems"].append("the grader failed: " + _last_line(outcome.get("error") or outcome.get("log") or ""))
             _read_grades(course, assignment, student, result)
@@ -443,21 +444,6 @@ def grade_submission(job: dict) -> dict:
     result["seconds"] = time.perf_counter() - started
     result["cpu_seconds"] = _cpu() - cpu_started
     return result
-
-
-def _sanitized(path: Path) -> bytes:
-    """Rewrite the autograded notebook at ``path`` with nothing executable from the student
-    (``sanitize.sanitize_notebook``: formgrader renders it on the Jupyter server's origin, and
-    the feedback HTML is made from it); returns its bytes."""
-    import nbformat
-
-    from course_utils.sanitize import sanitize_notebook
-
-    notebook = nbformat.read(path, as_version=4)
-    sanitize_notebook(notebook)
-    data = nbformat.writes(notebook).encode("utf-8")
-    path.write_bytes(data)
-    return data
 
 
 def _cpu() -> float:

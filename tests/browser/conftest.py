@@ -222,3 +222,69 @@ def page(browser, lab, request):
         (LOGS / f"{name}.console.log").write_text("\n".join(console))
         context.close()
         lab.shutdown_kernels()
+
+
+def jupyter_server(root: Path, home: Path, log_name: str, app: str = "lab", extra_args: tuple[str, ...] = ()):
+    """A Jupyter server (``jupyter lab`` by default) serving ``root`` and started in it (so
+    nbgrader reads ``root/nbgrader_config.py``), on 127.0.0.1 with a random token, its
+    configuration and runtime files under ``home``; yields one ``Lab``. A generator: a fixture
+    delegates to it (``yield from jupyter_server(...)``), or wrap it in
+    ``contextlib.contextmanager``. Its log goes to ``test-artifacts/browser/<log_name>.log``;
+    kernels are shut down and the server stopped at exit. The same start-up as the ``lab``
+    fixture, for tests that need a server of their own."""
+    for sub in ("config", "runtime", "workspaces", "settings"):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+    port, token = _free_port(), secrets.token_hex(16)
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "NBGRADER_EXECUTION", "PYTEST_XDIST_WORKER")}
+    env.update(
+        JUPYTER_CONFIG_DIR=str(home / "config"),
+        JUPYTER_RUNTIME_DIR=str(home / "runtime"),
+        JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
+        PYTHONUNBUFFERED="1",
+    )
+    cmd = [
+        _jupyter_bin(),
+        app,
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--ContentsManager.allow_hidden=False",
+        *([f"--LabApp.workspaces_dir={home / 'workspaces'}", "--LabApp.news_url="] if app == "lab" else []),
+        *extra_args,
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    LOGS.mkdir(parents=True, exist_ok=True)
+    log_path = LOGS / f"{log_name}.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root, start_new_session=True)
+        server = Lab(f"http://127.0.0.1:{port}", token, root)
+        try:
+            deadline = time.monotonic() + SERVER_START_S
+            while True:
+                if proc.poll() is not None:
+                    pytest.fail(f"jupyter {app} exited with {proc.returncode}; see {log_path}")
+                try:
+                    server.api("status")
+                    break
+                except OSError:
+                    pass
+                if time.monotonic() > deadline:
+                    pytest.fail(f"jupyter {app} did not answer within {SERVER_START_S} s; see {log_path}")
+                time.sleep(0.25)
+            yield server
+        finally:
+            if proc.poll() is None:
+                try:
+                    server.shutdown_kernels()
+                except OSError:
+                    pass
+                proc.terminate()
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(timeout=5)
