@@ -27,7 +27,9 @@ import hashlib
 import io
 import json
 import os
+import re
 import stat
+import struct
 import unicodedata
 import warnings
 import zipfile
@@ -50,6 +52,7 @@ class IntakeLimits:
     zip_ratio: largest uncompressed/compressed ratio of a zip member (notebooks compress
         about 3-10x; a zip bomb 1000x or more).
     notebooks: most notebooks read from one student's folder or zip.
+    zip_entries: most files a zip may list at all (each costs memory before any is read).
     """
 
     notebook_mb: float = 50.0
@@ -57,6 +60,7 @@ class IntakeLimits:
     zip_total_mb: float = 200.0
     zip_ratio: float = 200.0
     notebooks: int = 20
+    zip_entries: int = 10_000
 
 
 @dataclass
@@ -134,6 +138,12 @@ def unescape_id(ident: str) -> str:
     return "" if ident == "%" else unquote(ident, errors="surrogateescape")
 
 
+def display(name: str) -> str:
+    """A name read from the file system as text: bytes that are not UTF-8 (a Latin-1 LMS
+    export unzipped on Linux) shown as ``\\xe9`` instead of failing every later write."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _look_alike_key(name: str) -> str:
     return unicodedata.normalize("NFKC", name).casefold().strip()
 
@@ -189,10 +199,29 @@ def _wanted_member(name: str) -> bool:
     )
 
 
+def _zip_entries(raw: bytes) -> int:
+    """How many entries a zip's central directory announces, read from its end record
+    (zip64 included) before ``zipfile`` builds one object per entry; -1 if not found."""
+    tail = raw[-(65536 + 22):]
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or len(tail) < at + 22:
+        return -1
+    entries = struct.unpack_from("<H", tail, at + 10)[0]
+    locator = tail.rfind(b"PK\x06\x07", 0, at)
+    if entries == 0xFFFF and locator >= 0 and len(tail) >= locator + 20:
+        offset = struct.unpack_from("<Q", tail, locator + 8)[0]
+        if raw[offset:offset + 4] == b"PK\x06\x06" and len(raw) >= offset + 40:
+            entries = struct.unpack_from("<Q", raw, offset + 32)[0]
+    return entries
+
+
 def read_zip(path: Path, limits: IntakeLimits) -> tuple[list[tuple[str, bytes]], list[str]]:
     """The notebooks in the zip at ``path`` as (member name, bytes), read in memory, and the
     problems with members that could not be read. ``IntakeError`` if the zip itself cannot."""
     raw = read_regular_file(path, int(limits.zip_mb * 2**20))
+    entries = _zip_entries(raw)
+    if entries > limits.zip_entries:
+        raise IntakeError(f"lists {entries} files (limit {limits.zip_entries}): not read")
     try:
         archive = zipfile.ZipFile(io.BytesIO(raw))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError):
@@ -275,9 +304,13 @@ def identify(content: bytes, filename: str, known: dict[str, set[str]]) -> str:
     """The assignment a notebook's bytes belong to, by its nbgrader cell ids, else by its
     file name; ``IntakeError`` with the reason otherwise."""
     try:
-        text = content.decode("utf-8")
+        text = content.decode("utf-8-sig")
         notebook = json.loads(text)
-        nbformat.validate(nbformat.reads(text, as_version=4))
+        if not isinstance(notebook, dict) or not isinstance(notebook.get("cells", []), list):
+            raise ValueError("its JSON is not a notebook")
+        with warnings.catch_warnings():  # what Jupyter opens is read; repair() normalises it
+            warnings.simplefilter("ignore")
+            nbformat.reads(text, as_version=4, capture_validation_error={})  # never logs student text
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise IntakeError(f"is not valid notebook JSON ({type(error).__name__}: {str(error)[:80]})") from None
     except RecursionError:
@@ -312,27 +345,33 @@ def collect(folder: Path, known: dict[str, set[str]], limits: IntakeLimits | Non
     folder = Path(folder)
     found: list[Submission] = []
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
-        if entry.name.startswith("."):
-            continue  # .DS_Store, .ipynb_checkpoints, hidden files of the LMS export
+        if entry.name in SYSTEM_FILES or entry.name.startswith("._"):
+            continue  # written by the operating system or Jupyter, never by a student
         try:
             found += _read_entry(entry, known, limits)
         except Exception as error:  # the boundary: an entry nobody foresaw still gets a reason
             name = student_name(entry.name, False)
             reason = error if isinstance(error, IntakeError) else f"could not be read ({type(error).__name__}: {error})"
-            found.append(Submission(gradebook_id(name), entry.name, name=name, problems=[f"{entry.name} {reason}"[:300]]))
+            found.append(Submission(gradebook_id(name), display(entry.name), name=display(name),
+                                    problems=[f"{display(entry.name)} {reason}"[:300]]))
     _separate_claims(found)
     return found
 
 
+SYSTEM_FILES = {".DS_Store", ".ipynb_checkpoints", ".Trashes", ".Spotlight-V100", ".fseventsd", "Thumbs.db", "desktop.ini"}
+"""Entries of a submissions folder that no student wrote: skipped without a word (as are
+macOS's ``._*`` resource forks). Any other hidden entry gets a row."""
+
+
 def _read_entry(entry: os.DirEntry, known: dict[str, set[str]], limits: IntakeLimits) -> list[Submission]:
     is_dir = entry.is_dir(follow_symlinks=False)
-    name = student_name(entry.name, is_dir)
-    ident = gradebook_id(name)
+    raw = student_name(entry.name, is_dir)
+    ident, name, label = gradebook_id(raw), display(raw), display(entry.name)
     results: list[Submission] = []
     notes: list[str] = []  # about the entry as a whole: told with its notebooks if any was read
 
     def problem(text: str) -> None:
-        results.append(Submission(ident, entry.name, name=name, problems=[text]))
+        results.append(Submission(ident, label, name=name, problems=[text]))
 
     def add(source: str, filename: str, content: bytes) -> None:
         try:
@@ -343,14 +382,16 @@ def _read_entry(entry: os.DirEntry, known: dict[str, set[str]], limits: IntakeLi
         results.append(Submission(ident, source, assignment, content, name=name))
 
     if entry.is_symlink():
-        problem(f"{entry.name} is a symbolic link: links are not followed, submit the file itself")
+        problem(f"{label} is a symbolic link: links are not followed, submit the file itself")
+    elif entry.name.startswith("."):
+        problem(f"{label} is hidden (its name starts with '.'): not graded; rename it if it is a submission")
     elif is_dir:
         notebooks, found = _folder_notebooks(Path(entry.path), limits)
-        notes += [f"{entry.name}/: {note}" for note in found]
+        notes += [f"{label}/: {display(note)}" for note in found]
         if not notebooks and not notes:
-            problem(f"{entry.name}/ holds no .ipynb notebook")
+            problem(f"{label}/ holds no .ipynb notebook")
         for relative, path in notebooks:
-            source = f"{entry.name}/{relative}"
+            source = f"{label}/{display(relative)}"
             try:
                 content = read_regular_file(path, int(limits.notebook_mb * 2**20))
             except IntakeError as error:
@@ -358,16 +399,16 @@ def _read_entry(entry: os.DirEntry, known: dict[str, set[str]], limits: IntakeLi
                 continue
             add(source, path.name, content)
     elif entry.name.lower().endswith(NOTEBOOK_SUFFIX):
-        add(entry.name, entry.name, read_regular_file(Path(entry.path), int(limits.notebook_mb * 2**20)))
+        add(label, entry.name, read_regular_file(Path(entry.path), int(limits.notebook_mb * 2**20)))
     elif entry.name.lower().endswith(ZIP_SUFFIX):
         members, found = read_zip(Path(entry.path), limits)
-        notes += [f"{entry.name}: {note}" for note in found]
+        notes += [f"{label}: {note}" for note in found]
         if not members and not notes:
-            problem(f"{entry.name} holds no .ipynb notebook")
+            problem(f"{label} holds no .ipynb notebook")
         for member, content in members:
-            add(f"{entry.name}:{member}", member.replace("\\", "/").split("/")[-1], content)
+            add(f"{label}:{member}", member.replace("\\", "/").split("/")[-1], content)
     else:
-        problem(f"{entry.name} is not a notebook (.ipynb) or a zip")
+        problem(f"{label} is not a notebook (.ipynb) or a zip")
     graded = [sub for sub in results if sub.assignment is not None]
     for sub in graded:
         sub.problems += notes
@@ -414,26 +455,58 @@ GRADING_FIELDS = ("grade_id", "grade", "solution", "locked", "task", "points", "
 """The nbgrader metadata fields that decide how a cell is graded (a change is reported)."""
 
 
-def _stable_ids(content: bytes) -> str:
-    """The notebook's JSON with every cell id present and unique, chosen from the cell's
-    place and source (nbformat would pick random ones, and an unchanged submission must
-    give the same bytes, and so the same key, on every run)."""
-    raw = json.loads(content.decode("utf-8"))
+_CELL_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+
+
+def _no_surrogates(value):
+    """``value`` (parsed JSON) with lone surrogates (which JSON allows and UTF-8 does not)
+    replaced by U+FFFD in every string."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace") if _SURROGATE.search(value) else value
+    if isinstance(value, list):
+        return [_no_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_no_surrogates(k): _no_surrogates(v) for k, v in value.items()}
+    return value
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _normalised(content: bytes) -> str:
+    """The notebook's JSON as every front-end opens it and nbgrader can grade it: no byte
+    order mark or lone surrogates; nbformat 4.5 with every cell id present, valid and unique
+    (chosen from the cell's place and source: nbformat would pick random ones, and an
+    unchanged submission must give the same bytes, and key, on every run); code cells with
+    no outputs (grading runs them again), markdown and raw cells with none at all; metadata
+    that are objects."""
+    raw = _no_surrogates(json.loads(content.decode("utf-8-sig")))
     cells = raw.get("cells") if isinstance(raw, dict) else None
-    if isinstance(cells, list) and (raw.get("nbformat"), raw.get("nbformat_minor", 0)) >= (4, 5):
-        seen: set[str] = set()
-        for index, cell in enumerate(cells):
-            if not isinstance(cell, dict):
-                continue
-            ident = cell.get("id")
-            if not isinstance(ident, str) or not ident or ident in seen:
-                source = cell.get("source", "")
-                text = "".join(source) if isinstance(source, list) else str(source)
-                ident = hashlib.sha256(f"{index}:{text}".encode()).hexdigest()[:12]
-                while ident in seen:
-                    ident = hashlib.sha256(ident.encode()).hexdigest()[:12]
-                cell["id"] = ident
-            seen.add(ident)
+    if not isinstance(cells, list) or raw.get("nbformat") != 4:
+        return json.dumps(raw)  # nbformat 3 and older: nbformat converts them
+    raw["nbformat_minor"] = max(5, raw.get("nbformat_minor", 0) if isinstance(raw.get("nbformat_minor"), int) else 0)
+    if not isinstance(raw.get("metadata"), dict):
+        raw["metadata"] = {}
+    seen: set[str] = set()
+    for index, cell in enumerate(cells):
+        if not isinstance(cell, dict):
+            continue
+        if not isinstance(cell.get("metadata"), dict):
+            cell["metadata"] = {}
+        if cell.get("cell_type") == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+        else:
+            cell.pop("outputs", None)
+            cell.pop("execution_count", None)
+        ident = cell.get("id")
+        if not isinstance(ident, str) or not _CELL_ID.fullmatch(ident) or ident in seen:
+            source = cell.get("source", "")
+            text = "".join(map(str, source)) if isinstance(source, list) else str(source)
+            ident = hashlib.sha256(f"{index}:{text}".encode()).hexdigest()[:12]
+            while ident in seen:
+                ident = hashlib.sha256(ident.encode()).hexdigest()[:12]
+            cell["id"] = ident
+        seen.add(ident)
     return json.dumps(raw)
 
 
@@ -457,7 +530,7 @@ def repair(content: bytes, released: dict) -> tuple[bytes, list[str]]:
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        notebook = nbformat.reads(_stable_ids(content), as_version=4)
+        notebook = nbformat.reads(_normalised(content), as_version=4, capture_validation_error={})
     reference = nbformat.from_dict(released)
     ref_cells = {}
     for cell in reference.cells:
@@ -523,4 +596,5 @@ def repair(content: bytes, released: dict) -> tuple[bytes, list[str]]:
         if "id" in cell and ids.count(cell.id) > 1:
             cell.id = hashlib.sha256(f"restored:{index}:{cell.id}".encode()).hexdigest()[:12]
             ids[index] = cell.id
+    nbformat.validate(notebook)  # what cannot be made valid is this submission's reason, not a crash later
     return nbformat.writes(notebook).encode("utf-8"), notes

@@ -121,14 +121,15 @@ class LimitedExecute(Execute):
         return False
 
     def output(self, outs, msg, display_id, cell_index):
-        if not self._spend(_size(msg.get("content", {}))):
-            if not any(TRUNCATED_MARK in _text(o) for o in outs if o.get("output_type") == "stream"):
-                outs.append(NotebookNode(output_type="stream", name="stderr", text=TRUNCATED.format(mb=self.output_mb) + "\n"))
-            if msg.get("msg_type") not in KEPT_TYPES:
+        kind, content = msg.get("msg_type"), msg.get("content", {})
+        if not self._spend(_size(content)):
+            _add_note(outs, self.output_mb)
+            # nbgrader grades a test cell by its first error, stderr stream or execute_result:
+            # over the budget the first of these is kept, shortened (else flooding could pass a
+            # failing test), and any later one dropped (else they could fill the memory).
+            if not _is_verdict(kind, content) or any(_is_verdict(o.get("output_type"), o) for o in outs):
                 return None
-            # An error decides a test cell's grade and an execute_result its partial credit:
-            # over the budget they are shortened, never dropped (else flooding would pass a test).
-            msg = {**msg, "content": _shorten(msg["msg_type"], msg.get("content", {}))}
+            msg = {**msg, "content": _shorten(kind, content)}
         return super().output(outs, msg, display_id, cell_index)
 
     def _update_display_id(self, display_id, msg):
@@ -137,18 +138,27 @@ class LimitedExecute(Execute):
         cells = self._display_id_map.get(display_id, {})
         targets = sum(len(indices) for indices in cells.values())
         if targets and not self._spend(targets * _size(msg.get("content", {}))):
-            outs = self.nb.cells[min(cells)].outputs  # the note goes with the first output it would have rewritten
-            if not any(TRUNCATED_MARK in _text(o) for o in outs if o.get("output_type") == "stream"):
-                outs.append(NotebookNode(output_type="stream", name="stderr", text=TRUNCATED.format(mb=self.output_mb) + "\n"))
+            _add_note(self.nb.cells[min(cells)].outputs, self.output_mb)  # with the first output it would rewrite
             return None
         return super()._update_display_id(display_id, msg)
 
 
 TRUNCATED_MARK = "output truncated by the grader"
-KEPT_TYPES = ("error", "execute_result")
-"""Outputs that carry a verdict (nbgrader: an error fails a test cell, an execute_result's
-number is partial credit): shortened past the output budget, never dropped."""
+
+
 SHORT = 2000  # characters kept of each text in a shortened output
+
+
+def _is_verdict(kind, output) -> bool:
+    """Whether an output decides a test cell's grade in nbgrader (``utils.determine_grade``):
+    an error or a stderr stream fails it, an execute_result's number is partial credit."""
+    return kind in ("error", "execute_result") or kind == "stream" and output.get("name") == "stderr"
+
+
+def _add_note(outs: list, mb: float) -> None:
+    """The truncation note, once per cell, on stdout (a stderr output would fail a test cell)."""
+    if not any(o.get("output_type") == "stream" and TRUNCATED_MARK in _text(o) for o in outs):
+        outs.append(NotebookNode(output_type="stream", name="stdout", text=TRUNCATED.format(mb=mb) + "\n"))
 
 
 def _shorten(kind: str, content: dict) -> dict:
@@ -157,7 +167,9 @@ def _shorten(kind: str, content: dict) -> dict:
         text = text if isinstance(text, str) else str(text)
         return text if len(text) <= SHORT else text[:SHORT] + " ... [shortened by the grader]"
 
-    if kind == "error" or content.get("output_type") == "error":
+    if kind == "stream":
+        return {**content, "text": cut(_text(content))}
+    if kind == "error":
         trace = content.get("traceback") if isinstance(content.get("traceback"), list) else []
         return {**{k: v for k, v in content.items() if k not in ("ename", "evalue", "traceback")},
                 "ename": cut(content.get("ename", ""))[:200], "evalue": cut(content.get("evalue", "")),
@@ -177,28 +189,28 @@ def _size(content) -> int:
 def enforce_output_budget(nb, budget: int) -> bool:
     """Make every output of ``nb`` together fit in ``budget`` bytes (JSON size), whatever its
     type (stream, display_data, execute_result, error with its ename, evalue and traceback,
-    updated displays): outputs past the budget are replaced by one note, except errors and
-    execute_results, which are shortened (they decide grades). Returns whether anything was cut. The last line of defence
-    behind ``LimitedExecute``'s own accounting."""
+    updated displays): outputs past the budget are replaced by one note per cell, except the
+    cell's first verdict (error, stderr or execute_result), kept shortened. Returns whether
+    anything was cut. The last line of defence behind ``LimitedExecute``'s own accounting."""
     spent, cut = 0, False
-    note = NotebookNode(output_type="stream", name="stderr", text=TRUNCATED.format(mb=budget / 2**20) + "\n")
     for cell in nb.cells:
         if cell.get("cell_type") != "code":
             continue
         kept = []
         for out in cell.get("outputs", []):
-            size = _size(out)
-            if TRUNCATED_MARK in _text(out):
+            kind = out.get("output_type")
+            if kind == "stream" and TRUNCATED_MARK in _text(out):
                 kept.append(out)
-            elif spent + size <= budget:
+                continue
+            size = _size(out)
+            if spent + size <= budget:
                 spent += size
                 kept.append(out)
-            else:
-                cut = True
-                if not any(TRUNCATED_MARK in _text(o) for o in kept):
-                    kept.append(note)
-                if out.get("output_type") in KEPT_TYPES:
-                    kept.append(NotebookNode(_shorten(out["output_type"], out)))
+                continue
+            cut = True
+            _add_note(kept, budget / 2**20)
+            if _is_verdict(kind, out) and not any(_is_verdict(o.get("output_type"), o) for o in kept):
+                kept.append(NotebookNode(_shorten(kind, out)))
         cell.outputs = kept
     return cut
 

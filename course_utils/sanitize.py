@@ -892,6 +892,7 @@ def csv_cell(value: str) -> str:
     starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'``,
     unless it is a number (``-1``, ``-0.5``, ``+3``)."""
     value = "" if value is None else str(value)
+    value = "".join(_escape_char(c) if unicodedata.category(c) == "Cs" else c for c in value)  # writable as UTF-8
     if value[:1] in ("=", "+", "-", "@", "\t", "\r"):
         try:
             float(value)
@@ -906,16 +907,24 @@ BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u
 
 def _escape_char(char: str) -> str:
     code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte of a file name that is not UTF-8 (surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+UNSAFE_CATEGORIES = ("Cc", "Cs", "Zl", "Zp")
+"""Control characters, lone surrogates (undecodable bytes of a file name), line and paragraph
+separators: never printed raw."""
 
 
 def plain_text(value: str) -> str:
     """``value`` safe to print in a terminal or a table: control characters (C0, DEL, C1:
     ESC, CR, LF, TAB...), line/paragraph separators and bidirectional overrides/isolates are
-    shown as escapes (``\\x1b``, ``\\u202e``); letters of every script are kept."""
+    shown as escapes (``\\x1b``, ``\\u202e``), and so are bytes of a file name that is not
+    UTF-8 (``\\xff``); letters of every script are kept."""
     value = "" if value is None else str(value)
     return "".join(
-        _escape_char(char) if char in BIDI or unicodedata.category(char) in ("Cc", "Zl", "Zp") else char
+        _escape_char(char) if char in BIDI or unicodedata.category(char) in UNSAFE_CATEGORIES else char
         for char in value
     )
 

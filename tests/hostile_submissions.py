@@ -226,6 +226,16 @@ for name in ("a", "b"):
     update_display(big, display_id=name)
 '''
 
+ERROR_FLOOD = '''
+import time
+kernel = get_ipython().kernel
+big = "E" * 2**20
+end = time.time() + 2
+while time.time() < end:  # errors sent straight to the output channel, past nbgrader's cell logic
+    kernel.session.send(kernel.iopub_socket, "error", {"ename": "X", "evalue": big, "traceback": [big]},
+                        parent=kernel.get_parent("shell"), ident=kernel._topic("error"))
+'''
+
 HTML_PAYLOAD = "<img src=x onerror=\"document.title='PWNED'\"><script>document.title='PWNED'</script>"
 
 
@@ -355,6 +365,35 @@ def build_intake(folder: Path, solution: dict, paths: dict) -> dict[str, tuple[f
     floodfail["cells"][_index(floodfail, "square")]["source"] = "def square(x):\n    return x + 1"
     _write(folder, "floodfail", floodfail)
     expected["floodfail"] = (1, "of output", "floodfail")
+
+    _write(folder, "errorflood", _with_cell(full, ERROR_FLOOD))
+    expected["errorflood"] = (3, "of output", "errorflood")
+    # an honest student whose answer prints a lot: the note about dropped output must not
+    # fail the test that calls it
+    verbose = _with_cell(full, "print('x' * 1_500_000)")
+    verbose["cells"][_index(verbose, "add")]["source"] = "def add(a, b):\n    print('debug ' * 20000)\n    return a + b"
+    _write(folder, "verbose", verbose)
+    expected["verbose"] = (3, "of output", "verbose")
+
+    # what other front-ends write: a byte order mark, nbformat 4.4 with cell ids, outputs on a
+    # markdown cell, no execution counts, a lone surrogate; and a file name that is not UTF-8
+    lenient = json.loads(json.dumps(full))
+    lenient["nbformat_minor"] = 4
+    lenient["cells"][0]["outputs"] = []
+    lenient["cells"][0]["source"] = "A tiny assignment \ud800"
+    for cell in lenient["cells"]:
+        cell.pop("execution_count", None)
+    (folder / "lenient.ipynb").write_bytes(b"\xef\xbb\xbf" + json.dumps(lenient).encode())
+    expected["lenient"] = (3, "", "lenient")
+    with open(os.path.join(os.fsencode(folder), b"\xe9mile.ipynb"), "wb") as f:
+        f.write(json.dumps(full).encode())
+    expected["%E9mile"] = (3, "", "\\xe9mile")
+    _write(folder, ".alice", full)
+    expected["%2Ealice"] = (0, "is hidden", ".alice")
+    with zipfile.ZipFile(folder / "crowded.zip", "w") as archive:
+        for i in range(10_001):
+            archive.writestr(f"f{i}", b"")
+    expected["crowded"] = (0, "lists 10001 files", "crowded")
 
     # scripts for the instructor's browser, in markdown and in outputs
     scripted = json.loads(json.dumps(full))

@@ -227,12 +227,14 @@ def test_kernels_never_write_to_the_graders_terminal(corpus):
 
 
 def test_output_cap_holds_for_display_updates_and_errors(corpus):
-    for student in ("displaybomb", "bigerror", "floodfail"):
+    for student in ("displaybomb", "bigerror", "floodfail", "errorflood", "verbose"):
         autograded = corpus["course"] / "autograded" / student / TINY / f"{TINY}.ipynb"
         assert autograded.stat().st_size < 3 * 2**20, student
         assert (corpus["out"] / "feedback" / student / f"{TINY}.html").stat().st_size < 4 * 2**20, student
     row = corpus["rows"]["floodfail"]
     assert (row["test_add"], row["test_square"]) == ("1", "0")  # the flood did not hide the failing test
+    row = corpus["rows"]["verbose"]
+    assert (row["test_add"], row["test_square"]) == ("1", "2")  # nor did the note fail a passing one
 
 
 def test_no_student_script_reaches_the_instructors_pages(corpus):

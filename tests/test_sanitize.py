@@ -381,3 +381,10 @@ def test_markdown_cell_cannot_break_a_table_row():
     html = _markdown("| name | score |\n|---|---|\n" + row)
     assert html.count("<td>") == 2 and "<a " not in html and "<script" not in html
     assert markdown_cell("Юлия") == "Юлия"
+
+
+def test_undecodable_file_name_bytes_are_shown_not_written_raw():
+    name = "\udce9mile\x1b"  # b"\xe9mile" read with surrogateescape, then an escape character
+    for clean in (plain_text(name), markdown_cell(name), csv_cell(name)):
+        clean.encode("utf-8")  # writable
+        assert "xe9mile" in clean
