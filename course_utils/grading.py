@@ -457,7 +457,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
         sandbox=isolation,
         grading_seconds=grading_seconds,
     )
-    report.summary_path.write_text(report.markdown())
+    report.summary_path.write_text(report.markdown(), encoding="utf-8", errors="backslashreplace")
     return report
 
 
@@ -492,7 +492,7 @@ def _write_csv(submissions: list[Submission], out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     grade_names = sorted({name for s in submissions for name in s.grades})
     path = out / "grades.csv"
-    with path.open("w", newline="", encoding="utf-8") as f:
+    with path.open("w", newline="", encoding="utf-8", errors="backslashreplace") as f:
         writer = csv.writer(f)
         writer.writerow(["student", "assignment", "score", "max_score", *grade_names, "gradebook_id", "source", "problems"])
         for s in _in_order(submissions):

@@ -201,11 +201,13 @@ def build(folder: Path, solution: dict, paths: dict, wall_cells: int = 10) -> di
 
 SURVIVOR = '''
 import os, subprocess, sys
-# a grandchild in a new session with an empty environment, which forks once more and sleeps
-code = ("import os, time\\nif os.fork() == 0:\\n"
-        "    os.setsid(); print(os.getpid(), flush=True); time.sleep(3600)\\nelse:\\n    os._exit(0)")
+# a grandchild in a new session with an empty environment, which forks once more, holds a
+# listening TCP port and sleeps
+code = ("import os, socket, time\\nif os.fork() == 0:\\n"
+        "    os.setsid(); s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\\n"
+        "    print(os.getpid(), s.getsockname()[1], flush=True); time.sleep(3600)\\nelse:\\n    os._exit(0)")
 child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True, env={}, stdout=subprocess.PIPE, text=True)
-print("SURVIVOR", int(child.stdout.readline()))
+print("SURVIVOR", *child.stdout.readline().split())
 '''
 
 TERMINAL = '''

@@ -212,13 +212,15 @@ def test_untouched_and_full_keep_zero_and_full_marks_beside_every_case(corpus):
     assert rows["zz_victim"]["problems"] == "" and rows["zz_victim%21"]["student"] == "zz_victim!"
 
 
-def test_no_process_of_a_submission_outlives_it(corpus):
-    pid = int(printed(corpus, "survivor").split("SURVIVOR", 1)[1].split()[0])
+def test_no_process_of_a_submission_outlives_it_nor_its_ports(corpus):
+    pid, port = map(int, printed(corpus, "survivor").split("SURVIVOR", 1)[1].split()[:2])
     try:
         state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
     except FileNotFoundError:
         state = "gone"
     assert state in ("gone", "Z"), f"process {pid} of the survivor submission is still {state}"
+    with socket.socket() as again:
+        again.bind(("127.0.0.1", port))  # the port it held is free
 
 
 def test_kernels_never_write_to_the_graders_terminal(corpus):
