@@ -31,6 +31,7 @@ lab: install
 
 lint: install
 	$(VENV)/bin/ruff check course_utils tests nbgrader_config.py
+	$(VENV)/bin/lint-imports --no-cache
 
 test: install lint browser-deps
 	$(PY) -m course_utils.cli release --check

@@ -26,7 +26,7 @@ c.Execute.allow_errors = True
 # Student content must never run in the instructor's browser: formgrader renders the
 # autograded notebook, and the feedback HTML, on the Jupyter server's own origin. So also when
 # nbgrader's own `autograde` and `generate_feedback` commands are run here, the notebook is
-# sanitised after grading (course_utils.sanitize). `course autograde` does the same.
+# sanitised after grading (course_utils.grading.sanitize). `course autograde` does the same.
 from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402
 from nbgrader.preprocessors import (  # noqa: E402
     AssignLatePenalties,
@@ -37,7 +37,7 @@ from nbgrader.preprocessors import (  # noqa: E402
     SaveAutoGrades,
 )
 
-from course_utils.sanitize import SanitizeNotebook, feedback_config  # noqa: E402
+from course_utils.grading.sanitize import SanitizeNotebook, feedback_config  # noqa: E402
 
 c.Autograde.autograde_preprocessors = [
     Execute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata,

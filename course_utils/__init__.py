@@ -14,8 +14,9 @@ Modules are named after what they hold:
 - ``lunar``: tutorial 3's LunarLander environment, policy-gradient and AAC pieces, vectorised collection
 - ``replay_memory``, ``per``, ``dqn``: tutorial 4's circular batch memory, segment trees and
   (prioritized) replay buffers, and the DQN on CartPole
-- ``grading`` (with ``grading_dask``, ``grading_worker``, ``sandbox``): release of student notebooks and
-  parallel, sandboxed autograding with nbgrader and Dask
+- ``paths``: where the package, assets, solutions and notebooks are
+- ``grading/`` (subpackage, the instructor's side): release of student notebooks and parallel,
+  sandboxed autograding with nbgrader and Dask (its docstring lists its modules)
 - ``bench``: benchmarks printed as JSON lines (``course bench NAME``)
 - ``cli``: the ``course`` command
 """

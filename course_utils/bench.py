@@ -90,7 +90,7 @@ BENCHMARKS = {
     "per": "course_utils.per:bench_per",
     "harlow": "course_utils.harlow_batch:bench_harlow",
     "lunar": "course_utils.lunar:bench_lunar",
-    "grading": "course_utils.grading:bench_grading",
+    "grading": "course_utils.grading.bench:bench_grading",
 }
 """``course bench NAME`` calls ``module:function()``, which returns a dict of measured figures
 (the course's way and its baseline, measured in the same process)."""

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import torch
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
+from course_utils.paths import ASSETS
+
 REGISTRY = ASSETS / "checkpoints.json"
 BUNDLED = ASSETS / "checkpoints"
 URL_VARIABLE = "COURSE_CHECKPOINT_URL"

@@ -59,8 +59,8 @@ def _release(args) -> int:
 
 def _autograde(args) -> int:
     from course_utils import grading
-    from course_utils.grading_intake import IntakeLimits
-    from course_utils.sandbox import Limits
+    from course_utils.grading.intake import IntakeLimits
+    from course_utils.grading.sandbox import Limits
 
     limits = Limits(
         cell_timeout=args.cell_timeout,

@@ -35,13 +35,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from course_utils.paths import ASSETS
 from course_utils.per import PrioritizedReplayBuffer, ReplayBuffer, VectorPrioritizedReplayBuffer, beta_schedule
 
 ENV_ID = "CartPole-v1"
 MAX_EPISODE_STEPS = 200
 SOLVED_SCORE = 195.0
 SOLVED_WINDOW = 10
-RESULTS = Path(__file__).resolve().parent.parent / "assets" / "per_results.json"
+RESULTS = ASSETS / "per_results.json"
 
 
 def make_env(render_mode: str | None = None) -> gym.Env:

@@ -17,7 +17,6 @@ import copy
 import json
 import random
 from dataclasses import dataclass
-from pathlib import Path
 
 import gymnasium as gym
 import matplotlib.pyplot as plt
@@ -26,6 +25,7 @@ import torch
 from torch import nn
 
 from course_utils.game import check_side
+from course_utils.paths import ASSETS
 
 N_INPUTS = 5
 N_ACTIONS = 2
@@ -47,7 +47,6 @@ HYPER_MUTATION = {
 """For each hyperparameter: (standard deviation of its mutation noise, lowest allowed value,
 highest allowed value). Each one is clamped to its OWN range after mutation."""
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
 HISTORY = ASSETS / "harlow_evolution.json"
 CHECKPOINT = "harlow_evolved"
 

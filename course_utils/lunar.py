@@ -20,10 +20,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from course_utils.paths import ASSETS
+
 ENV_ID = "CourseLunarLander-v0"
 MAX_EPISODE_STEPS = 300
 REWARD_THRESHOLD = 200.0
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
 TRAINING_CURVE = ASSETS / "lunar_training.json"
 CHECKPOINT = "lunar_aac"
 EVAL_SEEDS = tuple(range(100_000, 100_100))

@@ -6,13 +6,13 @@ and is applied by ``use_course_style()`` (nothing is loaded from a URL).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.metrics import ConfusionMatrixDisplay, confusion_matrix
 
-STYLE = Path(__file__).resolve().parent.parent / "assets" / "course.mplstyle"
+from course_utils.paths import ASSETS
+
+STYLE = ASSETS / "course.mplstyle"
 
 
 def use_course_style() -> None:

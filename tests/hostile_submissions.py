@@ -1,5 +1,5 @@
 """A corpus of hostile and broken submissions for the tiny synthetic assignment
-(``course_utils.grading_dask.synthetic_assignment``: ``add`` 1 point, ``square`` 2 points).
+(``course_utils.grading.synthetic.synthetic_assignment``: ``add`` 1 point, ``square`` 2 points).
 
 ``build(folder, paths)`` writes one submission per student and returns what each must score
 and which reason must appear in its problems. ``paths`` holds absolute paths the hostile code
@@ -14,8 +14,8 @@ import json
 import zipfile
 from pathlib import Path
 
-from course_utils.grading_dask import TINY, student_version
-from course_utils.grading_intake import gradebook_id
+from course_utils.grading.intake import gradebook_id
+from course_utils.grading.synthetic import TINY, student_version
 
 LEAKED = "LEAKED:"
 
@@ -202,9 +202,9 @@ def build(folder: Path, solution: dict, paths: dict, wall_cells: int = 10) -> di
 SURVIVOR = '''
 import os, subprocess, sys
 # a grandchild in a new session with an empty environment, which forks once more, holds a
-# listening TCP port and sleeps
+# listening TCP port (a fixed one outside the ephemeral range, so nobody else takes it) and sleeps
 code = ("import os, socket, time\\nif os.fork() == 0:\\n"
-        "    os.setsid(); s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\\n"
+        "    os.setsid(); s = socket.socket(); s.bind(('127.0.0.1', {port})); s.listen()\\n"
         "    print(os.getpid(), s.getsockname()[1], flush=True); time.sleep(3600)\\nelse:\\n    os._exit(0)")
 child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True, env={}, stdout=subprocess.PIPE, text=True)
 print("SURVIVOR", *child.stdout.readline().split())
@@ -229,11 +229,9 @@ for name in ("a", "b"):
 '''
 
 ERROR_FLOOD = '''
-import time
 kernel = get_ipython().kernel
-big = "E" * 2**20
-end = time.time() + 2
-while time.time() < end:  # errors sent straight to the output channel, past nbgrader's cell logic
+big = "E" * 2**18
+for _ in range(40):  # 20 MB of errors sent straight to the output channel, past nbgrader's cell logic
     kernel.session.send(kernel.iopub_socket, "error", {"ename": "X", "evalue": big, "traceback": [big]},
                         parent=kernel.get_parent("shell"), ident=kernel._topic("error"))
 '''
@@ -354,7 +352,7 @@ def build_intake(folder: Path, solution: dict, paths: dict) -> dict[str, tuple[f
     expected["forger"] = (0, "not valid notebook JSON", "forger")
 
     # processes and outputs that must not escape the submission
-    _write(folder, "survivor", _with_cell(full, SURVIVOR))
+    _write(folder, "survivor", _with_cell(full, SURVIVOR.replace("{port}", str(paths["survivor_port"]))))
     expected["survivor"] = (3, "", "survivor")
     _write(folder, "terminal", _with_cell(full, TERMINAL))
     expected["terminal"] = (3, "", "terminal")

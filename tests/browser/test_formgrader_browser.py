@@ -33,8 +33,9 @@ import pytest
 from conftest import LOGS, SCREENSHOTS, jupyter_server
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from course_utils import grading, sanitize
-from course_utils.grading_dask import TINY, student_version, synthetic_assignment
+from course_utils import grading
+from course_utils.grading import sanitize
+from course_utils.grading.synthetic import TINY, student_version, synthetic_assignment
 
 pytestmark = pytest.mark.browser
 
@@ -105,9 +106,9 @@ def hostile_notebook(solution: dict, student: str) -> dict:
 
 def _switch_off_sanitising(monkeypatch) -> None:
     """The control: the grading pipeline's calls to ``sanitize`` do nothing."""
-    from course_utils import grading_worker
+    from course_utils.grading import autograder, worker
 
-    for module in (sanitize, grading_worker, grading):
+    for module in (sanitize, worker, autograder):
         monkeypatch.setattr(module, "sanitize_notebook", lambda nb: [], raising=False)
         monkeypatch.setattr(module, "feedback_config", lambda config: config, raising=False)
 

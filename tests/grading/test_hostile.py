@@ -17,8 +17,9 @@ import uuid
 import pytest
 from hostile_submissions import LEAKED, build, build_intake
 
-from course_utils import grading, sandbox
-from course_utils.grading_dask import TINY, student_version, synthetic_assignment
+from course_utils import grading
+from course_utils.grading import autograder, sandbox
+from course_utils.grading.synthetic import TINY, student_version, synthetic_assignment
 
 pytestmark = pytest.mark.grading
 LIMITS = sandbox.Limits(cell_timeout=5, wall_timeout=30, memory_mb=1536, output_mb=1)
@@ -45,6 +46,7 @@ def corpus(tmp_path_factory):
         "home_file": str(home_file),
         "port": listener.getsockname()[1],
         "signals_scoped": ABI >= 6,
+        "survivor_port": _free_fixed_port(),
     }
     folder = tmp / "submissions"
     expected = {ident: (score, reason, ident.split("~")[0]) for ident, (score, reason) in build(folder, solution, paths).items()}
@@ -80,6 +82,19 @@ def corpus(tmp_path_factory):
     }
     if os.path.exists(paths["marker"]):
         os.unlink(paths["marker"])
+
+
+def _free_fixed_port() -> int:
+    """A free TCP port below the ephemeral range (32768 and up): no other program is handed it
+    by chance while the corpus is graded."""
+    for port in range(21_000, 32_000, 7):
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                continue
+    raise RuntimeError("no free port between 21000 and 32000")
 
 
 def printed(corpus, student: str) -> str:
@@ -214,6 +229,7 @@ def test_untouched_and_full_keep_zero_and_full_marks_beside_every_case(corpus):
 
 def test_no_process_of_a_submission_outlives_it_nor_its_ports(corpus):
     pid, port = map(int, printed(corpus, "survivor").split("SURVIVOR", 1)[1].split()[:2])
+    assert port == corpus["paths"]["survivor_port"]
     try:
         state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
     except FileNotFoundError:
@@ -270,5 +286,5 @@ def test_a_changed_course_package_regrades(corpus, tmp_path, monkeypatch):
                progress=False)
     assert grading.autograde(folder, **run).graded_now == 1
     assert grading.autograde(folder, **run).graded_now == 0
-    monkeypatch.setattr(grading, "course_fingerprint", lambda: "a fixed check")
+    monkeypatch.setattr(autograder, "course_fingerprint", lambda: "a fixed check")
     assert grading.autograde(folder, **run).graded_now == 1

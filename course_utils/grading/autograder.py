@@ -1,15 +1,13 @@
-"""Release and grading with nbgrader.
+"""Autograding a class: ``course autograde``.
 
-``release()`` turns every ``solutions/*.ipynb`` into a student notebook in ``notebooks/``
-(nbgrader ``generate_assignment`` underneath); ``stale_notebooks()`` says which released
-notebooks no longer match. ``autograde(folder)`` grades a folder of submissions in parallel
-(Dask, ``grading_dask``), each in its own throwaway course folder with its kernel sandboxed
-(``grading_worker``, ``sandbox``), merges the results into the instructor's gradebook and
-writes ``grades.csv``, per-student feedback HTML and ``summary.md``.
+``autograde(folder)`` reads a folder of submissions (``intake``), makes each gradable against
+the released notebook, grades them in parallel (Dask, ``dispatch``), each in its own
+throwaway course folder with its kernel sandboxed (``worker``, ``sandbox``), merges the
+results into the instructor's gradebook and writes ``grades.csv``, per-student feedback HTML
+and ``summary.md``. A submission whose content, instructor notebook, limits and course package
+are unchanged since the last run is not graded again.
 
-The instructor's nbgrader course folder is ``grading/`` (out of git): ``source/`` is copied
-from ``solutions/`` each time, so solutions/ stays the one place exercises are written.
-Each tutorial is one nbgrader assignment named after its notebook, e.g. ``02_colour_replay``.
+The instructor's nbgrader course folder is ``grading/`` at the repository root (out of git).
 """
 
 from __future__ import annotations
@@ -20,7 +18,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,116 +25,11 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import nbformat
-
-from course_utils.grading_intake import IntakeLimits, Submission, collect, grade_ids, repair
-from course_utils.sandbox import Limits
-
-ROOT = Path(__file__).resolve().parent.parent
-SOLUTIONS = ROOT / "solutions"
-NOTEBOOKS = ROOT / "notebooks"
-COURSE_DIR = ROOT / "grading"
-
-
-def assignments(source: Path = SOLUTIONS) -> list[str]:
-    """Assignment names: the stems of the notebooks in ``solutions/`` (or ``source``)."""
-    return sorted(p.stem for p in Path(source).glob("*.ipynb"))
-
-
-def _tools_on_path() -> None:
-    """nbgrader runs the ``alembic`` command by name: make this environment's scripts findable
-    even when the environment is not activated."""
-    scripts = str(Path(sys.executable).parent)
-    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
-
-
-def _nbgrader(*args: str, course_dir: Path, check: bool = True) -> subprocess.CompletedProcess:
-    """Run an nbgrader command on ``course_dir`` with the repository's nbgrader_config.py."""
-    _tools_on_path()
-    command = [
-        sys.executable,
-        "-m",
-        "nbgrader",
-        *args,
-        f"--CourseDirectory.root={course_dir}",
-        f"--CourseDirectory.db_url=sqlite:///{course_dir / 'gradebook.db'}",
-    ]
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
-    if check and result.returncode != 0:
-        raise RuntimeError(f"`nbgrader {' '.join(args)}` failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
-    return result
-
-
-def _normalise(path: Path) -> str:
-    """A released notebook as stored: no outputs, no execution counts, stable JSON."""
-    nb = nbformat.read(path, as_version=4)
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
-    return nbformat.writes(nb) + "\n"
-
-
-def _generate(course_dir: Path, names: list[str], database: bool, source: Path = SOLUTIONS) -> dict[str, Path]:
-    for name in names:
-        target = course_dir / "source" / name
-        target.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(Path(source) / f"{name}.ipynb", target / f"{name}.ipynb")
-        _nbgrader("generate_assignment", name, "--force", *([] if database else ["--no-db"]), course_dir=course_dir)
-    return {name: course_dir / "release" / name / f"{name}.ipynb" for name in names}
-
-
-def _generate_here(course_dir: Path, names: list[str], source: Path = SOLUTIONS) -> dict[str, Path]:
-    """``_generate`` with the gradebook, run in this process (saves nbgrader's start-up)."""
-    from nbgrader.converters import GenerateAssignment
-
-    from course_utils.grading_worker import course_config, run_converter
-
-    _tools_on_path()
-    for name in names:
-        target = course_dir / "source" / name
-        target.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(Path(source) / f"{name}.ipynb", target / f"{name}.ipynb")
-        result = run_converter(GenerateAssignment, course_config(course_dir), name)
-        if not result.get("success"):
-            details = (result.get("error") or result.get("log") or "")[-3000:]
-            raise RuntimeError(f"nbgrader generate_assignment {name} failed:\n{details}")
-    return {name: course_dir / "release" / name / f"{name}.ipynb" for name in names}
-
-
-def _released_texts() -> dict[str, str]:
-    with tempfile.TemporaryDirectory() as tmp:
-        return {name: _normalise(path) for name, path in _generate(Path(tmp), assignments(), database=False).items()}
-
-
-def release() -> list[Path]:
-    """Write ``notebooks/<name>.ipynb`` for every solution notebook; returns the paths."""
-    NOTEBOOKS.mkdir(exist_ok=True)
-    written = []
-    for name, text in _released_texts().items():
-        target = NOTEBOOKS / f"{name}.ipynb"
-        target.write_text(text)
-        written.append(target)
-    return written
-
-
-def stale_notebooks() -> list[str]:
-    """Descriptions of every way ``notebooks/`` differs from a fresh release (empty: current)."""
-    expected = _released_texts()
-    problems = []
-    for name, text in expected.items():
-        target = NOTEBOOKS / f"{name}.ipynb"
-        if not target.exists():
-            problems.append(f"notebooks/{target.name} is missing")
-        elif target.read_text() != text:
-            problems.append(f"notebooks/{target.name} differs from solutions/{name}.ipynb")
-    for extra in sorted(set(p.stem for p in NOTEBOOKS.glob("*.ipynb")) - set(expected)):
-        problems.append(f"notebooks/{extra}.ipynb has no solution notebook")
-    return problems
-
-
-# --------------------------------------------------------------------------------------
-# Autograding
+from course_utils.grading.intake import IntakeLimits, Submission, collect, grade_ids, repair
+from course_utils.grading.nbgrader_run import tools_on_path
+from course_utils.grading.student_notebooks import assignments, generate_here
+from course_utils.grading.sandbox import Limits
+from course_utils.paths import ASSETS, COURSE_DIR, PACKAGE, ROOT, SOLUTIONS
 
 
 @dataclass
@@ -178,7 +70,7 @@ class Report:
     def summary(self) -> str:
         """The run for the terminal: every submission, then every exercise. Names, sources and
         problems come from students' files: control characters are shown escaped, never sent."""
-        from course_utils.sanitize import plain_text
+        from course_utils.grading.sanitize import plain_text
 
         lines = [
             f"Graded {sum(s.assignment is not None for s in self.submissions)} submissions "
@@ -204,7 +96,7 @@ class Report:
     def markdown(self) -> str:
         """The summary as a markdown file: exercises, then every submission with a problem
         (student text escaped, so no name or message can break or inject into the tables)."""
-        from course_utils.sanitize import markdown_cell
+        from course_utils.grading.sanitize import markdown_cell
 
         lines = ["# Autograding summary", ""]
         if self.sandbox:
@@ -241,8 +133,7 @@ def course_fingerprint() -> str:
     from importlib import metadata
 
     digest = hashlib.sha256()
-    package = Path(__file__).resolve().parent
-    files = sorted(package.rglob("*.py")) + sorted((ROOT / "assets").rglob("*.json")) + [ROOT / "nbgrader_config.py"]
+    files = sorted(PACKAGE.rglob("*.py")) + sorted(ASSETS.rglob("*.json")) + [ROOT / "nbgrader_config.py"]
     for path in files:
         if path.is_file():
             digest.update(str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name).encode())
@@ -285,7 +176,7 @@ def _template(names: list[str], source: Path) -> dict[str, dict[str, bytes]]:
     templates = {}
     for name in names:
         with tempfile.TemporaryDirectory(prefix="course-template-") as tmp:
-            _generate_here(Path(tmp), [name], source=source)
+            generate_here(Path(tmp), [name], source=source)
             templates[name] = {"gradebook.db": (Path(tmp) / "gradebook.db").read_bytes()}
     return templates
 
@@ -339,17 +230,17 @@ def autograde(
     """Autograde every submission in ``folder``; write ``out/grades.csv``, ``out/feedback/``
     and ``out/summary.md``.
 
-    Submissions are graded in parallel with Dask (``grading_dask.grade_all``): ``workers``
+    Submissions are graded in parallel with Dask (``dispatch.grade_all``): ``workers``
     local worker processes (default: one per core; 0 grades in this process), or the cluster
     at ``scheduler``. Each is graded in its own throwaway course folder under ``limits``
     (``sandbox.Limits``; what is read from the folder: ``intake``,
-    ``grading_intake.IntakeLimits``) and merged into the gradebook of ``course_dir``, so nbgrader's own
+    ``intake.IntakeLimits``) and merged into the gradebook of ``course_dir``, so nbgrader's own
     commands (export, generate_feedback, formgrader) see every grade. A submission whose
     content, instructor notebook and limits are unchanged since the last run in
     ``course_dir`` is not graded again (``force`` re-grades all). ``source`` is the folder of
     instructor notebooks (default: ``solutions/``).
     """
-    from course_utils.grading_dask import close_cluster, start_local_cluster
+    from course_utils.grading.dispatch import close_cluster, start_local_cluster
 
     folder, out, source = Path(folder), Path(out), Path(source)
     if not folder.is_dir():
@@ -365,17 +256,17 @@ def autograde(
 def _autograde(folder, out, course_dir, source, workers, scheduler, limits, intake, force, progress, cluster) -> Report:
     from nbgrader.api import Gradebook, MissingEntry
 
-    from course_utils.grading_dask import grade_all
+    from course_utils.grading.dispatch import grade_all
 
     limits = limits or Limits()
     course_dir = Path(course_dir).resolve()
     names = assignments(source)
-    released = {name: json.loads(path.read_text()) for name, path in _generate_here(course_dir, names, source=source).items()}
+    released = {name: json.loads(path.read_text()) for name, path in generate_here(course_dir, names, source=source).items()}
     sources = {name: (source / f"{name}.ipynb").read_bytes() for name in names}
     known = {name: grade_ids(notebook) for name, notebook in released.items()}
     submissions = collect(folder, known, intake)
 
-    _tools_on_path()
+    tools_on_path()
     database = f"sqlite:///{course_dir / 'gradebook.db'}"
     index = _load_index(course_dir)
     pending: dict[tuple[str, str], Submission] = {}
@@ -487,7 +378,7 @@ def _write_csv(submissions: list[Submission], out: Path) -> Path:
     """``grades.csv``: one row per submission. ``student`` is the id as the instructor gave it,
     ``gradebook_id`` the one in nbgrader's gradebook. Every text cell is neutralised against
     spreadsheet formulas (a file name may start with ``=``)."""
-    from course_utils.sanitize import csv_cell
+    from course_utils.grading.sanitize import csv_cell
 
     out.mkdir(parents=True, exist_ok=True)
     grade_names = sorted({name for s in submissions for name in s.grades})
@@ -509,10 +400,3 @@ def _write_csv(submissions: list[Submission], out: Path) -> Path:
                 ]
             )
     return path
-
-
-def bench_grading(submissions: int = 40, workers: int = 2, train_steps: int = 80_000) -> dict:
-    """``course bench grading``: see ``grading_dask.bench_grading``."""
-    from course_utils.grading_dask import bench_grading as run
-
-    return run(submissions=submissions, workers=workers, train_steps=train_steps)

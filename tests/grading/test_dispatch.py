@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from course_utils import grading, grading_dask
-from course_utils.grading_dask import student_version, synthetic_assignment
+from course_utils import grading
+from course_utils.grading import dispatch
+from course_utils.grading.synthetic import student_version, synthetic_assignment
 
 pytestmark = pytest.mark.grading
 
@@ -15,8 +16,8 @@ pytestmark = pytest.mark.grading
 def test_grading_finishes_when_the_cluster_has_no_workers(tmp_path, monkeypatch):
     from distributed import LocalCluster
 
-    monkeypatch.setattr(grading_dask, "POLL_S", 1)
-    monkeypatch.setattr(grading_dask, "NO_WORKERS_GRACE_S", 2)
+    monkeypatch.setattr(dispatch, "POLL_S", 1)
+    monkeypatch.setattr(dispatch, "NO_WORKERS_GRACE_S", 2)
     solutions = tmp_path / "solutions"
     solution = json.loads(synthetic_assignment(solutions).read_text())
     folder = tmp_path / "submissions"
@@ -58,7 +59,7 @@ def test_autograde_starts_the_cluster_first_and_closes_it_when_preparation_fails
         events.append("preparing")
         raise RuntimeError("no instructor notebooks")
 
-    monkeypatch.setattr(grading_dask, "start_local_cluster", fake_start)
+    monkeypatch.setattr(dispatch, "start_local_cluster", fake_start)
     monkeypatch.setattr(grading, "assignments", broken_assignments)
     (tmp_path / "subs").mkdir()
     with pytest.raises(RuntimeError, match="no instructor notebooks"):

@@ -875,7 +875,7 @@ def feedback_config(config, nbconvert_sanitizer: bool = False):
 
     section = config.GenerateFeedback
     preprocessors = list(section["preprocessors"]) if "preprocessors" in section else [GetGrades, CSSHTMLHeaderPreprocessor]
-    if SanitizeNotebook not in preprocessors and "course_utils.sanitize.SanitizeNotebook" not in preprocessors:
+    if SanitizeNotebook not in preprocessors and "course_utils.grading.sanitize.SanitizeNotebook" not in preprocessors:
         preprocessors.append(SanitizeNotebook)
     section.preprocessors = preprocessors
     if nbconvert_sanitizer:

@@ -112,7 +112,9 @@ def test_summary_table_and_markdown(graded):
 
 @pytest.mark.slow
 def test_grading_benchmark_measures_every_configuration():
-    figures = grading.bench_grading(submissions=4, train_steps=2000)
+    from course_utils.grading.bench import bench_grading
+
+    figures = bench_grading(submissions=4, train_steps=2000)
     for label in ("workers_1", "workers_2", "scheduler", "overhead_workers_1", "overhead_workers_2"):
         assert figures[f"{label}_graded_ok"] == 4 and figures[f"{label}_per_minute"] > 0
     assert figures["speedup_2_vs_1"] > 0 and figures["overhead_speedup_2_vs_1"] > 0
@@ -121,7 +123,7 @@ def test_grading_benchmark_measures_every_configuration():
 def test_synthetic_submissions_can_train_first(tmp_path):
     """The benchmark's submissions train for a fixed number of steps in a locked cell the
     student version keeps; without ``train_steps`` there is no such cell."""
-    from course_utils import grading_dask
+    from course_utils.grading import synthetic as grading_dask
 
     solution = json.loads(grading_dask.synthetic_assignment(tmp_path / "a", train_steps=123).read_text())
     train = [c for c in solution["cells"] if c["metadata"]["nbgrader"]["grade_id"] == "train"]
@@ -134,7 +136,7 @@ def test_synthetic_submissions_can_train_first(tmp_path):
 
 
 def test_new_gradebooks_get_nbgrader_s_own_alembic_revision(tmp_path):
-    """``grading_worker.alembic_head`` (in-process, cached) gives what nbgrader's ``alembic heads``
+    """``nbgrader_run.alembic_head`` (in-process, cached) gives what nbgrader's ``alembic heads``
     subprocess gives, and a gradebook the course creates carries it."""
     import sqlite3
     import subprocess
@@ -143,14 +145,15 @@ def test_new_gradebooks_get_nbgrader_s_own_alembic_revision(tmp_path):
 
     from nbgrader.dbutil import _temp_alembic_ini
 
-    from course_utils import grading_dask
-    from course_utils.grading_worker import alembic_head
+    from course_utils.grading import synthetic as grading_dask
+    from course_utils.grading import student_notebooks
+    from course_utils.grading.nbgrader_run import alembic_head
 
     alembic = str(Path(sys.executable).parent / "alembic")
     with _temp_alembic_ini(f"sqlite:///{tmp_path / 'x.db'}") as ini:
         heads = subprocess.check_output([alembic, "-c", ini, "heads"], text=True)
     assert heads.split()[0] == alembic_head() and len(alembic_head()) == 12
     grading_dask.synthetic_assignment(tmp_path / "solutions")
-    grading._generate_here(tmp_path / "course", [grading_dask.TINY], source=tmp_path / "solutions")
+    student_notebooks.generate_here(tmp_path / "course", [grading_dask.TINY], source=tmp_path / "solutions")
     with sqlite3.connect(tmp_path / "course" / "gradebook.db") as db:
         assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [(alembic_head(),)]

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from course_utils import sandbox
+from course_utils.grading import sandbox
 
 SCRIPT = Path(sandbox.__file__)
 
 
 def child(code: str, **env) -> subprocess.CompletedProcess:
-    """Run ``code`` in a fresh Python with ``course_utils.sandbox`` loaded by path (no torch)."""
+    """Run ``code`` in a fresh Python with ``course_utils.grading.sandbox`` loaded by path (no torch)."""
     prelude = f"import importlib.util, sys\nspec = importlib.util.spec_from_file_location('sb', {str(SCRIPT)!r})\n"
     prelude += "sb = sys.modules['sb'] = importlib.util.module_from_spec(spec); spec.loader.exec_module(sb)\n"
     return subprocess.run([sys.executable, "-c", prelude + code], capture_output=True, text=True, timeout=60,

@@ -1,4 +1,4 @@
-"""course_utils.sanitize: students' notebooks made inert for formgrader and the feedback HTML,
+"""course_utils.grading.sanitize: students' notebooks made inert for formgrader and the feedback HTML,
 names and messages made safe for a spreadsheet, a terminal and a markdown table.
 
 Each payload is checked gone from the cleaned notebook AND from the HTML nbconvert renders
@@ -18,7 +18,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output, new_raw_cell
 from traitlets.config import Config
 
-from course_utils.sanitize import (
+from course_utils.grading.sanitize import (
     SanitizeNotebook,
     csv_cell,
     feedback_config,

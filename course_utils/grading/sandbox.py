@@ -61,7 +61,7 @@ and ``course autograde`` uses all of it (see ``Limits``):
      is killed.
 
 Per-cell timeouts, the wall-clock limit per submission and the output cap are applied by the
-grader around the kernel (``course_utils.grading_worker``).
+grader around the kernel (``course_utils.grading.worker``).
 
 What is NOT protected: UDP traffic and DNS (Landlock filters TCP only); CPU and memory
 bandwidth taken from other submissions graded at the same time; fork bombs where no pids
@@ -95,7 +95,10 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent
+# course_utils (the whole package: a kernel imports it) and the folder holding it, with assets/.
+# Computed here rather than taken from course_utils.paths: this file runs as a script with the
+# standard library only.
+PACKAGE = Path(__file__).resolve().parents[1]
 ROOT = PACKAGE.parent
 
 

@@ -42,9 +42,9 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import Float, Unicode
 
-from course_utils import sandbox
+from course_utils.grading import sandbox
+from course_utils.grading.nbgrader_run import course_config, run_converter
 
-ROOT = Path(__file__).resolve().parent.parent
 SANDBOX_SCRIPT = Path(sandbox.__file__).resolve()
 TRUNCATED = "... output truncated by the grader: over {mb:.3g} MB of output in this notebook ..."
 KERNEL_DIED = "KernelDied"
@@ -234,19 +234,6 @@ def _error(name: str, message: str) -> NotebookNode:
 # One submission
 
 
-def course_config(course: Path):
-    """The course's nbgrader_config.py, pointed at the course folder ``course``."""
-    from traitlets.config import Config
-    from traitlets.config.loader import PyFileConfigLoader
-
-    config = Config()
-    if (ROOT / "nbgrader_config.py").exists():
-        config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
-    config.CourseDirectory.root = str(course)
-    config.CourseDirectory.db_url = f"sqlite:///{course / 'gradebook.db'}"
-    return config
-
-
 def _config(course: Path, limits: dict, spec: Path):
     """``course_config`` with the sandboxed executor and ``limits``."""
     from nbconvert.preprocessors import ClearMetadataPreprocessor
@@ -260,7 +247,7 @@ def _config(course: Path, limits: dict, spec: Path):
     config.Execute.shutdown_kernel = "immediate"
     config.LimitedExecute.output_mb = float(limits["output_mb"])
     config.LimitedExecute.sandbox_spec = str(spec)
-    from course_utils.sanitize import SanitizeNotebook, feedback_config
+    from course_utils.grading.sanitize import SanitizeNotebook, feedback_config
 
     feedback_config(config)  # the feedback HTML: nothing the student wrote may run
     config.Autograde.autograde_preprocessors = [
@@ -274,42 +261,6 @@ def _config(course: Path, limits: dict, spec: Path):
         SanitizeNotebook,  # last: formgrader shows the autograded notebook on the Jupyter server's origin
     ]
     return config
-
-
-@functools.lru_cache(maxsize=1)
-def alembic_head() -> str:
-    """The revision nbgrader stamps on every new gradebook, from alembic's Python API.
-
-    nbgrader finds it by running the ``alembic heads`` command, a new Python process that
-    took 3.5 s here, and ``course autograde`` creates two new gradebooks per run (the
-    instructor's, the template). Same answer once per process (a test compares the two)."""
-    from alembic.config import Config
-    from alembic.script import ScriptDirectory
-    from nbgrader import dbutil
-
-    config = Config()
-    config.set_main_option("script_location", dbutil.ALEMBIC_DIR)
-    return ScriptDirectory.from_config(config).get_current_head()
-
-
-def run_converter(converter_class, config, assignment: str, student: str | None = None) -> dict:
-    """Run an nbgrader converter (Autograde, GenerateFeedback, GenerateAssignment) in this
-    process, as nbgrader's own ``NbGraderAPI`` does: {"success", "log", "error"}."""
-    import nbgrader.api
-    from nbgrader.coursedir import CourseDirectory
-
-    nbgrader.api.get_alembic_version = alembic_head  # see alembic_head
-    from nbgrader.utils import capture_log, temp_attrs
-
-    coursedir = CourseDirectory(config=config)
-    names = {"assignment_id": assignment, **({"student_id": student} if student else {})}
-    with temp_attrs(coursedir, **names):
-        app = converter_class(coursedir=coursedir, config=config)
-        app.force = True
-        for flag in ("create_student", "create_assignment"):
-            if hasattr(app, flag):
-                setattr(app, flag, True)
-        return capture_log(app)
 
 
 def _cell_label(cell: dict, index: int) -> str:
