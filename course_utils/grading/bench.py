@@ -1,0 +1,132 @@
+"""``course bench grading``: submissions per minute with 1 and 2 Dask workers and through a
+``dask scheduler``, on the synthetic assignment (``synthetic``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from course_utils.grading.synthetic import student_version, synthetic_assignment
+
+
+def _start_dask_cluster(workers: int) -> tuple[str, list[subprocess.Popen]]:
+    """``dask scheduler`` and ``workers`` single-threaded ``dask worker`` processes on
+    127.0.0.1, started with the command-line tools as an instructor would."""
+    scripts = Path(sys.executable).parent
+    dask = str(scripts / "dask")
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        scheduler_file = f.name
+    os.unlink(scheduler_file)
+    env = {**os.environ, "PATH": str(scripts) + os.pathsep + os.environ.get("PATH", "")}
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
+    processes = [
+        subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--dashboard-address", ":0",
+                          "--scheduler-file", scheduler_file], **quiet)
+    ]
+    deadline = time.time() + 120
+    while not os.path.exists(scheduler_file) or not Path(scheduler_file).read_text().strip():
+        if time.time() > deadline:
+            raise RuntimeError("dask scheduler did not start")
+        time.sleep(0.2)
+    time.sleep(0.2)
+    address = json.loads(Path(scheduler_file).read_text())["address"]
+    for _ in range(workers):
+        processes.append(
+            subprocess.Popen([dask, "worker", address, "--nthreads", "1", "--nworkers", "1", "--host", "127.0.0.1",
+                              "--memory-limit", "0", "--no-dashboard"], **quiet)
+        )
+    from distributed import Client
+
+    with Client(address) as client:
+        client.wait_for_workers(workers, timeout=180)
+    return address, processes
+
+
+def bench_grading(submissions: int = 40, workers: int = 2, train_steps: int = 80_000) -> dict:
+    """Submissions per minute for ``submissions`` synthetic submissions (a third full marks,
+    a third partial, a third untouched) graded with 1 worker, with ``workers`` workers (local
+    cluster), and through a ``dask scheduler`` plus ``workers`` ``dask worker`` processes on
+    127.0.0.1.
+
+    Each submission first trains a small model for ``train_steps`` gradient steps (about 1 s
+    of CPU; real submissions of this course train for 20 to 70 s), so that the figures are
+    about grading work. ``overhead_*`` repeats 1 and ``workers`` workers with no training
+    (``train_steps=0``): what is left is nbgrader's and the kernels' own cost per submission,
+    where latencies (kernel start-up, polling) weigh most and parallel workers gain least.
+
+    Each run starts from an empty course folder, so nothing is skipped as unchanged.
+    ``*_per_minute`` is end to end (course set-up and cluster start-up included);
+    ``*_grading_phase_per_minute`` counts from the tasks sent (cluster up) to the last result
+    merged. ``*_cores_used`` is the tasks' CPU seconds (grading and kernels) plus the
+    coordinator's over the grading phase's wall seconds. On a shared machine the wall
+    figures are inflated by other load: see ``load_average_*``."""
+    from course_utils.grading import autograder as grading
+
+    figures: dict = {"benchmark": "grading", "submissions": submissions, "workers": workers, "cores": os.cpu_count()}
+    figures["train_steps"] = train_steps
+    figures["load_average_before"] = round(os.getloadavg()[0], 2)
+    with tempfile.TemporaryDirectory(prefix="course-bench-grading-") as tmp:
+        tmp = Path(tmp)
+
+        def submissions_folder(label: str, steps: int) -> tuple[Path, Path]:
+            source = tmp / f"solutions-{label}"
+            solution = json.loads(synthetic_assignment(source, train_steps=steps).read_text())
+            folder = tmp / f"submissions-{label}"
+            folder.mkdir()
+            variants = [student_version(solution, "add", "square"), student_version(solution, "add"), student_version(solution)]
+            for i in range(submissions):
+                (folder / f"student{i:03d}.ipynb").write_text(json.dumps(variants[i % 3]))
+            return folder, source
+
+        def run(label: str, folder: Path, source: Path, **kwargs) -> None:
+            course = tmp / f"course-{label}"
+            children = os.times()
+            start, cpu = time.perf_counter(), time.process_time()
+            report = grading.autograde(folder, out=tmp / f"out-{label}", course_dir=course, source=source,
+                                       progress=False, **kwargs)
+            wall = time.perf_counter() - start
+            after = os.times()
+            graded = sum(s.assignment is not None and not s.problems for s in report.submissions)
+            figures[f"{label}_wall_s"] = round(wall, 2)
+            figures[f"{label}_coordinator_cpu_s"] = round(time.process_time() - cpu, 2)
+            figures[f"{label}_children_cpu_s"] = round(after.children_user + after.children_system
+                                                       - children.children_user - children.children_system, 2)
+            figures[f"{label}_worker_cpu_s"] = round(sum(report.task_cpu_seconds.values()), 2)
+            figures[f"{label}_per_minute"] = round(60 * submissions / wall, 1)
+            figures[f"{label}_grading_phase_per_minute"] = round(60 * submissions / report.grading_seconds, 1)
+            task_cpu = figures[f"{label}_worker_cpu_s"] + figures[f"{label}_coordinator_cpu_s"]
+            figures[f"{label}_cores_used"] = round(task_cpu / report.grading_seconds, 2)
+            figures[f"{label}_graded_ok"] = graded
+
+        work = submissions_folder("train", train_steps)
+        run("workers_1", *work, workers=1)
+        run(f"workers_{workers}", *work, workers=workers)
+        address, processes = _start_dask_cluster(workers)
+        try:
+            run("scheduler", *work, scheduler=address)
+        finally:
+            for process in processes[::-1]:
+                process.terminate()
+            for process in processes:
+                try:
+                    process.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+        empty = submissions_folder("overhead", 0)
+        run("overhead_workers_1", *empty, workers=1)
+        run(f"overhead_workers_{workers}", *empty, workers=workers)
+    figures[f"speedup_{workers}_vs_1"] = round(figures[f"workers_{workers}_per_minute"] / figures["workers_1_per_minute"], 2)
+    figures[f"speedup_{workers}_vs_1_grading_phase"] = round(
+        figures[f"workers_{workers}_grading_phase_per_minute"] / figures["workers_1_grading_phase_per_minute"], 2
+    )
+    figures[f"overhead_speedup_{workers}_vs_1"] = round(
+        figures[f"overhead_workers_{workers}_per_minute"] / figures["overhead_workers_1_per_minute"], 2
+    )
+    figures["load_average_after"] = round(os.getloadavg()[0], 2)
+    figures["note"] = "shared machine: wall figures include contention from other jobs; see the cpu figures"
+    return figures

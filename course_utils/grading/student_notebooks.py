@@ -1,0 +1,89 @@
+"""Student notebooks from the instructor's: ``course release``.
+
+``release()`` turns every ``solutions/*.ipynb`` into a student notebook in ``notebooks/``
+(nbgrader ``generate_assignment`` underneath); ``stale_notebooks()`` says which released
+notebooks no longer match (``course release --check``). Each tutorial is one nbgrader
+assignment named after its notebook, e.g. ``02_colour_replay``; ``solutions/`` stays the one
+place exercises are written (``grading/source/`` is copied from it each time).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+from course_utils.grading.nbgrader_run import course_config, nbgrader, run_converter, tools_on_path
+from course_utils.paths import NOTEBOOKS, SOLUTIONS
+
+
+def assignments(source: Path = SOLUTIONS) -> list[str]:
+    """Assignment names: the stems of the notebooks in ``solutions/`` (or ``source``)."""
+    return sorted(p.stem for p in Path(source).glob("*.ipynb"))
+
+
+def _normalise(path: Path) -> str:
+    """A released notebook as stored: no outputs, no execution counts, stable JSON."""
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    return nbformat.writes(nb) + "\n"
+
+
+def _generate(course_dir: Path, names: list[str], database: bool, source: Path = SOLUTIONS) -> dict[str, Path]:
+    for name in names:
+        target = course_dir / "source" / name
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(Path(source) / f"{name}.ipynb", target / f"{name}.ipynb")
+        nbgrader("generate_assignment", name, "--force", *([] if database else ["--no-db"]), course_dir=course_dir)
+    return {name: course_dir / "release" / name / f"{name}.ipynb" for name in names}
+
+
+def generate_here(course_dir: Path, names: list[str], source: Path = SOLUTIONS) -> dict[str, Path]:
+    """``_generate`` with the gradebook, run in this process (saves nbgrader's start-up)."""
+    from nbgrader.converters import GenerateAssignment
+
+    tools_on_path()
+    for name in names:
+        target = course_dir / "source" / name
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(Path(source) / f"{name}.ipynb", target / f"{name}.ipynb")
+        result = run_converter(GenerateAssignment, course_config(course_dir), name)
+        if not result.get("success"):
+            details = (result.get("error") or result.get("log") or "")[-3000:]
+            raise RuntimeError(f"nbgrader generate_assignment {name} failed:\n{details}")
+    return {name: course_dir / "release" / name / f"{name}.ipynb" for name in names}
+
+
+def _released_texts() -> dict[str, str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        return {name: _normalise(path) for name, path in _generate(Path(tmp), assignments(), database=False).items()}
+
+
+def release() -> list[Path]:
+    """Write ``notebooks/<name>.ipynb`` for every solution notebook; returns the paths."""
+    NOTEBOOKS.mkdir(exist_ok=True)
+    written = []
+    for name, text in _released_texts().items():
+        target = NOTEBOOKS / f"{name}.ipynb"
+        target.write_text(text)
+        written.append(target)
+    return written
+
+
+def stale_notebooks() -> list[str]:
+    """Descriptions of every way ``notebooks/`` differs from a fresh release (empty: current)."""
+    expected = _released_texts()
+    problems = []
+    for name, text in expected.items():
+        target = NOTEBOOKS / f"{name}.ipynb"
+        if not target.exists():
+            problems.append(f"notebooks/{target.name} is missing")
+        elif target.read_text() != text:
+            problems.append(f"notebooks/{target.name} differs from solutions/{name}.ipynb")
+    for extra in sorted(set(p.stem for p in NOTEBOOKS.glob("*.ipynb")) - set(expected)):
+        problems.append(f"notebooks/{extra}.ipynb has no solution notebook")
+    return problems
