@@ -38,7 +38,6 @@ COLOURS = tuple(COLOUR_REWARDS)
 RHO_MAX = 10.0
 MAX_REWARD = max(COLOUR_REWARDS.values())
 N_INPUTS = 9
-ACTIONS = {0: "left", 1: "right"}
 
 
 def _check_mode(mode) -> int:

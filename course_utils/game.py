@@ -16,8 +16,6 @@ import torch
 
 from course_utils.runtime import headless
 
-SIDES = {0: "left", 1: "right"}
-
 
 def check_side(action) -> int:
     """``action`` as an int 0 (left) or 1 (right); a clear ``ValueError`` for anything else

@@ -30,7 +30,6 @@ from course_utils.paths import ASSETS
 N_INPUTS = 5
 N_ACTIONS = 2
 HIDDEN_SIZE = 20
-ACTIONS = {0: "left", 1: "right"}
 
 DEFAULT_HYPERPARAMETERS = {"learning_rate": 0.00075, "gamma": 0.91, "value_cost": 0.4, "entropy_cost": 0.001}
 """The newbie's training hyperparameters (the reference setup); evolution mutates them."""

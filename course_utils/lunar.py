@@ -226,14 +226,13 @@ environments into groups that each sample actions from their own generator (see
 ``lunar_rollouts``): it is part of the result, unlike the number of worker processes."""
 
 
-def gae_advantages(rewards, values, next_values, terminated, ends, gamma: float, lam: float) -> torch.Tensor:
+def gae_advantages(rewards, values, next_values, ends, gamma: float, lam: float) -> torch.Tensor:
     """Generalised advantage estimates for a rollout of shape (T, E).
 
     ``next_values[t]`` is V of the state after step t (already zero where the episode
     terminated, V(final observation) where it was truncated by the time limit). ``ends[t]``
     marks steps after which the episode ended for either reason: the recursion must not
-    carry advantages across episodes. ``terminated`` is unused beyond documenting that
-    bootstrapping happens only when the episode did not terminate.
+    carry advantages across episodes. All of shape (T, E); returns (T, E).
     """
     T = rewards.shape[0]
     advantages = torch.zeros_like(rewards)
@@ -312,8 +311,7 @@ def train_aac(
             final_values = roll["final_values"] if cfg["bootstrap_truncated"] else torch.zeros_like(values)
             following = torch.cat([values[1:], roll["last_value"].unsqueeze(0)])
             next_values = torch.where(ends.bool(), final_values, following)
-            rewards, terms = roll["rewards"], roll["terms"]
-            advantages = gae_advantages(rewards, values, next_values, terms, ends, cfg["gamma"], cfg["gae_lambda"])
+            advantages = gae_advantages(roll["rewards"], values, next_values, ends, cfg["gamma"], cfg["gae_lambda"])
             returns = advantages + values
             _update(
                 net,
@@ -885,10 +883,6 @@ class VectorBatchDataset:
 # Experiments: vpg, epg, bpg, cpg, aac with a disk cache
 # --------------------------------------------------------------------------------------------
 
-PG_HYPERPARAMS = dict(batch_size=16, gamma=0.99, beta=0.5, learn_rate=2e-3, hidden_layers=(128, 128))
-"""Hyperparameters of the policy-gradient experiments (batch_size counts episodes)."""
-AAC_HYPERPARAMS = dict(batch_size=16, gamma=0.99, beta=0.5, delta=0.01, learn_rate=2e-3, hidden_layers=(128, 128))
-"""Hyperparameters of the AAC experiment (delta weighs the value loss)."""
 EXPERIMENTS = {"vpg": (False, False), "epg": (False, True), "bpg": (True, False), "cpg": (True, True)}
 """Policy-gradient experiments: name -> (baseline, entropy)."""
 

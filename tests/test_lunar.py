@@ -389,7 +389,7 @@ def test_aac_training_is_deterministic_and_bootstraps_only_on_truncation():
     values = torch.zeros(3, 1)
     next_values = torch.tensor([[0.0], [0.0], [5.0]])  # step 1 terminated; step 2 truncated with V=5
     ends = torch.tensor([[0.0], [1.0], [1.0]])
-    adv = L.gae_advantages(rewards, values, next_values, None, ends, 1.0, 1.0)
+    adv = L.gae_advantages(rewards, values, next_values, ends, 1.0, 1.0)
     assert adv.view(-1).tolist() == [2.0, 1.0, 6.0]
 
 

@@ -27,8 +27,8 @@ from pathlib import Path
 
 from course_utils.grading.intake import IntakeLimits, Submission, collect, grade_ids, repair
 from course_utils.grading.nbgrader_run import tools_on_path
-from course_utils.grading.student_notebooks import assignments, generate_here
 from course_utils.grading.sandbox import Limits
+from course_utils.grading.student_notebooks import assignments, generate_here
 from course_utils.paths import ASSETS, COURSE_DIR, PACKAGE, ROOT, SOLUTIONS
 
 

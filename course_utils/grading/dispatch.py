@@ -18,15 +18,10 @@ never a stopped run.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import subprocess
-import sys
-import tempfile
 import time
 from concurrent.futures import Future
-from pathlib import Path
 
 from course_utils.grading.worker import empty_result, grade_submission
 

@@ -11,7 +11,6 @@ import json
 import os
 from pathlib import Path
 
-
 TINY = "00_tiny"
 TINY_SOLUTIONS = {
     "add": "def add(a, b):\n    ### BEGIN SOLUTION\n    return a + b\n    ### END SOLUTION",

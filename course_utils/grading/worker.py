@@ -22,7 +22,6 @@ feedback HTML is made from it and before formgrader can show it.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import resource

@@ -145,8 +145,8 @@ def test_new_gradebooks_get_nbgrader_s_own_alembic_revision(tmp_path):
 
     from nbgrader.dbutil import _temp_alembic_ini
 
-    from course_utils.grading import synthetic as grading_dask
     from course_utils.grading import student_notebooks
+    from course_utils.grading import synthetic as grading_dask
     from course_utils.grading.nbgrader_run import alembic_head
 
     alembic = str(Path(sys.executable).parent / "alembic")

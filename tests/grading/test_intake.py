@@ -8,7 +8,6 @@ import zipfile
 import pytest
 from hostile_submissions import _zip_bomb, _zip_with_patched_header
 
-from course_utils.grading.synthetic import TINY, student_version, synthetic_assignment
 from course_utils.grading.intake import (
     IntakeError,
     IntakeLimits,
@@ -21,6 +20,7 @@ from course_utils.grading.intake import (
     student_name,
     unescape_id,
 )
+from course_utils.grading.synthetic import TINY, student_version, synthetic_assignment
 
 
 @pytest.fixture(scope="module")
