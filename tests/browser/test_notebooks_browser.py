@@ -115,9 +115,21 @@ class HarlowRules:
         assert match, f"the stage should name its two symbols, got {_stage_label(game_cell)!r}"
         return match.group(1), match.group(2)
 
+    def _read(self, page, game_cell) -> tuple[int, tuple[str, str]]:
+        """The problem number and its symbols, read once both widgets show the same problem:
+        the status line and the stage are two widgets, updated one after the other, so for a
+        moment after a click one may show the next problem and the other the last one."""
+        deadline = time.monotonic() + CLICK_WAIT_MS / 1000
+        while True:
+            problem = int(re.search(r"problem (\d+) of", _status(page, self.prefix)).group(1))
+            shown = self._symbols(game_cell)
+            consistent = set(shown) == self.pair if problem == self.problem else not set(shown) & self.seen
+            if consistent or time.monotonic() > deadline:
+                return problem, shown
+            page.wait_for_timeout(50)
+
     def _sync(self, page, game_cell) -> tuple[str, str]:
-        problem = int(re.search(r"problem (\d+) of", _status(page, self.prefix)).group(1))
-        shown = self._symbols(game_cell)
+        problem, shown = self._read(page, game_cell)
         if problem != self.problem:
             assert not set(shown) & self.seen, f"problem {problem} should show two new symbols, got {shown}"
             self.problem, self.pair, self.rewarded, self.trial = problem, set(shown), None, 0

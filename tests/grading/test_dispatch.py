@@ -7,7 +7,7 @@ import json
 import pytest
 
 from course_utils import grading
-from course_utils.grading import dispatch
+from course_utils.grading import autograder, dispatch
 from course_utils.grading.synthetic import student_version, synthetic_assignment
 
 pytestmark = pytest.mark.grading
@@ -60,7 +60,7 @@ def test_autograde_starts_the_cluster_first_and_closes_it_when_preparation_fails
         raise RuntimeError("no instructor notebooks")
 
     monkeypatch.setattr(dispatch, "start_local_cluster", fake_start)
-    monkeypatch.setattr(grading, "assignments", broken_assignments)
+    monkeypatch.setattr(autograder, "assignments", broken_assignments)
     (tmp_path / "subs").mkdir()
     with pytest.raises(RuntimeError, match="no instructor notebooks"):
         grading.autograde(tmp_path / "subs", out=tmp_path / "out", course_dir=tmp_path / "course", workers=2, progress=False)

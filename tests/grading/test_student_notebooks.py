@@ -1,13 +1,12 @@
 """notebooks/ is generated from solutions/ and must never drift from it."""
 
 import json
-from pathlib import Path
 
 import pytest
 
 from course_utils import grading
-
-ROOT = Path(__file__).resolve().parent.parent
+from course_utils.grading import student_notebooks
+from course_utils.paths import ROOT
 
 
 def notebooks(folder):
@@ -44,6 +43,6 @@ def test_release_check_detects_drift(tmp_path, monkeypatch):
         nb = json.loads(path.read_text())
         nb["cells"][0]["source"] = "edited by hand"
         (stale / path.name).write_text(json.dumps(nb))
-    monkeypatch.setattr(grading, "NOTEBOOKS", stale)
+    monkeypatch.setattr(student_notebooks, "NOTEBOOKS", stale)
     problems = grading.stale_notebooks()
     assert problems and all("differs" in p for p in problems)
