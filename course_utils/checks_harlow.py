@@ -179,11 +179,25 @@ def _check_offspring(create_new_agent) -> None:
             raise _Problem("making a child changed a parent. Hint: change only the child's values (`setattr(child, ...)`).")
     values = {name: np.array([float(getattr(c, name)) for c in children]) for name in harlow.HYPER_MUTATION}
     gamma = values["gamma"]
-    for name, fixed_low, fixed_high in (("value_cost", 0.1, 0.7), ("entropy_cost", 0.0001, 0.05)):
-        if np.mean(np.isclose(values[name], np.clip(gamma, fixed_low, fixed_high))) > 0.5:
+    for name, (noise, low, high) in harlow.HYPER_MUTATION.items():
+        if name == "gamma":
+            continue
+        at_edge = np.isclose(values[name], low) | np.isclose(values[name], high)
+        from_gamma = np.isclose(values[name], np.clip(gamma, low, high))
+        # gamma (0.6 to 0.99) lies mostly above value_cost's and entropy_cost's ranges, so a
+        # child clamped from gamma mostly sits at the top edge; only children whose gamma fell
+        # inside the range tell that mistake apart from swapped min/max or far too much noise.
+        if np.mean(from_gamma) > 0.5 and np.any(from_gamma & ~at_edge):
             raise _Problem(
                 f"the children's {name} follows their discount factor gamma: it was clamped using gamma. "
                 f"Hint: clamp each hyperparameter using its own value, min(max({name}, low), high)."
+            )
+        if np.mean(at_edge) > 0.5:
+            raise _Problem(
+                f"{np.mean(at_edge):.0%} of the children's {name} sit exactly at an edge of its range "
+                f"[{low:g}, {high:g}]. Hint: clamp {name}'s own noisy value, min(max({name} + noise, low), high) "
+                f"(not another hyperparameter such as gamma, and min and max in that order), with noise "
+                f"`np.random.normal() * {noise:g}`."
             )
     for name, (noise, low, high) in harlow.HYPER_MUTATION.items():
         got, pa, pb = values[name], getattr(a, name), getattr(b, name)
