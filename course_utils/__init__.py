@@ -6,14 +6,14 @@ Modules are named after what they hold:
 - ``plotting``: the course's matplotlib style and common plots
 - ``animation``: episodes recorded as RGB frames and shown as inline JavaScript players
 - ``checkpoints``: the checkpoint registry and verified loading
-- ``checks`` (tutorial 2) and ``checks_harlow``, ``checks_lunar``, ``checks_replay`` (tutorials 1, 3, 4):
+- ``checks`` (tutorial 2) and ``checks_harlow``, ``checks_lunar`` (tutorials 1, 3; tutorial 4's are in ``replay``):
   the ``check_*`` functions behind exercise feedback and hidden tests
 - ``harlow``, ``harlow_batch``, ``harlow_game``: tutorial 1's environment, LSTM A2C agent and genetic
   algorithm; the batched evaluation of a whole generation; the Harlow widget game
 - ``colour``, ``colour_game``: tutorial 2's environment, A2C agent, training and replay memory; the game
 - ``lunar``: tutorial 3's LunarLander environment, policy-gradient and AAC pieces, vectorised collection
-- ``replay_memory``, ``per``, ``dqn``: tutorial 4's circular batch memory, segment trees and
-  (prioritized) replay buffers, and the DQN on CartPole
+- ``replay/`` (subpackage): tutorial 4's circular batch memory, segment trees and
+  (prioritized) replay buffers, the DQN on CartPole, and its checks
 - ``paths``: where the package, assets, solutions and notebooks are
 - ``grading/`` (subpackage, the instructor's side): release of student notebooks and parallel,
   sandboxed autograding with nbgrader and Dask (its docstring lists its modules)

@@ -87,7 +87,7 @@ def bench_colour(course_steps: int = 200, baseline_steps: int = 20) -> dict:
 
 BENCHMARKS = {
     "colour": "course_utils.bench:bench_colour",
-    "per": "course_utils.per:bench_per",
+    "per": "course_utils.replay.per:bench_per",
     "harlow": "course_utils.harlow_batch:bench_harlow",
     "lunar": "course_utils.lunar:bench_lunar",
     "grading": "course_utils.grading.bench:bench_grading",

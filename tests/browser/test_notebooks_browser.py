@@ -213,6 +213,10 @@ def _play(page, name: str, game_index: int, rules) -> None:
         score = new_score
         if attempt == total // 2:
             screenshot(page, SCREENSHOTS, f"{name}_game_mid")
+    # Each button is its own widget, disabled one after the other: wait (bounded) for both.
+    deadline = time.monotonic() + CLICK_WAIT_MS / 1000
+    while not (left.is_disabled() and right.is_disabled()) and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
     assert left.is_disabled() and right.is_disabled(), "the buttons should be disabled once the game is over"
     assert game_cell.locator(f".{prefix}-message").inner_text().strip(), "the game should end with a message"
     screenshot(page, SCREENSHOTS, f"{name}_game_end")

@@ -3,8 +3,8 @@ import math
 import numpy as np
 import pytest
 
-from course_utils.checks_replay import check_prioritized_buffer, check_segment_trees
-from course_utils.per import (
+from course_utils.replay.checks import check_prioritized_buffer, check_segment_trees
+from course_utils.replay.per import (
     MinSegmentTree,
     PrioritizedReplayBuffer,
     ReplayBuffer,

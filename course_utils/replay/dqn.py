@@ -36,7 +36,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from course_utils.paths import ASSETS
-from course_utils.per import PrioritizedReplayBuffer, ReplayBuffer, VectorPrioritizedReplayBuffer, beta_schedule
+from course_utils.replay.per import PrioritizedReplayBuffer, ReplayBuffer, VectorPrioritizedReplayBuffer, beta_schedule
 
 ENV_ID = "CartPole-v1"
 MAX_EPISODE_STEPS = 200

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from course_utils import dqn, per
+from course_utils.replay import dqn, per
 
 
 def test_epsilon_decays_linearly_then_stays():

@@ -144,7 +144,7 @@ def cartpole_batches(n_batches: int, batch_size: int = 5, seed: int = 0) -> list
     """``n_batches`` consecutive batches of CartPole transitions under a random policy, each a
     dict of tensors: state/next_state (n, 4) float32, action (n,) int64, reward and done (n,)
     float32, step (n,) int64 (step within the episode, from 0), episode_id (n,) int64."""
-    from course_utils.dqn import make_env
+    from course_utils.replay.dqn import make_env
 
     env = make_env()
     obs, _ = env.reset(seed=seed)

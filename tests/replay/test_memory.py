@@ -1,8 +1,8 @@
 import pytest
 import torch
 
-from course_utils.checks_replay import _numbered_batch, check_memory_add
-from course_utils.replay_memory import CircularReplayMemory, ReplayMemoryError, cartpole_batches, plot_memory
+from course_utils.replay.checks import _numbered_batch, check_memory_add
+from course_utils.replay.memory import CircularReplayMemory, ReplayMemoryError, cartpole_batches, plot_memory
 
 
 @pytest.fixture(scope="module")
