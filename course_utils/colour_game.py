@@ -70,10 +70,10 @@ class ColourGame(ButtonGame):
         if self.done:
             self._render_game_over(sum(self.max_rewards), "Did you notice a pattern? Something changed halfway through.")
             return
-        self.status.value = (
+        self.stage.value = _circles_svg(*self.schedule[self.attempt])
+        self.status.value = (  # last: when the status line shows the new attempt, the stage does too
             f"<b>Attempt {self.attempt + 1} of {self.attempts}</b> &nbsp;·&nbsp; total reward: <b>{self.score}</b>"
         )
-        self.stage.value = _circles_svg(*self.schedule[self.attempt])
 
     def results(self) -> Trials:
         """The attempts made so far, in the same form as an agent's trials."""

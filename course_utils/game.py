@@ -61,7 +61,6 @@ class ButtonGame:
     def _render_game_over(self, best: int, well_played: str) -> None:
         """The end screen: final score out of ``best``, buttons disabled, and ``well_played``
         appended to the message (or a note that the game played itself)."""
-        self.status.value = f"<b>Game over</b> &nbsp;·&nbsp; total reward: <b>{self.score}</b> of {best} possible"
         self.stage.value = ""
         self.left.disabled = self.right.disabled = True
         self.message.value += (
@@ -69,6 +68,8 @@ class ButtonGame:
             if not self.autoplayed
             else "<br><i>Nobody could click here, so the game played itself at random.</i>"
         )
+        # The status line changes last, so "Game over" means the rest of the screen is final.
+        self.status.value = f"<b>Game over</b> &nbsp;·&nbsp; total reward: <b>{self.score}</b> of {best} possible"
 
     def _build_widgets(self, prefix: str, prompt: str) -> None:
         """The game's box: status line, stage, Left/Right buttons, message. Each part gets a CSS

@@ -144,11 +144,11 @@ class HarlowGame(ButtonGame):
             self._render_game_over(self.attempts, "Did you find the rule that makes every problem easy after its first attempt?")
             return
         problem = self.attempt // self.attempts_per_problem + 1
-        self.status.value = (
+        self.stage.value = symbols_svg(*self.shown(self.attempt))
+        self.status.value = (  # last: when the status line shows the new attempt, the stage does too
             f"<b>Attempt {self.attempt + 1} of {self.attempts}</b> &nbsp;·&nbsp; problem {problem} of {self.problems}"
             f" &nbsp;·&nbsp; total reward: <b>{self.score}</b>"
         )
-        self.stage.value = symbols_svg(*self.shown(self.attempt))
 
     def results(self) -> GameResults:
         """The attempts made so far; ``harlow.accuracy_by_trial(r.trial, r.correct)`` groups them."""
