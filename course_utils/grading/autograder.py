@@ -46,6 +46,7 @@ class Report:
     task_cpu_seconds: dict[str, float] = field(default_factory=dict)
     sandbox: list[str] = field(default_factory=list)  # what isolation the kernels got (or missed) in this run
     grading_seconds: float = 0.0  # wall time from the tasks sent (cluster up) to the last result merged
+    retried: list[str] = field(default_factory=list)  # graded on a second attempt: "student: the grader's first error"
 
     def exercise_table(self) -> list[dict]:
         """Per graded cell: points, mean, min, max, and how many submissions fell short."""
@@ -101,6 +102,9 @@ class Report:
         lines = ["# Autograding summary", ""]
         if self.sandbox:
             lines += [f"Kernel isolation: {'; '.join(self.sandbox)}", ""]
+        if self.retried:
+            lines += ["Graded on a second attempt (nbgrader failed before running the notebook the first time): "
+                      + "; ".join(markdown_cell(r) for r in self.retried), ""]
         lines += ["| exercise | points | mean | min | max | failed |", "|---|---|---|---|---|---|"]
         for row in self.exercise_table():
             cells = [row["exercise"], f"{row['points']:g}", f"{row['mean']:.2f}", f"{row['min']:g}", f"{row['max']:g}"]
@@ -308,7 +312,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
                     "key": sub.key,
                 }
             )
-    task_cpu, isolation, timings = {}, [], {}
+    task_cpu, isolation, timings, retried = {}, [], {}, []
     with Gradebook(database) as gradebook:
         results = grade_all(jobs, workers=workers, scheduler=scheduler, progress=progress, timings=timings, cluster=cluster)
         for result in results:
@@ -319,6 +323,8 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
             sub.status = "graded"
             task_cpu[f"{sub.student}/{sub.assignment}"] = result.get("cpu_seconds", 0.0)
             isolation += [note for note in result.get("sandbox", []) if note not in isolation]
+            if result.get("retried"):
+                retried.append(f"{sub.name}: {result['retried']}")
             try:
                 _merge(gradebook, course_dir, sub, result)
             except Exception as error:
@@ -347,6 +353,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
         task_cpu_seconds=task_cpu,
         sandbox=isolation,
         grading_seconds=grading_seconds,
+        retried=retried,
     )
     report.summary_path.write_text(report.markdown(), encoding="utf-8", errors="backslashreplace")
     return report

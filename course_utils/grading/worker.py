@@ -366,13 +366,21 @@ def grade_submission(job: dict) -> dict:
                 stopped.set()
                 stop_kernel(str(spec))
 
-            watchdog = threading.Timer(float(limits["wall_timeout"]), stop)
-            watchdog.daemon = True
-            watchdog.start()
             from nbgrader.converters import Autograde, GenerateFeedback
 
-            outcome = run_converter(Autograde, config, assignment, student)
-            watchdog.cancel()
+            autograded = course / "autograded" / student / assignment / f"{assignment}.ipynb"
+            for attempt in (1, 2):
+                watchdog = threading.Timer(float(limits["wall_timeout"]), stop)
+                watchdog.daemon = True
+                watchdog.start()
+                outcome = run_converter(Autograde, config, assignment, student)
+                watchdog.cancel()
+                if outcome.get("success") or autograded.exists() or stopped.is_set() or attempt == 2:
+                    break
+                # nbgrader failed before it ran the notebook (seen once, under heavy load): the
+                # grader's trouble, not the student's. Kill what is left and try once more.
+                result["retried"] = grader_error(outcome)
+                tree.kill()
             if stopped.is_set():
                 result["problems"].append(
                     f"stopped at the {limits['wall_timeout']} s limit for one submission; cells not run by then score 0"
@@ -380,13 +388,12 @@ def grade_submission(job: dict) -> dict:
             if status.exists():
                 info = json.loads(status.read_text() or "{}")
                 result["sandbox"] = info.get("applied", []) + [f"missing: {note}" for note in info.get("missing", [])]
-            autograded = course / "autograded" / student / assignment / f"{assignment}.ipynb"
             if autograded.exists():
                 found = notebook_problems(json.loads(autograded.read_bytes()), limits)
                 result["problems"] += [p for p in found if not (stopped.is_set() and "kernel died" in p)]
                 result["autograded"] = autograded.read_bytes()  # sanitised by SanitizeNotebook
             if not outcome.get("success"):
-                result["problems"].append("the grader failed: " + _last_line(outcome.get("error") or outcome.get("log") or ""))
+                result["problems"].append("the grader failed: " + grader_error(outcome))
             _read_grades(course, assignment, student, result)
             if result["autograded"] is not None:
                 feedback = run_converter(GenerateFeedback, config, assignment, student)
@@ -414,10 +421,19 @@ def _cpu() -> float:
     return time.process_time() + children.ru_utime + children.ru_stime
 
 
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    errors = [line for line in lines if "Error" in line or "[ERROR]" in line]
-    return ((errors or lines or ["unknown error"])[-1])[:200]
+GENERIC_ERRORS = ("Please see the", "There was an error processing assignment", "NbGraderException")
+
+
+def grader_error(outcome: dict) -> str:
+    """The most specific line of a failed nbgrader run: the first error in its log that is not
+    nbgrader's generic "see the traceback above", else the traceback's last error line."""
+    for text in (outcome.get("log") or "", outcome.get("error") or ""):
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        errors = [line for line in lines if ("Error" in line or "ERROR" in line) and not any(g in line for g in GENERIC_ERRORS)]
+        if errors:
+            return errors[0][:300]
+    lines = [line.strip() for line in (outcome.get("error") or outcome.get("log") or "").splitlines() if line.strip()]
+    return (lines or ["unknown error"])[-1][:300]
 
 
 def _read_grades(course: Path, assignment: str, student: str, result: dict) -> None:

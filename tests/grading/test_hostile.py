@@ -288,3 +288,26 @@ def test_a_changed_course_package_regrades(corpus, tmp_path, monkeypatch):
     assert grading.autograde(folder, **run).graded_now == 0
     monkeypatch.setattr(autograder, "course_fingerprint", lambda: "a fixed check")
     assert grading.autograde(folder, **run).graded_now == 1
+
+
+def test_a_grader_failure_before_the_notebook_ran_is_tried_once_more(corpus, tmp_path, monkeypatch):
+    from course_utils.grading import worker
+
+    folder = tmp_path / "one"
+    folder.mkdir()
+    (folder / "solo.ipynb").write_text(json.dumps(student_version(corpus["solution"], "add", "square")))
+    real, calls = worker.run_converter, []
+
+    def flaky(converter, *args, **kwargs):
+        calls.append(converter.__name__)
+        if converter.__name__ == "Autograde" and calls.count("Autograde") == 1:
+            return {"success": False, "log": "[AutogradeApp | ERROR] Kernel didn't respond in 60 seconds", "error": ""}
+        return real(converter, *args, **kwargs)
+
+    monkeypatch.setattr(worker, "run_converter", flaky)
+    report = grading.autograde(folder, out=tmp_path / "out", course_dir=tmp_path / "course", source=corpus["solutions"],
+                               workers=0, limits=LIMITS, progress=False)
+    (sub,) = report.submissions
+    assert calls.count("Autograde") == 2 and (sub.score, sub.problems) == (3, [])
+    assert report.retried == ["solo: [AutogradeApp | ERROR] Kernel didn't respond in 60 seconds"]
+    assert "second attempt" in report.summary_path.read_text()
