@@ -6,6 +6,7 @@ Modules are named after what they hold:
 - ``plotting``: the course's matplotlib style and common plots
 - ``animation``: episodes recorded as RGB frames and shown as inline JavaScript players
 - ``checkpoints``: the checkpoint registry and verified loading
+- ``checking``: the exercise-check framework (run student code under a time limit, judge it, report)
 - ``checks`` (tutorial 2) and ``checks_harlow``, ``checks_lunar`` (tutorials 1, 3; tutorial 4's are in ``replay``):
   the ``check_*`` functions behind exercise feedback and hidden tests
 - ``harlow``, ``harlow_batch``, ``harlow_game``: tutorial 1's environment, LSTM A2C agent and genetic

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from course_utils import harlow
-from course_utils.checks import _call, _fmt, _Problem, _verdict
+from course_utils.checking import Problem, call_student, fmt, verdict
 
 
 @contextlib.contextmanager
@@ -75,7 +75,7 @@ def check_evaluate_individual(evaluate_individual, strict: bool = False) -> bool
             try:
                 bound = signature.bind(*args, **kwargs)
             except TypeError as error:
-                raise _Problem(f"train_evaluate_agent was called with arguments it does not take ({error}).") from None
+                raise Problem(f"train_evaluate_agent was called with arguments it does not take ({error}).") from None
             bound.apply_defaults()
             learner = bound.arguments["agent"]
             calls.append(
@@ -93,29 +93,29 @@ def check_evaluate_individual(evaluate_individual, strict: bool = False) -> bool
         settings = {"num_tasks": 4, "num_gradient_steps": 7, "num_trials": 6, "num_evaluation_trials": 9}
         with _replaced(evaluate_individual, "train_evaluate_agent", stand_in) as visible:
             if not visible:
-                raise _Problem("evaluate_individual should call train_evaluate_agent(...) for each task.")
-            result = _call("evaluate_individual", evaluate_individual, env, agent, torch.optim.RMSprop, **settings)
+                raise Problem("evaluate_individual should call train_evaluate_agent(...) for each task.")
+            result = call_student("evaluate_individual", evaluate_individual, env, agent, torch.optim.RMSprop, **settings)
         if len(calls) != 4:
-            raise _Problem(
+            raise Problem(
                 f"with num_tasks=4, train_evaluate_agent was called {len(calls)} times. "
                 "Hint: loop `for _ in range(num_tasks):` and train and score once per task."
             )
         if any(call["agent"] is agent for call in calls):
-            raise _Problem(
+            raise Problem(
                 "the agent itself was trained, so its weights changed. Hint: train a copy, "
                 "`copy.deepcopy(agent)`: the Baldwin effect inherits the ability to learn, not what was learned."
             )
         if not all(call["same_start"] for call in calls):
-            raise _Problem(
+            raise Problem(
                 "some tasks started from weights trained on an earlier task. Hint: make a fresh "
                 "`copy.deepcopy(agent)` inside the loop, so that every task starts from the agent's own weights."
             )
         if not _same(_weights(agent), original):
-            raise _Problem("the agent's weights changed. Hint: only ever train copies of it.")
+            raise Problem("the agent's weights changed. Hint: only ever train copies of it.")
         wanted = {k: settings[k] for k in ("num_gradient_steps", "num_trials", "num_evaluation_trials")}
         for call in calls:
             if call["settings"] != wanted:
-                raise _Problem(
+                raise Problem(
                     f"train_evaluate_agent got {call['settings']}, expected {wanted}. "
                     "Hint: pass num_gradient_steps, num_trials and num_evaluation_trials on to it."
                 )
@@ -123,14 +123,14 @@ def check_evaluate_individual(evaluate_individual, strict: bool = False) -> bool
             total, scores = result
             scores = [float(s) for s in scores]
         except (TypeError, ValueError):
-            raise _Problem(f"expected (total score, list of scores), got {result!r}.") from None
+            raise Problem(f"expected (total score, list of scores), got {result!r}.") from None
         if scores != planned:
-            raise _Problem(f"the scores of the 4 tasks were {_fmt(planned)}, you returned {_fmt(scores)}.")
+            raise Problem(f"the scores of the 4 tasks were {fmt(planned)}, you returned {fmt(scores)}.")
         if not np.isclose(float(total), sum(planned)):
-            raise _Problem(f"the total of scores {_fmt(planned)} is {sum(planned):g}, you returned {total!r}.")
+            raise Problem(f"the total of scores {fmt(planned)} is {sum(planned):g}, you returned {total!r}.")
 
         # Once for real, on a tiny budget: the agent must come out unchanged.
-        total, scores = _call(
+        total, scores = call_student(
             "evaluate_individual",
             evaluate_individual,
             env,
@@ -142,14 +142,14 @@ def check_evaluate_individual(evaluate_individual, strict: bool = False) -> bool
             num_evaluation_trials=4,
         )
         if len(scores) != 2 or not all(-4 <= s <= 4 for s in scores) or not np.isclose(float(total), float(np.sum(scores))):
-            raise _Problem(
+            raise Problem(
                 f"with 2 tasks of 4 evaluation trials, expected 2 scores between -4 and 4 and their total, "
                 f"got {total!r}, {scores!r}."
             )
         if not _same(_weights(agent), original):
-            raise _Problem("after really training, the agent's weights changed. Hint: train `copy.deepcopy(agent)`.")
+            raise Problem("after really training, the agent's weights changed. Hint: train `copy.deepcopy(agent)`.")
 
-    return _verdict("evaluate_individual", check, strict)
+    return verdict("evaluate_individual", check, strict)
 
 
 # --------------------------------------------------------------------------------------
@@ -170,13 +170,13 @@ def _check_offspring(create_new_agent) -> None:
     saved = [(_weights(p), p.hyperparameters()) for p in (a, b)]
     children = []
     for _ in range(200):
-        child = _call("create_new_agent", create_new_agent, a, b)
+        child = call_student("create_new_agent", create_new_agent, a, b)
         if child is a or child is b:
-            raise _Problem("create_new_agent returned a parent itself. Hint: the child starts as `copy.deepcopy(agent1)`.")
+            raise Problem("create_new_agent returned a parent itself. Hint: the child starts as `copy.deepcopy(agent1)`.")
         children.append(child)
     for parent, (weights, hypers) in zip((a, b), saved, strict=True):
         if not _same(_weights(parent), weights) or parent.hyperparameters() != hypers:
-            raise _Problem("making a child changed a parent. Hint: change only the child's values (`setattr(child, ...)`).")
+            raise Problem("making a child changed a parent. Hint: change only the child's values (`setattr(child, ...)`).")
     values = {name: np.array([float(getattr(c, name)) for c in children]) for name in harlow.HYPER_MUTATION}
     gamma = values["gamma"]
     for name, (noise, low, high) in harlow.HYPER_MUTATION.items():
@@ -188,12 +188,12 @@ def _check_offspring(create_new_agent) -> None:
         # child clamped from gamma mostly sits at the top edge; only children whose gamma fell
         # inside the range tell that mistake apart from swapped min/max or far too much noise.
         if np.mean(from_gamma) > 0.5 and np.any(from_gamma & ~at_edge):
-            raise _Problem(
+            raise Problem(
                 f"the children's {name} follows their discount factor gamma: it was clamped using gamma. "
                 f"Hint: clamp each hyperparameter using its own value, min(max({name}, low), high)."
             )
         if np.mean(at_edge) > 0.5:
-            raise _Problem(
+            raise Problem(
                 f"{np.mean(at_edge):.0%} of the children's {name} sit exactly at an edge of its range "
                 f"[{low:g}, {high:g}]. Hint: clamp {name}'s own noisy value, min(max({name} + noise, low), high) "
                 f"(not another hyperparameter such as gamma, and min and max in that order), with noise "
@@ -202,27 +202,27 @@ def _check_offspring(create_new_agent) -> None:
     for name, (noise, low, high) in harlow.HYPER_MUTATION.items():
         got, pa, pb = values[name], getattr(a, name), getattr(b, name)
         if got.min() < low - 1e-12 or got.max() > high + 1e-12:
-            raise _Problem(
+            raise Problem(
                 f"{name} must stay within [{low:g}, {high:g}], got values from {got.min():.5g} to {got.max():.5g}. "
                 "Hint: clamp after adding the noise: min(max(value, low), high)."
             )
         nearest = np.minimum(abs(got - pa), abs(got - pb))
         if nearest.max() > 5 * noise:
-            raise _Problem(
+            raise Problem(
                 f"the parents' {name} are {pa:g} and {pb:g}, but a child got {got[np.argmax(nearest)]:.5g}, "
                 f"further than 5 noise standard deviations ({noise:g}) from both. Hint: start from one parent's value "
                 f"and add `np.random.normal() * noise`."
             )
         from_a = np.mean(abs(got - pa) < abs(got - pb))
         if not 0.3 < from_a < 0.7:
-            raise _Problem(
+            raise Problem(
                 f"{from_a:.0%} of the children took {name} from the first parent. Hint: take each hyperparameter "
                 "from either parent with probability 1/2 (`random.random() < 0.5`)."
             )
         inside = (got > low + 1e-12) & (got < high - 1e-12)
         spread = np.std(np.where(abs(got - pa) < abs(got - pb), got - pa, got - pb)[inside])
         if not 0.4 * noise < spread < 2 * noise:
-            raise _Problem(
+            raise Problem(
                 f"the children's {name} vary by {spread:.3g} around their parent's value, expected about {noise:g}. "
                 f"Hint: add Gaussian noise of standard deviation {noise:g}: `np.random.normal() * noise`."
             )
@@ -232,7 +232,7 @@ def _individuals(population):
     try:
         return [(ind[0], float(ind[1])) for ind in population]
     except (TypeError, IndexError, ValueError):
-        raise _Problem("the population should be a list of (agent, score) pairs.") from None
+        raise Problem("the population should be a list of (agent, score) pairs.") from None
 
 
 def _run_update(update_population, seed: int, new_scores, old_best: float = 100.0, count: int = 4):
@@ -256,10 +256,10 @@ def _run_update(update_population, seed: int, new_scores, old_best: float = 100.
     with _replaced(update_population, "create_new_agent", fake_create) as sees_create:
         with _replaced(update_population, "evaluate_individual", fake_evaluate) as sees_evaluate:
             if not (sees_create and sees_evaluate):
-                raise _Problem(
+                raise Problem(
                     "update_population should call create_new_agent(...) and evaluate_individual(...) for each offspring."
                 )
-            result = _call(
+            result = call_student(
                 "update_population",
                 update_population,
                 harlow.HarlowExperimentEnv(),
@@ -272,54 +272,54 @@ def _run_update(update_population, seed: int, new_scores, old_best: float = 100.
     try:
         new_population, best = result
     except (TypeError, ValueError):
-        raise _Problem(f"expected (new population, best score), got {result!r}.") from None
+        raise Problem(f"expected (new population, best score), got {result!r}.") from None
     return population, parents, log, _individuals(new_population), best
 
 
 def _check_update(update_population) -> None:
     population, parents, log, new, best = _run_update(update_population, 0, [120.0, 30.0, 150.0, 60.0])
     if len(log["children"]) != 4:
-        raise _Problem(f"with new_generation_new_individuals=4, create_new_agent was called {len(log['children'])} times.")
+        raise Problem(f"with new_generation_new_individuals=4, create_new_agent was called {len(log['children'])} times.")
     parent_agents = [p[0] for p in parents]
     for agent1, agent2 in log["parents"]:
         if not all(any(x is p for p in parent_agents) for x in (agent1, agent2)):
-            raise _Problem(
+            raise Problem(
                 "create_new_agent was not given two agents from parents_population. Hint: "
                 "`(agent1, _), (agent2, _) = random.choices(parents_population, k=2)`: individuals are (agent, score)."
             )
     if {id(a) for a, _ in log["evaluated"]} != {id(c) for c in log["children"]}:
-        raise _Problem("evaluate_individual should score each new agent (the one create_new_agent returned).")
+        raise Problem("evaluate_individual should score each new agent (the one create_new_agent returned).")
     if len(new) != len(population):
-        raise _Problem(
+        raise Problem(
             f"the population had {len(population)} individuals and {len(new)} after the update. "
             "Hint: remove as many random old individuals as you add."
         )
     scores = dict((id(a), s) for a, s in log["evaluated"])
     newcomers = [(a, s) for a, s in new if id(a) in scores]
     if len(newcomers) != 4:
-        raise _Problem(f"the new population holds {len(newcomers)} of the 4 offspring; it should hold all of them.")
+        raise Problem(f"the new population holds {len(newcomers)} of the 4 offspring; it should hold all of them.")
     for agent, score in newcomers:
         if score != scores[id(agent)]:
-            raise _Problem(
+            raise Problem(
                 f"an offspring was stored with score {score:g} but evaluate_individual gave it {scores[id(agent)]:g}. "
                 "Hint: store (new_agent, score) with the total score evaluate_individual returns."
             )
     old = {id(a): s for a, s in population}
     survivors = [(a, s) for a, s in new if id(a) not in scores]
     if len({id(a) for a, _ in survivors}) != len(survivors) or any(id(a) not in old or old[id(a)] != s for a, s in survivors):
-        raise _Problem("the survivors should be 6 different individuals of the old population, with their old scores.")
+        raise Problem("the survivors should be 6 different individuals of the old population, with their old scores.")
     if best != 150.0:
-        raise _Problem(f"the best score was 100 and the offspring scored 120, 30, 150 and 60: expected 150, got {best!r}.")
+        raise Problem(f"the best score was 100 and the offspring scored 120, 30, 150 and 60: expected 150, got {best!r}.")
     *_, low_best = _run_update(update_population, 1, [5.0, 6.0, 7.0, 8.0])
     if low_best != 100.0:
-        raise _Problem(f"when no offspring beats the best score of 100, it should stay 100, got {low_best!r}.")
+        raise Problem(f"when no offspring beats the best score of 100, it should stay 100, got {low_best!r}.")
     removed = []
     for seed in range(12):
         population, _, _, new, _ = _run_update(update_population, 10 + seed, [1.0])
         kept = {id(a) for a, _ in new}
         removed.append(frozenset(k for k, (a, _) in enumerate(population) if id(a) not in kept))
     if len(set(removed)) < 4 or all(r == frozenset(range(4)) for r in removed):
-        raise _Problem(
+        raise Problem(
             "the same old individuals are removed every time. Hint: remove random individuals, e.g. "
             "`population.pop(random.randrange(len(population)))`: selection happens when parents are chosen."
         )
@@ -334,4 +334,4 @@ def check_genetic_algorithm(create_new_agent, update_population, strict: bool = 
         _check_offspring(create_new_agent)
         _check_update(update_population)
 
-    return _verdict("genetic algorithm", check, strict)
+    return verdict("genetic algorithm", check, strict)

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from course_utils import lunar
-from course_utils.checks import _call, _fmt, _Problem, _verdict
+from course_utils.checking import Problem, call_student, fmt, verdict
 
 MAX_ENTROPY_4 = float(np.log(4))
 
@@ -36,9 +36,9 @@ class _FakeEnv:
 
 def _tensor(what: str, value, shape=None) -> torch.Tensor:
     if not isinstance(value, torch.Tensor):
-        raise _Problem(f"{what} should be a torch tensor, got {type(value).__name__}.")
+        raise Problem(f"{what} should be a torch tensor, got {type(value).__name__}.")
     if shape is not None and tuple(value.shape) != tuple(shape):
-        raise _Problem(f"{what} should have shape {tuple(shape)}, got {tuple(value.shape)}.")
+        raise Problem(f"{what} should have shape {tuple(shape)}, got {tuple(value.shape)}.")
     return value
 
 
@@ -50,10 +50,10 @@ def _close(a, b, tol=1e-4) -> bool:
 def _loss_value(what: str, result):
     """A loss class returns ``(loss_tensor, dict)``; return the loss tensor."""
     if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)):
-        raise _Problem(f"{what} should return a pair (loss, dict of values to record), got {type(result).__name__}.")
+        raise Problem(f"{what} should return a pair (loss, dict of values to record), got {type(result).__name__}.")
     loss = result[0]
     if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
-        raise _Problem(f"{what} should return the loss as a one-number torch tensor, got {loss!r}.")
+        raise Problem(f"{what} should return the loss as a one-number torch tensor, got {loss!r}.")
     return loss
 
 
@@ -67,31 +67,32 @@ def check_policy_net(PolicyNet, strict: bool = False) -> bool:
     def check():
         env = lunar.make_env()
         torch.manual_seed(0)
-        net = _call("PolicyNet.build_for_env(env)", PolicyNet.build_for_env, env)
+        net = call_student("PolicyNet.build_for_env(env)", PolicyNet.build_for_env, env)
         env.close()
         if not isinstance(net, nn.Module):
-            raise _Problem(f"build_for_env should return a PolicyNet (an nn.Module), got {type(net).__name__}.")
+            raise Problem(f"build_for_env should return a PolicyNet (an nn.Module), got {type(net).__name__}.")
         params = list(net.parameters())
         if not params:
-            raise _Problem("your network has no parameters to learn. Build layers (nn.Linear, ...) in __init__.")
+            raise Problem("your network has no parameters to learn. Build layers (nn.Linear, ...) in __init__.")
         x = torch.randn(5, 8)
-        scores = _tensor("the output for a batch of 5 observations", _call("net(x)", net, x), (5, 4))
+        scores = _tensor("the output for a batch of 5 observations", call_student("net(x)", net, x), (5, 4))
         if torch.allclose(scores[0], scores[1]):
-            raise _Problem("different observations gave the same action scores: does forward use its input?")
+            raise Problem("different observations gave the same action scores: does forward use its input?")
         if torch.all(scores >= 0) and torch.allclose(scores.sum(-1), torch.ones(5), atol=1e-4):
-            raise _Problem(
+            raise Problem(
                 "the output looks like probabilities. Return raw scores (logits): no softmax at the end; "
                 "the losses and the agent apply the softmax themselves."
             )
         scores.sum().backward()
         if all(p.grad is None or not p.grad.any() for p in params):
-            raise _Problem("no gradient reaches the parameters: do not detach the output or wrap forward in torch.no_grad().")
-        other = _call("PolicyNet.build_for_env(env with 3 observations, 2 actions)", PolicyNet.build_for_env, _FakeEnv(3, 2))
-        _tensor(
-            "for an environment with 3 observations and 2 actions, the output", _call("net(x)", other, torch.randn(7, 3)), (7, 2)
+            raise Problem("no gradient reaches the parameters: do not detach the output or wrap forward in torch.no_grad().")
+        other = call_student(
+            "PolicyNet.build_for_env(env with 3 observations, 2 actions)", PolicyNet.build_for_env, _FakeEnv(3, 2)
         )
+        out = call_student("net(x)", other, torch.randn(7, 3))
+        _tensor("for an environment with 3 observations and 2 actions, the output", out, (7, 2))
 
-    return _verdict("PolicyNet", check, strict)
+    return verdict("PolicyNet", check, strict)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -123,29 +124,29 @@ def check_agent_distribution(PolicyAgent, strict: bool = False, aac: bool = Fals
             env = lunar.make_env()
             linear = _linear_net(seed)
             net = _PairNet(linear) if aac else linear
-            agent = _call(f"{name}(env, p_net, seed={seed})", PolicyAgent, env, net, seed)
+            agent = call_student(f"{name}(env, p_net, seed={seed})", PolicyAgent, env, net, seed)
             state = torch.as_tensor(env.reset(seed=seed)[0])
             agent.curr_state = state.clone()
-            d = _call("current_action_distribution()", agent.current_action_distribution)
+            d = call_student("current_action_distribution()", agent.current_action_distribution)
             d = _tensor("current_action_distribution()", d)
             d = d.detach().reshape(-1)
             if d.numel() != 4:
-                raise _Problem(f"expected 4 probabilities (one per action), got {d.numel()} values.")
+                raise Problem(f"expected 4 probabilities (one per action), got {d.numel()} values.")
             if (d < 0).any() or not _close(d.sum(), 1.0, 1e-5):
-                raise _Problem(
-                    f"the probabilities {_fmt(d)} should be non-negative and sum to 1 (they sum to "
+                raise Problem(
+                    f"the probabilities {fmt(d)} should be non-negative and sum to 1 (they sum to "
                     f"{float(d.sum()):.4f}). Hint: apply a softmax to the action scores."
                 )
             expected = torch.softmax(linear(state), -1).detach()
             if not torch.allclose(d, expected, atol=1e-5):
-                raise _Problem(
-                    f"in state {_fmt(state)} the network's scores give probabilities {_fmt(expected)}, "
-                    f"you returned {_fmt(d)}. Use self.p_net on self.curr_state"
+                raise Problem(
+                    f"in state {fmt(state)} the network's scores give probabilities {fmt(expected)}, "
+                    f"you returned {fmt(d)}. Use self.p_net on self.curr_state"
                     + (" and take the action scores, the first of the network's two outputs." if aac else ".")
                 )
             env.close()
 
-    return _verdict(f"{name}.current_action_distribution", check, strict)
+    return verdict(f"{name}.current_action_distribution", check, strict)
 
 
 class _PairNet(nn.Module):
@@ -170,55 +171,55 @@ def check_agent_step(PolicyAgent, strict: bool = False) -> bool:
             scores[action] = 30.0
             env = lunar.make_env()
             twin = lunar.make_env()
-            agent = _call("PolicyAgent(env, p_net, seed=3)", PolicyAgent, env, _FixedScores(scores), 3)
+            agent = call_student("PolicyAgent(env, p_net, seed=3)", PolicyAgent, env, _FixedScores(scores), 3)
             twin_state = twin.reset(seed=3)[0]
             agent.reset(3) if hasattr(agent, "reset") else None
             for t in range(400):
-                exp = _call("step()", agent.step)
+                exp = call_student("step()", agent.step)
                 if not (isinstance(exp, tuple) and hasattr(exp, "is_done") and hasattr(exp, "state")):
-                    raise _Problem(f"step() should return an Experience(state, action, reward, is_done), got {exp!r}.")
+                    raise Problem(f"step() should return an Experience(state, action, reward, is_done), got {exp!r}.")
                 state = np.asarray(exp.state, dtype=np.float32).reshape(-1)
                 if not np.allclose(state, twin_state, atol=1e-5):
-                    raise _Problem(
-                        f"at step {t} the Experience's state {_fmt(state)} is not the state the action was "
-                        f"taken in, {_fmt(twin_state)}. Record self.curr_state before moving on to the next state."
+                    raise Problem(
+                        f"at step {t} the Experience's state {fmt(state)} is not the state the action was "
+                        f"taken in, {fmt(twin_state)}. Record self.curr_state before moving on to the next state."
                     )
                 if int(exp.action) != action:
-                    raise _Problem(
+                    raise Problem(
                         f"with probability ~1 for action {action} your agent took action {exp.action}. "
                         "Sample from current_action_distribution()."
                     )
                 twin_state, reward, terminated, truncated, _ = twin.step(action)
                 if not _close(exp.reward, reward, 1e-5):
-                    raise _Problem(f"at step {t} the reward should be {reward:.4f}, got {exp.reward!r}.")
+                    raise Problem(f"at step {t} the reward should be {reward:.4f}, got {exp.reward!r}.")
                 if bool(exp.is_done) != bool(terminated or truncated):
-                    raise _Problem(
+                    raise Problem(
                         f"at step {t} is_done should be {bool(terminated or truncated)}: an episode ends "
                         "when the environment says terminated OR truncated."
                     )
                 if terminated or truncated:
                     break
             else:
-                raise _Problem("the episode never ended.")
+                raise Problem("the episode never ended.")
             after = np.asarray(agent.curr_state, dtype=np.float32).reshape(-1)
             if after.shape != (8,) or np.allclose(after, state, atol=1e-6):
-                raise _Problem("after the last step of an episode the agent should start a new one: call self.reset().")
+                raise Problem("after the last step of an episode the agent should start a new one: call self.reset().")
             env.close()
             twin.close()
         # Sampling, not argmax: with uniform scores all four actions should appear.
         env = lunar.make_env()
         torch.manual_seed(0)
         np.random.seed(0)
-        agent = _call("PolicyAgent(env, p_net, seed=0)", PolicyAgent, env, _FixedScores(torch.zeros(4)), 0)
-        actions = {int(_call("step()", agent.step).action) for _ in range(60)}
+        agent = call_student("PolicyAgent(env, p_net, seed=0)", PolicyAgent, env, _FixedScores(torch.zeros(4)), 0)
+        actions = {int(call_student("step()", agent.step).action) for _ in range(60)}
         env.close()
         if len(actions) < 3:
-            raise _Problem(
+            raise Problem(
                 f"with equal scores for all actions, 60 steps only used actions {sorted(actions)}. "
                 "Sample the action from the distribution instead of taking the most probable one."
             )
 
-    return _verdict("PolicyAgent.step", check, strict)
+    return verdict("PolicyAgent.step", check, strict)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -231,7 +232,7 @@ def check_monitor_episode(monitor_episode, strict: bool = False) -> bool:
     def check():
         scores = torch.tensor([30.0, -30.0, -30.0, -30.0])  # always "do nothing": a free fall
         frames, n_steps, total = _result(
-            _call(
+            call_student(
                 "monitor_episode(p_net, seed=5, agent_type=PolicyAgent)",
                 monitor_episode,
                 _FixedScores(scores),
@@ -250,37 +251,37 @@ def check_monitor_episode(monitor_episode, strict: bool = False) -> bool:
                 break
         env.close()
         if n_steps != expected_steps:
-            raise _Problem(
+            raise Problem(
                 f"a free fall from seed 5 lasts {expected_steps} steps, you counted {n_steps}. "
                 "Step until the Experience says is_done."
             )
         if not _close(total, expected_total, 1e-4):
-            raise _Problem(f"its total reward is {expected_total:.2f}, you returned {total:.2f}. Add up every reward.")
+            raise Problem(f"its total reward is {expected_total:.2f}, you returned {total:.2f}. Add up every reward.")
         if not expected_steps - 1 <= len(frames) <= expected_steps + 1:
-            raise _Problem(
+            raise Problem(
                 f"expected about one frame per step ({expected_steps}), got {len(frames)}. "
                 "Call env.render() after each step and keep the frame."
             )
         frame = np.asarray(frames[-1])
         if frame.ndim != 3 or frame.shape[2] != 3:
-            raise _Problem(
+            raise Problem(
                 f"frames should be RGB images (height, width, 3), got shape {frame.shape}. "
                 'Make the environment with render_mode="rgb_array".'
             )
         if np.array_equal(np.asarray(frames[0]), frame):
-            raise _Problem("the first and last frames are identical: render after each step, not once.")
+            raise Problem("the first and last frames are identical: render after each step, not once.")
 
-    return _verdict("monitor_episode", check, strict)
+    return verdict("monitor_episode", check, strict)
 
 
 def _result(value):
     if not (isinstance(value, tuple) and len(value) == 3):
-        raise _Problem(f"monitor_episode should return (frames, n_steps, total_reward), got {type(value).__name__}.")
+        raise Problem(f"monitor_episode should return (frames, n_steps, total_reward), got {type(value).__name__}.")
     frames, n_steps, total = value
     try:
         return list(frames), int(n_steps), float(total)
     except (TypeError, ValueError):
-        raise _Problem(f"monitor_episode returned {value!r:.200}: expected a list of frames, an int and a number.") from None
+        raise Problem(f"monitor_episode returned {value!r:.200}: expected a list of frames, an int and a number.") from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -292,18 +293,18 @@ def check_calc_qvals(Episode, strict: bool = False) -> bool:
 
     def qvals_of(rewards, gamma):
         experiences = [lunar.Experience(None, None, float(r), i == len(rewards) - 1) for i, r in enumerate(rewards)]
-        episode = _call("Episode(total_reward, experiences)", Episode, float(sum(rewards)), experiences)
-        got = _call(f"calc_qvals({gamma})", episode.calc_qvals, gamma)
+        episode = call_student("Episode(total_reward, experiences)", Episode, float(sum(rewards)), experiences)
+        got = call_student(f"calc_qvals({gamma})", episode.calc_qvals, gamma)
         try:
             return np.asarray([float(q) for q in got])
         except (TypeError, ValueError):
-            raise _Problem(f"calc_qvals should return a list of numbers, got {got!r:.200}.") from None
+            raise Problem(f"calc_qvals should return a list of numbers, got {got!r:.200}.") from None
 
     def compare(rewards, gamma, expected, description):
         got = qvals_of(rewards, gamma)
         expected = np.asarray(expected, dtype=float)
         if got.shape != expected.shape:
-            raise _Problem(f"for {description}, expected {len(expected)} q-values (one per step), got {got.size}.")
+            raise Problem(f"for {description}, expected {len(expected)} q-values (one per step), got {got.size}.")
         if np.allclose(got, expected, atol=1e-3, rtol=1e-5):
             return
         rewards = np.asarray(rewards, dtype=float)
@@ -318,7 +319,7 @@ def check_calc_qvals(Episode, strict: bool = False) -> bool:
             hint = "the reward of step t itself counts without discount: q_t = r_t + gamma * q_(t+1)."
         else:
             hint = "work backwards from the last step: q_t = r_t + gamma * q_(t+1), with q after the end = 0."
-        raise _Problem(f"for {description}: expected {_fmt(expected)}, got {_fmt(got)}. Hint: {hint}")
+        raise Problem(f"for {description}: expected {fmt(expected)}, got {fmt(got)}. Hint: {hint}")
 
     def check():
         compare([0.0, 0.0, 10.0], 0.9, [8.1, 9.0, 10.0], "rewards [0, 0, 10] with gamma 0.9")
@@ -327,7 +328,7 @@ def check_calc_qvals(Episode, strict: bool = False) -> bool:
         data = lunar.load_expected()["calc_qvals"]
         compare(data["rewards"], data["gamma"], data["qvals"], "100 stored random rewards, gamma 0.9")
 
-    return _verdict("Episode.calc_qvals", check, strict)
+    return verdict("Episode.calc_qvals", check, strict)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -340,30 +341,30 @@ def check_from_episodes(TrainBatch, strict: bool = False) -> bool:
     def check():
         expected = lunar.load_expected()
         episodes, ref, _, _ = lunar.expected_batch(expected)
-        batch = _call("TrainBatch.from_episodes(episodes, 0.9)", TrainBatch.from_episodes, episodes, 0.9)
+        batch = call_student("TrainBatch.from_episodes(episodes, 0.9)", TrainBatch.from_episodes, episodes, 0.9)
         n = len(ref)
         states = _tensor("batch.states", batch.states, (n, 8))
         actions = _tensor("batch.actions", batch.actions, (n,))
         q_vals = _tensor("batch.q_vals", batch.q_vals, (n,))
         totals = _tensor("batch.total_rewards", batch.total_rewards, (4,))
         if not torch.allclose(states.float(), ref.states):
-            raise _Problem("batch.states should stack the states of all experiences, episode after episode, in order.")
+            raise Problem("batch.states should stack the states of all experiences, episode after episode, in order.")
         if actions.dtype not in (torch.int64, torch.int32) or not torch.equal(actions.long(), ref.actions):
-            raise _Problem("batch.actions should hold the actions (integers, dtype torch.long) in order.")
+            raise Problem("batch.actions should hold the actions (integers, dtype torch.long) in order.")
         if not torch.allclose(q_vals.float(), ref.q_vals, atol=1e-4):
             hint = ""
             if torch.allclose(q_vals.float(), TrainBatch_qvals(episodes, 1.0), atol=1e-3):
                 hint = " Hint: pass gamma to calc_qvals."
-            raise _Problem(
+            raise Problem(
                 f"batch.q_vals should be each episode's calc_qvals(gamma), concatenated: expected starting "
-                f"{_fmt(ref.q_vals[:3])}, got {_fmt(q_vals[:3])}.{hint}"
+                f"{fmt(ref.q_vals[:3])}, got {fmt(q_vals[:3])}.{hint}"
             )
         if not torch.allclose(totals.float(), ref.total_rewards, atol=1e-4):
-            raise _Problem(
-                f"batch.total_rewards should be each episode's total_reward: {_fmt(ref.total_rewards)}, got {_fmt(totals)}."
+            raise Problem(
+                f"batch.total_rewards should be each episode's total_reward: {fmt(ref.total_rewards)}, got {fmt(totals)}."
             )
 
-    return _verdict("TrainBatch.from_episodes", check, strict)
+    return verdict("TrainBatch.from_episodes", check, strict)
 
 
 def TrainBatch_qvals(episodes, gamma):
@@ -378,29 +379,29 @@ def check_batch_generator(TrainBatchDataset, strict: bool = False) -> bool:
             return lunar.PolicyAgent(lunar.make_env(), _linear_net(1), seed=11)
 
         torch.manual_seed(0)
-        dataset = _call("TrainBatchDataset(agent_fn, 3, 0.9)", TrainBatchDataset, agent_fn, 3, 0.9)
-        generator = _call("episode_batch_generator()", dataset.episode_batch_generator)
+        dataset = call_student("TrainBatchDataset(agent_fn, 3, 0.9)", TrainBatchDataset, agent_fn, 3, 0.9)
+        generator = call_student("episode_batch_generator()", dataset.episode_batch_generator)
         for k in range(2):
-            episodes = _call("next(generator)", next, generator)
+            episodes = call_student("next(generator)", next, generator)
             if not isinstance(episodes, list | tuple) or len(episodes) != 3:
-                raise _Problem(f"each item should be a list of episode_batch_size=3 episodes, got {episodes!r:.200}.")
+                raise Problem(f"each item should be a list of episode_batch_size=3 episodes, got {episodes!r:.200}.")
             for i, episode in enumerate(episodes):
                 experiences = getattr(episode, "experiences", None)
                 if not experiences:
-                    raise _Problem(f"episode {i} has no experiences: build Episode(total_reward, experiences).")
+                    raise Problem(f"episode {i} has no experiences: build Episode(total_reward, experiences).")
                 done = [bool(e.is_done) for e in experiences]
                 if not done[-1] or any(done[:-1]):
-                    raise _Problem(
+                    raise Problem(
                         f"batch {k}, episode {i} is not one full episode: only its last experience should have "
                         "is_done=True. Keep stepping the agent until is_done, then start the next episode."
                     )
                 total = sum(e.reward for e in experiences)
                 if not _close(episode.total_reward, total, 1e-4):
-                    raise _Problem(
+                    raise Problem(
                         f"an episode's total_reward should be the sum of its rewards ({total:.3f}), got {episode.total_reward!r}."
                     )
 
-    return _verdict("TrainBatchDataset.episode_batch_generator", check, strict)
+    return verdict("TrainBatchDataset.episode_batch_generator", check, strict)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -411,19 +412,19 @@ def _loss_check(name: str, make_loss, expected_key: str, hints):
     def check():
         expected = lunar.load_expected()
         _, batch, scores, values = lunar.expected_batch(expected)
-        loss_fn = _call(f"{name}(...)", make_loss)
+        loss_fn = call_student(f"{name}(...)", make_loss)
         leaf = scores.clone().requires_grad_(True)
-        loss = _loss_value(f"{name}(batch, action_scores)", _call(f"{name}(batch, action_scores)", loss_fn, batch, leaf))
+        loss = _loss_value(f"{name}(batch, action_scores)", call_student(f"{name}(batch, action_scores)", loss_fn, batch, leaf))
         want = expected["losses"][expected_key]
         if not loss.requires_grad:
-            raise _Problem(
+            raise Problem(
                 "the loss has no gradient with respect to the action scores: do not detach them or "
                 "convert them to numbers before computing the loss."
             )
         got = loss.item()
         if not _close(got, want, 1e-4):
             hint = next((h for test, h in hints if test(got, want, expected)), "compare with the formula above.")
-            raise _Problem(
+            raise Problem(
                 f"on the stored batch (210 steps of 4 episodes) the loss should be {want:.4f}, got {got:.4f}. Hint: {hint}"
             )
         return loss_fn, batch, leaf
@@ -442,7 +443,7 @@ def check_vpg_loss(VanillaPolicyGradientLoss, strict: bool = False) -> bool:
         (_is(lambda w, e: w * 210), "take the mean over the batch's steps, not the sum."),
         (_is(lambda w, e: w * 210 / 4), "divide by the number of steps in the batch (the mean over samples)."),
     ]
-    return _verdict(
+    return verdict(
         "VanillaPolicyGradientLoss", _loss_check("VanillaPolicyGradientLoss", VanillaPolicyGradientLoss, "vpg", hints), strict
     )
 
@@ -460,12 +461,12 @@ def check_bpg_loss(BaselinePolicyGradientLoss, strict: bool = False) -> bool:
         loss_fn, batch, scores = base()
         _, info = loss_fn(batch, scores)
         if "baseline" not in info:
-            raise _Problem("the dict should also record the baseline: dict(loss_p=..., baseline=...).")
+            raise Problem("the dict should also record the baseline: dict(loss_p=..., baseline=...).")
         want = lunar.load_expected()["losses"]["baseline"]
         if not _close(info["baseline"], want, 1e-4):
-            raise _Problem(f"the baseline should be the mean q-value of the batch, {want:.4f}, got {info['baseline']!r}.")
+            raise Problem(f"the baseline should be the mean q-value of the batch, {want:.4f}, got {info['baseline']!r}.")
 
-    return _verdict("BaselinePolicyGradientLoss", check, strict)
+    return verdict("BaselinePolicyGradientLoss", check, strict)
 
 
 def check_entropy_loss(ActionEntropyLoss, strict: bool = False) -> bool:
@@ -482,28 +483,28 @@ def check_entropy_loss(ActionEntropyLoss, strict: bool = False) -> bool:
     base = _loss_check("ActionEntropyLoss", lambda: ActionEntropyLoss(4, 1.0), "entropy_beta1", hints)
 
     def check():
-        loss_fn = _call("ActionEntropyLoss(4)", ActionEntropyLoss, 4)
+        loss_fn = call_student("ActionEntropyLoss(4)", ActionEntropyLoss, 4)
         max_entropy = float(getattr(loss_fn, "max_entropy", float("nan")))
         if not _close(max_entropy, MAX_ENTROPY_4, 1e-5):
-            raise _Problem(
+            raise Problem(
                 f"max_entropy for 4 actions should be log(4) = {MAX_ENTROPY_4:.5f} (a uniform distribution), got {max_entropy}."
             )
         loss_fn, batch, scores = base()
         doubled = _loss_value(
             "ActionEntropyLoss(4, beta=2)",
-            _call("ActionEntropyLoss(4, 2.0)(batch, action_scores)", ActionEntropyLoss(4, 2.0), batch, scores),
+            call_student("ActionEntropyLoss(4, 2.0)(batch, action_scores)", ActionEntropyLoss(4, 2.0), batch, scores),
         )
         want = 2 * lunar.load_expected()["losses"]["entropy_beta1"]
         if not _close(doubled, want, 1e-4):
-            raise _Problem(
+            raise Problem(
                 f"with beta=2 the loss should be twice as large ({want:.4f}), got {float(doubled):.4f}. Hint: multiply by beta."
             )
         uniform = torch.zeros(6, 4, requires_grad=True)
         flat = _loss_value("ActionEntropyLoss", loss_fn(_Batch(6), uniform))
         if not _close(flat, -1.0, 1e-5):
-            raise _Problem(f"for uniform probabilities the loss (beta=1) should be -1, got {float(flat):.4f}.")
+            raise Problem(f"for uniform probabilities the loss (beta=1) should be -1, got {float(flat):.4f}.")
 
-    return _verdict("ActionEntropyLoss", check, strict)
+    return verdict("ActionEntropyLoss", check, strict)
 
 
 class _Batch:
@@ -529,32 +530,32 @@ def check_policy_trainer(PolicyTrainer, strict: bool = False) -> bool:
         reference = copy.deepcopy(model)
         losses = [lunar.BaselinePolicyGradientLoss(), lunar.ActionEntropyLoss(4, 0.5)]
         optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-        trainer = _call(
+        trainer = call_student(
             "PolicyTrainer(model, optimizer, loss_fns, dataloader=None)", PolicyTrainer, model, optimizer, losses, None
         )
         ref_trainer = lunar.PolicyTrainer(reference, torch.optim.SGD(reference.parameters(), lr=0.01), losses, None)
         for step in range(2):
-            result = _call("train_batch(batch)", trainer.train_batch, batch)
+            result = call_student("train_batch(batch)", trainer.train_batch, batch)
             want_total, want_losses = ref_trainer.train_batch(batch)
             if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)):
-                raise _Problem(f"train_batch should return (total_loss, dict of losses), got {result!r:.200}.")
+                raise Problem(f"train_batch should return (total_loss, dict of losses), got {result!r:.200}.")
             total, info = result
             if isinstance(total, torch.Tensor):
                 total = total.item()
             if not _close(total, want_total, 1e-4):
-                raise _Problem(
+                raise Problem(
                     f"the total loss should be the sum of all loss functions' losses ({want_total:.4f}), got {total!r}."
                 )
             missing = set(want_losses) - set(info)
             if missing:
-                raise _Problem(f"the dict should merge the dicts the loss functions return; missing {sorted(missing)}.")
+                raise Problem(f"the dict should merge the dicts the loss functions return; missing {sorted(missing)}.")
             for (name, p), q in zip(model.named_parameters(), reference.parameters(), strict=True):
                 if torch.allclose(p, q, atol=1e-6):
                     continue
                 if step == 0 and all(torch.equal(a, b) for a, b in zip(model.parameters(), _initial(), strict=True)):
-                    raise _Problem("the parameters did not change: call optimizer.step() after loss.backward().")
-                raise _Problem(
-                    f"after {step + 1} call(s) the parameter {name} differs from one plain gradient step per batch. "
+                    raise Problem("the parameters did not change: call optimizer.step() after loss.backward().")
+                raise Problem(
+                    f"after {step + 1} call_student(s) the parameter {name} differs from one plain gradient step per batch. "
                     "Hint: optimizer.zero_grad() before backward(), so gradients do not pile up across batches."
                 )
 
@@ -562,7 +563,7 @@ def check_policy_trainer(PolicyTrainer, strict: bool = False) -> bool:
         torch.manual_seed(0)
         return list(lunar.PolicyNet(8, 4, (16,)).parameters())
 
-    return _verdict("PolicyTrainer.train_batch", check, strict)
+    return verdict("PolicyTrainer.train_batch", check, strict)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -575,28 +576,28 @@ def check_aac_net(AACPolicyNet, strict: bool = False) -> bool:
     def check():
         env = lunar.make_env()
         torch.manual_seed(0)
-        net = _call("AACPolicyNet.build_for_env(env)", AACPolicyNet.build_for_env, env)
+        net = call_student("AACPolicyNet.build_for_env(env)", AACPolicyNet.build_for_env, env)
         env.close()
         x = torch.randn(5, 8)
-        out = _call("net(x)", net, x)
+        out = call_student("net(x)", net, x)
         if not (isinstance(out, tuple) and len(out) == 2):
-            raise _Problem(f"forward should return a pair (action_scores, state_values), got {type(out).__name__}.")
+            raise Problem(f"forward should return a pair (action_scores, state_values), got {type(out).__name__}.")
         scores = _tensor("the action scores for 5 observations", out[0], (5, 4))
         values = _tensor("the state values for 5 observations", out[1])
         if tuple(values.shape) not in ((5, 1), (5,)):
-            raise _Problem(f"the state values should have shape (5, 1): one number per state, got {tuple(values.shape)}.")
+            raise Problem(f"the state values should have shape (5, 1): one number per state, got {tuple(values.shape)}.")
         if torch.allclose(values.reshape(-1)[0], values.reshape(-1)[1]) or torch.allclose(scores[0], scores[1]):
-            raise _Problem("different observations gave the same outputs: do both heads use the input?")
+            raise Problem("different observations gave the same outputs: do both heads use the input?")
         (scores.sum() + values.sum()).backward()
         if all(p.grad is None or not p.grad.any() for p in net.parameters()):
-            raise _Problem("no gradient reaches the parameters.")
-        other = _call(
+            raise Problem("no gradient reaches the parameters.")
+        other = call_student(
             "AACPolicyNet.build_for_env(env with 3 observations, 2 actions)", AACPolicyNet.build_for_env, _FakeEnv(3, 2)
         )
-        out = _call("net(x)", other, torch.randn(7, 3))
+        out = call_student("net(x)", other, torch.randn(7, 3))
         _tensor("for an environment with 3 observations and 2 actions, the action scores", out[0], (7, 2))
 
-    return _verdict("AACPolicyNet", check, strict)
+    return verdict("AACPolicyNet", check, strict)
 
 
 def check_aac_agent(AACPolicyAgent, strict: bool = False) -> bool:
@@ -611,11 +612,11 @@ def check_aac_loss(AACPolicyGradientLoss, strict: bool = False) -> bool:
         expected = lunar.load_expected()
         _, batch, scores, values = lunar.expected_batch(expected)
         losses = expected["losses"]
-        loss_fn = _call("AACPolicyGradientLoss(delta=1.0)", AACPolicyGradientLoss, 1.0)
+        loss_fn = call_student("AACPolicyGradientLoss(delta=1.0)", AACPolicyGradientLoss, 1.0)
         s = scores.clone().requires_grad_(True)
         v = values.view(-1, 1).clone().requires_grad_(True)
         loss = _loss_value(
-            "AACPolicyGradientLoss", _call("loss_fn(batch, (action_scores, state_values))", loss_fn, batch, (s, v))
+            "AACPolicyGradientLoss", call_student("loss_fn(batch, (action_scores, state_values))", loss_fn, batch, (s, v))
         )
         got, want = loss.item(), losses["aac_delta1"]
         if not _close(got, want, 1e-4):
@@ -627,26 +628,26 @@ def check_aac_loss(AACPolicyGradientLoss, strict: bool = False) -> bool:
                 hint = "the sign of the policy part is flipped: minimise -(q - v) * log pi."
             else:
                 hint = "loss = -mean((q - v) * log pi(a|s)) + delta * mean((v - q)^2)."
-            raise _Problem(f"on the stored batch with delta=1 the loss should be {want:.4f}, got {got:.4f}. Hint: {hint}")
+            raise Problem(f"on the stored batch with delta=1 the loss should be {want:.4f}, got {got:.4f}. Hint: {hint}")
         loss.backward()
         n = len(batch)
         want_grad = 2.0 * (values - batch.q_vals) / n  # only the value loss may push the values
         if v.grad is None or not torch.allclose(v.grad.view(-1), want_grad, atol=1e-5):
-            raise _Problem(
+            raise Problem(
                 "the gradient with respect to the state values should come from the value loss alone. "
                 "Hint: use state_values.detach() in the advantage, so the policy loss does not move v."
             )
         half = _loss_value(
             "AACPolicyGradientLoss(0.5)",
-            _call("AACPolicyGradientLoss(0.5)(...)", AACPolicyGradientLoss(0.5), batch, (scores, values.view(-1, 1))),
+            call_student("AACPolicyGradientLoss(0.5)(...)", AACPolicyGradientLoss(0.5), batch, (scores, values.view(-1, 1))),
         )
         want_half = losses["aac_loss_p"] + 0.5 * losses["aac_loss_v"]
         if not _close(half, want_half, 1e-4):
-            raise _Problem(
+            raise Problem(
                 f"with delta=0.5 the loss should be {want_half:.4f}, got {float(half):.4f}. Hint: weigh the value loss by delta."
             )
 
-    return _verdict("AACPolicyGradientLoss", check, strict)
+    return verdict("AACPolicyGradientLoss", check, strict)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from course_utils import checks, colour
+from course_utils import checking, checks, colour
 from course_utils.checks import check_discounted_returns, check_replay_memory
 
 
@@ -57,7 +57,7 @@ def test_mutating_the_rewards_is_reported(capsys):
 
 
 def test_infinite_loop_is_stopped_and_explained(capsys, monkeypatch):
-    monkeypatch.setattr(checks, "TIME_LIMIT", 0.3)
+    monkeypatch.setattr(checking, "TIME_LIMIT", 0.3)
 
     def forever(rewards, gamma):
         while True:
@@ -111,6 +111,6 @@ class LoopsForever(colour.ReplayMemory):
     ],
 )
 def test_replay_memory_mistakes_get_hints(capsys, monkeypatch, memory, hint):
-    monkeypatch.setattr(checks, "TIME_LIMIT", 0.3)
+    monkeypatch.setattr(checking, "TIME_LIMIT", 0.3)
     assert not check_replay_memory(memory)
     assert hint in capsys.readouterr().out

@@ -1,0 +1,91 @@
+"""The exercise-check framework: run student code on cases, judge it, say what is wrong.
+
+Each tutorial's ``check_*`` functions (``checks`` for tutorial 2, ``checks_harlow``,
+``checks_lunar``, ``replay.checks``) run the student's code through ``call`` and raise
+``Problem`` at the first thing that is wrong; ``verdict`` turns that into the student's
+feedback or the hidden test's failure. With ``strict=False`` (the student's check cell) a
+check prints a verdict (what was expected, what came back, a hint) and returns True or
+False. With ``strict=True`` (the hidden test cell nbgrader runs) a failure raises
+``AssertionError`` with the same message. One function per exercise is the single source of
+truth for both.
+
+Student code runs under a time limit (``TIME_LIMIT`` seconds per call), so an infinite
+loop becomes a clear message instead of a notebook that hangs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import traceback
+
+import numpy as np
+
+TIME_LIMIT = 10.0
+"""Seconds a single call into student code may take before the check gives up."""
+
+
+class Problem(Exception):
+    """Raised inside a check to stop at the first thing that is wrong."""
+
+
+class Timeout(BaseException):
+    """Raised inside student code when it runs too long (BaseException: hard to swallow)."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float):
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals only work in the main thread; run without a limit
+        return
+
+    def expire(signum, frame):
+        raise Timeout()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def call_student(what: str, fn, *args, **kwargs):
+    """Call student code, turning every way it can fail into a ``Problem`` with a hint."""
+    try:
+        with time_limit(TIME_LIMIT):
+            return fn(*args, **kwargs)
+    except NotImplementedError:
+        raise Problem(
+            f"{what} is not implemented yet. Replace the `raise NotImplementedError()` line "
+            "with your code, run that cell, then run this check again."
+        ) from None
+    except Timeout:
+        raise Problem(
+            f"{what} did not finish within {TIME_LIMIT:g} s. Look for a loop that never ends "
+            "(a `while` whose condition never becomes false, or an index that never moves)."
+        ) from None
+    except Exception as error:
+        frames = traceback.extract_tb(error.__traceback__)[1:]
+        where = f" (line {frames[-1].lineno}: `{frames[-1].line}`)" if frames and frames[-1].line else ""
+        raise Problem(f"{what} raised {type(error).__name__}: {error}{where}.") from None
+
+
+def verdict(exercise: str, check, strict: bool) -> bool:
+    try:
+        check()
+    except Problem as problem:
+        message = f"{exercise}: not yet. {problem}"
+        if strict:
+            raise AssertionError(message) from None
+        print(f"❌ {message}")
+        return False
+    print(f"✅ {exercise}: all checks passed. Well done!")
+    return True
+
+
+def fmt(values) -> str:
+    array = np.asarray(values, dtype=float)
+    return np.array2string(array, precision=4, separator=", ", threshold=8, edgeitems=3)
