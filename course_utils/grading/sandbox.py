@@ -578,6 +578,16 @@ def _has_marker(pid: int, marker: bytes) -> bool:
         return False
 
 
+def _sigkill(pids, killed: set[int]) -> None:
+    """SIGKILL each of ``pids`` (gone or not ours: skipped) and add those signalled to ``killed``."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
+        except OSError:
+            pass
+
+
 class ProcessTree:
     """Every process one submission's kernel starts, in any session or process group, with any environment.
 
@@ -864,12 +874,7 @@ class ProcessTree:
                 else:
                     frozen = self._freeze(True)
                     live = self.pids()
-            for pid in live:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                    killed.add(pid)
-                except OSError:
-                    pass
+            _sigkill(live, killed)
             if frozen:
                 self._freeze(False)
             if time.monotonic() >= deadline:
@@ -914,12 +919,7 @@ class ProcessTree:
         while True:
             members = self._members()
             live = [pid for pid, (state, _) in members.items() if state != "Z"]
-            for pid in live:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                    killed.add(pid)
-                except OSError:
-                    pass
+            _sigkill(live, killed)
             reaped = 0
             for pid, (state, ppid) in members.items():
                 # Orphans handed to this process (the subreaper) are its children now: reap them.

@@ -389,9 +389,9 @@ def grade_submission(job: dict) -> dict:
                 info = json.loads(status.read_text() or "{}")
                 result["sandbox"] = info.get("applied", []) + [f"missing: {note}" for note in info.get("missing", [])]
             if autograded.exists():
-                found = notebook_problems(json.loads(autograded.read_bytes()), limits)
-                result["problems"] += [p for p in found if not (stopped.is_set() and "kernel died" in p)]
                 result["autograded"] = autograded.read_bytes()  # sanitised by SanitizeNotebook
+                found = notebook_problems(json.loads(result["autograded"]), limits)
+                result["problems"] += [p for p in found if not (stopped.is_set() and "kernel died" in p)]
             if not outcome.get("success"):
                 result["problems"].append("the grader failed: " + grader_error(outcome))
             _read_grades(course, assignment, student, result)

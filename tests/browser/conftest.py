@@ -116,8 +116,6 @@ def lab(tmp_path_factory):
     for notebook in sorted(NOTEBOOKS.glob("*.ipynb")):
         shutil.copy(notebook, root / notebook.name)
     home = tmp_path_factory.mktemp("jupyter-home")
-    for sub in ("config", "runtime", "workspaces", "data"):
-        (home / sub).mkdir()
     # JupyterLab settings for the test user: render every cell (no windowing, so widgets of cells
     # scrolled out of view stay in the page) and no news pop-up over the notebook.
     settings = home / "settings"
@@ -129,64 +127,14 @@ def lab(tmp_path_factory):
     (settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False})
     )
-    port, token = _free_port(), secrets.token_hex(16)
-    env = {k: v for k, v in os.environ.items() if k not in ("CI", "NBGRADER_EXECUTION", "PYTEST_XDIST_WORKER")}
-    env.update(
-        COURSE_FAST="1",
-        COURSE_HEADLESS="0",
-        MPLBACKEND="module://matplotlib_inline.backend_inline",
-        JUPYTER_CONFIG_DIR=str(home / "config"),
-        JUPYTER_RUNTIME_DIR=str(home / "runtime"),
-        JUPYTERLAB_SETTINGS_DIR=str(settings),
-        PYTHONUNBUFFERED="1",
+    # Kernels in fast mode but NOT headless: the games wait for real clicks.
+    yield from jupyter_server(
+        root,
+        home,
+        "jupyter-server",
+        extra_args=("--LabApp.expose_app_in_browser=True",),
+        env_extra={"COURSE_FAST": "1", "COURSE_HEADLESS": "0", "MPLBACKEND": "module://matplotlib_inline.backend_inline"},
     )
-    cmd = [
-        _jupyter_bin(),
-        "lab",
-        "--no-browser",
-        "--ip=127.0.0.1",
-        f"--port={port}",
-        "--ServerApp.port_retries=0",
-        f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={root}",
-        f"--LabApp.workspaces_dir={home / 'workspaces'}",
-        "--LabApp.expose_app_in_browser=True",
-        "--LabApp.news_url=",
-        "--ContentsManager.allow_hidden=False",
-    ]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        cmd.append("--allow-root")
-    LOGS.mkdir(parents=True, exist_ok=True)
-    log = open(LOGS / "jupyter-server.log", "w")  # noqa: SIM115 - closed at teardown
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root, start_new_session=True)
-    server = Lab(f"http://127.0.0.1:{port}", token, root)
-    try:
-        deadline = time.monotonic() + SERVER_START_S
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"jupyter lab exited with {proc.returncode}; see {LOGS / 'jupyter-server.log'}")
-            try:
-                server.api("status")
-                break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"jupyter lab did not answer within {SERVER_START_S} s; see {LOGS / 'jupyter-server.log'}")
-            time.sleep(0.25)
-        yield server
-    finally:
-        if proc.poll() is None:
-            try:
-                server.shutdown_kernels()
-            except OSError:
-                pass
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
-        log.close()
 
 
 @pytest.fixture(scope="session")
@@ -224,14 +172,17 @@ def page(browser, lab, request):
         lab.shutdown_kernels()
 
 
-def jupyter_server(root: Path, home: Path, log_name: str, app: str = "lab", extra_args: tuple[str, ...] = ()):
+def jupyter_server(
+    root: Path, home: Path, log_name: str, app: str = "lab", extra_args: tuple[str, ...] = (), env_extra: dict | None = None
+):
     """A Jupyter server (``jupyter lab`` by default) serving ``root`` and started in it (so
     nbgrader reads ``root/nbgrader_config.py``), on 127.0.0.1 with a random token, its
     configuration and runtime files under ``home``; yields one ``Lab``. A generator: a fixture
     delegates to it (``yield from jupyter_server(...)``), or wrap it in
     ``contextlib.contextmanager``. Its log goes to ``test-artifacts/browser/<log_name>.log``;
-    kernels are shut down and the server stopped at exit. The same start-up as the ``lab``
-    fixture, for tests that need a server of their own."""
+    kernels are shut down and the server stopped at exit. ``env_extra`` is added to the server's
+    (and so its kernels') environment. The ``lab`` fixture and tests that need a server of their
+    own both start theirs with it."""
     for sub in ("config", "runtime", "workspaces", "settings"):
         (home / sub).mkdir(parents=True, exist_ok=True)
     port, token = _free_port(), secrets.token_hex(16)
@@ -241,6 +192,7 @@ def jupyter_server(root: Path, home: Path, log_name: str, app: str = "lab", extr
         JUPYTER_RUNTIME_DIR=str(home / "runtime"),
         JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
         PYTHONUNBUFFERED="1",
+        **(env_extra or {}),
     )
     cmd = [
         _jupyter_bin(),
