@@ -189,6 +189,19 @@ _ZIP_METHODS = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zip
 _ZIP_METHOD_NAMES = {9: "Deflate64", 6: "Implode", 97: "WavPack", 98: "PPMd", 99: "AES encryption", 93: "Zstandard"}
 
 
+def member_name(member: zipfile.ZipInfo) -> str:
+    """A zip member's name as its author wrote it. Without the UTF-8 flag (bit 11) ``zipfile``
+    decodes names as CP437, but Info-ZIP's ``zip`` on Linux and macOS's Archive Utility store
+    UTF-8 without setting it: ``Ελένη/hw.ipynb`` would read ``╬ò╬╗╬¡╬╜╬╖/hw.ipynb``. Such a name
+    is read as UTF-8 when its bytes are valid UTF-8, else kept as CP437 (Windows' own zips)."""
+    if member.flag_bits & 0x800:
+        return member.filename
+    try:
+        return member.filename.encode("cp437").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return member.filename
+
+
 def _wanted_member(name: str) -> bool:
     parts = name.replace("\\", "/").split("/")
     return (
@@ -229,12 +242,12 @@ def read_zip(path: Path, limits: IntakeLimits) -> tuple[list[tuple[str, bytes]],
     notebooks, problems = [], []
     member_limit, total_left = int(limits.notebook_mb * 2**20), int(limits.zip_total_mb * 2**20)
     with archive:
-        members = [m for m in archive.infolist() if not m.is_dir() and _wanted_member(m.filename)]
+        members = [m for m in archive.infolist() if not m.is_dir() and _wanted_member(member_name(m))]
         if len(members) > limits.notebooks:
             problems.append(f"holds {len(members)} notebooks: only the first {limits.notebooks} were read")
             members = members[: limits.notebooks]
         for member in members:
-            label = f"member {member.filename!r}"
+            label = f"member {member_name(member)!r}"
             if member.flag_bits & 0x1:
                 problems.append(f"{label} is password-protected: submit a zip without a password")
                 continue
@@ -264,7 +277,7 @@ def read_zip(path: Path, limits: IntakeLimits) -> tuple[list[tuple[str, bytes]],
                 problems.append(f"{label} is larger than its header says and over the limit: not read")
                 continue
             total_left -= len(data)
-            notebooks.append((member.filename, data))
+            notebooks.append((member_name(member), data))
     return notebooks, problems
 
 

@@ -181,3 +181,21 @@ def test_repair_puts_deleted_tests_back_in_place(solution, released):
     order = [(c["metadata"].get("nbgrader") or {}).get("grade_id") for c in fixed["cells"]]
     assert order.index("test_add") == order.index("add") + 1
     assert notes == ["graded cells deleted, restored before grading: test_add"]
+
+
+def test_zip_member_names_written_as_utf8_without_the_flag_are_read_as_utf8(tmp_path, released):
+    """Info-ZIP's zip (Linux) and macOS store UTF-8 names without the UTF-8 flag; zipfile would
+    read them as CP437 mojibake."""
+    import struct
+
+    name = f"Ελένη/{TINY}.ipynb"
+    with zipfile.ZipFile(tmp_path / "Ελένη.zip", "w") as archive:
+        archive.writestr(name, json.dumps(released))
+    data = bytearray((tmp_path / "Ελένη.zip").read_bytes())
+    for signature, flag_at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):  # clear bit 11, as those tools write it
+        at = data.index(signature)
+        struct.pack_into("<H", data, at + flag_at, struct.unpack_from("<H", data, at + flag_at)[0] & ~0x800)
+    (tmp_path / "Ελένη.zip").write_bytes(bytes(data))
+    with zipfile.ZipFile(tmp_path / "Ελένη.zip") as archive:
+        assert archive.infolist()[0].filename != name  # what zipfile alone makes of it
+    assert [member for member, _ in read_zip(tmp_path / "Ελένη.zip", IntakeLimits())[0]] == [name]
