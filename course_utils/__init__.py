@@ -1,25 +1,25 @@
 """Shared code for the rl-course tutorials (reinforcement learning, memory and replay).
 
-Modules are named after what they hold:
+One subpackage per tutorial, the instructor's grading apart, and a few shared modules below
+them all (``make lint`` checks these layers with import-linter):
 
-- ``runtime``: seeding, threads, fast and headless modes
-- ``plotting``: the course's matplotlib style and common plots
-- ``animation``: episodes recorded as RGB frames and shown as inline JavaScript players
-- ``checkpoints``: the checkpoint registry and verified loading
-- ``checking``: the exercise-check framework (run student code under a time limit, judge it, report)
-- ``checks`` (tutorial 2) and ``checks_harlow``, ``checks_lunar`` (tutorials 1, 3; tutorial 4's are in ``replay``):
-  the ``check_*`` functions behind exercise feedback and hidden tests
-- ``harlow``, ``harlow_batch``, ``harlow_game``: tutorial 1's environment, LSTM A2C agent and genetic
-  algorithm; the batched evaluation of a whole generation; the Harlow widget game
-- ``colour``, ``colour_game``: tutorial 2's environment, A2C agent, training and replay memory; the game
-- ``lunar``: tutorial 3's LunarLander environment, policy-gradient and AAC pieces, vectorised collection
-- ``replay/`` (subpackage): tutorial 4's circular batch memory, segment trees and
-  (prioritized) replay buffers, the DQN on CartPole, and its checks
-- ``paths``: where the package, assets, solutions and notebooks are
-- ``grading/`` (subpackage, the instructor's side): release of student notebooks and parallel,
-  sandboxed autograding with nbgrader and Dask (its docstring lists its modules)
-- ``bench``: benchmarks printed as JSON lines (``course bench NAME``)
-- ``cli``: the ``course`` command
+- shared: ``runtime`` (seeding, threads, fast and headless modes), ``paths`` (where the
+  package, assets, solutions and notebooks are), ``plotting`` (the course style, common plots),
+  ``animation`` (episodes as inline players), ``checkpoints`` (the registry and verified
+  loading), ``returns`` (the one discounted-return helper), ``checking`` (the exercise-check
+  framework), ``game`` (the Left/Right widget game base), ``exercises`` (the exercise index:
+  every graded cell, its solution, check, hidden test and hint tests)
+- ``harlow/``: tutorial 1, Harlow meta-RL and the Baldwin effect
+- ``colour/``: tutorial 2, colour replay
+- ``lunar/``: tutorial 3, policy gradients and actor-critic on LunarLander
+- ``replay/``: tutorial 4, replay memories, sum/min trees and prioritized-replay DQN
+- ``grading/``: the instructor's side: release of student notebooks, harvest of the reference
+  solutions, and parallel, sandboxed autograding with nbgrader and Dask
+- ``bench`` (``course bench NAME``) and ``cli`` (the ``course`` command)
+
+Each tutorial subpackage lists its modules, lowest layer first, in its docstring; its front door
+(``from course_utils import harlow``) holds the names its notebook uses. Its ``solutions``
+module is harvested from the solution notebook by ``course release`` (instructor side).
 """
 
 from course_utils.runtime import (

@@ -1,7 +1,7 @@
 """The exercise-check framework: run student code on cases, judge it, say what is wrong.
 
-Each tutorial's ``check_*`` functions (``checks`` for tutorial 2, ``checks_harlow``,
-``checks_lunar``, ``replay.checks``) run the student's code through ``call`` and raise
+Each tutorial's ``check_*`` functions (``harlow.checks``, ``colour.checks``,
+``lunar.checks``, ``replay.checks``) run the student's code through ``call`` and raise
 ``Problem`` at the first thing that is wrong; ``verdict`` turns that into the student's
 feedback or the hidden test's failure. With ``strict=False`` (the student's check cell) a
 check prints a verdict (what was expected, what came back, a hint) and returns True or

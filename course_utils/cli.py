@@ -3,7 +3,8 @@
 course train NAME          regenerate a tutorial's checkpoints and update the registry
                            (colour: tutorial 2, harlow: tutorial 1, lunar: tutorial 3)
 course bench NAME          print measured figures as one JSON line (see course_utils.bench)
-course release [--check]   generate notebooks/ from solutions/ (or check it is current)
+course release [--check]   generate notebooks/ and the harvested solutions from solutions/
+                           (or check they are current)
 course autograde SUBS      grade a folder of submissions; write grades CSV and feedback
 """
 
@@ -13,9 +14,9 @@ import argparse
 import sys
 
 TRAINERS = {
-    "colour": "course_utils.colour:train_and_register",
-    "harlow": "course_utils.harlow:train_and_register",
-    "lunar": "course_utils.lunar:train_and_register",
+    "colour": "course_utils.colour.train:train_and_register",
+    "harlow": "course_utils.harlow.train:train_and_register",
+    "lunar": "course_utils.lunar.aac:train_and_register",
 }
 """``course train NAME`` calls ``module:function(progress=...)``, which trains, saves the
 checkpoints with ``checkpoints.save_checkpoint`` and prints what it wrote."""
@@ -42,16 +43,20 @@ def _bench(args) -> int:
 
 def _release(args) -> int:
     from course_utils import grading
+    from course_utils.grading import harvest
 
     if args.check:
-        stale = grading.stale_notebooks()
+        stale = harvest.stale_solutions() + grading.stale_notebooks()
         if stale:
             for line in stale:
                 print(f"stale: {line}", file=sys.stderr)
-            print("notebooks/ does not match solutions/: run `course release` and commit the result.", file=sys.stderr)
+            print("notebooks/ or the harvested solutions do not match solutions/: run `course release` and commit the result.",
+                  file=sys.stderr)
             return 1
-        print("notebooks/ is up to date with solutions/.")
+        print("notebooks/ and the harvested solutions are up to date with solutions/.")
         return 0
+    for path in harvest.write_solutions():
+        print(f"harvested {path}")
     for path in grading.release():
         print(f"released {path}")
     return 0

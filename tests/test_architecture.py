@@ -25,12 +25,29 @@ def test_the_contracts_hold():
 
 def test_a_tutorial_importing_grading_breaks_the_build(tmp_path):
     shutil.copytree(ROOT / "course_utils", tmp_path / "course_utils", ignore=shutil.ignore_patterns("__pycache__"))
-    colour = tmp_path / "course_utils" / "colour.py"
-    colour.write_text(colour.read_text() + "\n\ndef _peek():\n    from course_utils.grading import autograder  # noqa: F401\n")
+    training = tmp_path / "course_utils" / "colour" / "training.py"
+    peek = "\n\ndef _peek():\n    from course_utils.grading import autograder  # noqa: F401\n"
+    training.write_text(training.read_text() + peek)
     result = lint_imports(tmp_path)
     assert result.returncode != 0
     assert "Tutorials never import grading BROKEN" in result.stdout
-    assert "course_utils.colour -> course_utils.grading.autograder" in result.stdout
+    assert "course_utils.colour.training -> course_utils.grading.autograder" in result.stdout
+
+
+def test_a_tutorial_importing_another_breaks_the_build(tmp_path):
+    shutil.copytree(ROOT / "course_utils", tmp_path / "course_utils", ignore=shutil.ignore_patterns("__pycache__"))
+    dqn = tmp_path / "course_utils" / "replay" / "dqn.py"
+    dqn.write_text(dqn.read_text() + "\n\ndef _peek():\n    from course_utils.lunar import env  # noqa: F401\n")
+    result = lint_imports(tmp_path)
+    assert result.returncode != 0 and "Tutorials never import each other BROKEN" in result.stdout
+
+
+def test_an_environment_importing_its_trainer_breaks_the_build(tmp_path):
+    shutil.copytree(ROOT / "course_utils", tmp_path / "course_utils", ignore=shutil.ignore_patterns("__pycache__"))
+    env = tmp_path / "course_utils" / "harlow" / "env.py"
+    env.write_text(env.read_text() + "\n\ndef _peek():\n    from course_utils.harlow import train  # noqa: F401\n")
+    result = lint_imports(tmp_path)
+    assert result.returncode != 0 and "Tutorial 1 in layers" in result.stdout and "BROKEN" in result.stdout
 
 
 def test_a_lower_grading_layer_importing_a_higher_one_breaks_the_build(tmp_path):

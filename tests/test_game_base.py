@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from course_utils.colour_game import ColourGame
+from course_utils.colour.game import ColourGame
 from course_utils.game import check_side
-from course_utils.harlow_game import HarlowGame
+from course_utils.harlow.game import HarlowGame
 
 
 @pytest.mark.parametrize("action, expected", [(0, 0), (1, 1), (np.int64(1), 1), (torch.tensor([0]), 0), (np.array(1), 1)])

@@ -2,11 +2,23 @@
 
 Modules, from the bottom up (each imports only those above it in this list):
 
-- ``sandbox``: limits, Landlock, capabilities, seccomp and the process tree a submission's
-  kernel runs in (standard library only: it is also the kernel launcher script)
-- ``sanitize``: student content made inert for the instructor's browser, CSV and terminal
-- ``intake``: reading a folder of submissions, student ids, notebooks made gradable
+- ``cgroups``, ``processes``: the cgroup filesystem; processes through ``/proc`` and signals
+- ``process_tree``: every process of one submission's kernel, found and killed (cgroups or a
+  fallback without them)
+- ``kernel_restrictions``: rlimits, Landlock, no capabilities and seccomp, applied by the
+  launcher to the kernel's own process
+- ``sandbox``: the limits a submission gets, the kernel's clean environment, and the kernel
+  launcher script (it and the four modules above: standard library only)
+- ``html_cleaning``, ``escaping``: HTML and SVG made inert (allow-lists, checks, bleach);
+  names and messages made safe for a CSV file, the terminal and a markdown table
+- ``markdown_cleaning``: markdown made inert, rendered and checked as nbconvert renders it
+- ``sanitize``: whole notebooks made inert for formgrader and the feedback HTML, and the
+  nbconvert preprocessor and ``GenerateFeedback`` configuration that run it
+- ``intake``: reading a folder of submissions, student ids
+- ``notebook_repair``: a submitted notebook made gradable against the released one
 - ``synthetic``: a tiny assignment for tests and the benchmark
+- ``harvest``: the graded exercises' solution cells copied into each tutorial's ``solutions``
+  module (``course release``; checked by ``course release --check``)
 - ``nbgrader_run``: the course's nbgrader configuration and converters run in process
 - ``student_notebooks``: student notebooks from ``solutions/`` (``course release``)
 - ``worker``: grading one submission (the Dask task)

@@ -1,9 +1,9 @@
 """Autograding a class: ``course autograde``.
 
 ``autograde(folder)`` reads a folder of submissions (``intake``), makes each gradable against
-the released notebook, grades them in parallel (Dask, ``dispatch``), each in its own
-throwaway course folder with its kernel sandboxed (``worker``, ``sandbox``), merges the
-results into the instructor's gradebook and writes ``grades.csv``, per-student feedback HTML
+the released notebook (``notebook_repair``), grades them in parallel (Dask, ``dispatch``), each
+in its own throwaway course folder with its kernel sandboxed (``worker``, ``sandbox``), merges
+the results into the instructor's gradebook and writes ``grades.csv``, per-student feedback HTML
 and ``summary.md``. A submission whose content, instructor notebook, limits and course package
 are unchanged since the last run is not graded again.
 
@@ -25,8 +25,10 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course_utils.grading.intake import IntakeLimits, Submission, collect, grade_ids, repair
+from course_utils.grading.escaping import csv_cell, markdown_cell, plain_text
+from course_utils.grading.intake import IntakeLimits, Submission, collect, grade_ids
 from course_utils.grading.nbgrader_run import tools_on_path
+from course_utils.grading.notebook_repair import repair
 from course_utils.grading.sandbox import Limits
 from course_utils.grading.student_notebooks import assignments, generate_here
 from course_utils.paths import ASSETS, COURSE_DIR, PACKAGE, ROOT, SOLUTIONS
@@ -71,8 +73,6 @@ class Report:
     def summary(self) -> str:
         """The run for the terminal: every submission, then every exercise. Names, sources and
         problems come from students' files: control characters are shown escaped, never sent."""
-        from course_utils.grading.sanitize import plain_text
-
         lines = [
             f"Graded {sum(s.assignment is not None for s in self.submissions)} submissions "
             f"({self.graded_now} graded now, {self.unchanged} unchanged since the last run); grades: {self.csv_path}"
@@ -97,8 +97,6 @@ class Report:
     def markdown(self) -> str:
         """The summary as a markdown file: exercises, then every submission with a problem
         (student text escaped, so no name or message can break or inject into the tables)."""
-        from course_utils.grading.sanitize import markdown_cell
-
         lines = ["# Autograding summary", ""]
         if self.sandbox:
             lines += [f"Kernel isolation: {'; '.join(self.sandbox)}", ""]
@@ -385,8 +383,6 @@ def _write_csv(submissions: list[Submission], out: Path) -> Path:
     """``grades.csv``: one row per submission. ``student`` is the id as the instructor gave it,
     ``gradebook_id`` the one in nbgrader's gradebook. Every text cell is neutralised against
     spreadsheet formulas (a file name may start with ``=``)."""
-    from course_utils.grading.sanitize import csv_cell
-
     out.mkdir(parents=True, exist_ok=True)
     grade_names = sorted({name for s in submissions for name in s.grades})
     path = out / "grades.csv"

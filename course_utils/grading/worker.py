@@ -15,9 +15,9 @@ its stdin, stdout and stderr on /dev/null (never the grader's terminal). ``Limit
 (in place of nbgrader's ``Execute``) caps the output kept per notebook for every output type,
 and when the kernel dies it marks the remaining cells as not run, so the cells that passed
 before still count. A watchdog kills the kernel at the wall-clock limit, which the same path
-turns into a grade. Every process of the submission is killed (``sandbox.ProcessTree``) before
-its result is returned, and the autograded notebook is sanitised (``sanitize``) before the
-feedback HTML is made from it and before formgrader can show it.
+turns into a grade. Every process of the submission is killed (``process_tree.ProcessTree``)
+before its result is returned, and the autograded notebook is sanitised (``sanitize``) before
+the feedback HTML is made from it and before formgrader can show it.
 """
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ from traitlets import Float, Unicode
 
 from course_utils.grading import sandbox
 from course_utils.grading.nbgrader_run import course_config, run_converter
+from course_utils.grading.process_tree import ProcessTree
+from course_utils.grading.processes import kill_marked
 
 SANDBOX_SCRIPT = Path(sandbox.__file__).resolve()
 TRUNCATED = "... output truncated by the grader: over {mb:.3g} MB of output in this notebook ..."
@@ -218,11 +220,11 @@ def stop_kernel(spec_path: str) -> None:
     """Kill the sandboxed kernel described by ``spec_path`` and everything it started."""
     spec = json.loads(Path(spec_path).read_text())
     if spec.get("tree"):
-        sandbox.ProcessTree.from_spec(spec["tree"]).kill()
+        ProcessTree.from_spec(spec["tree"]).kill()
         return
     status = Path(spec["status"])
     pids = [json.loads(status.read_text() or "{}").get("pid")] if status.exists() else []
-    sandbox.kill_marked(spec["token"], [pid for pid in pids if pid])
+    kill_marked(spec["token"], [pid for pid in pids if pid])
 
 
 def _error(name: str, message: str) -> NotebookNode:
@@ -354,8 +356,8 @@ def grade_submission(job: dict) -> dict:
             spec = control / "sandbox.json"
             status = control / "status.json"
             # Every process the kernel starts, in any session and with any environment, is in
-            # this tree; it is killed before the result is reported (see sandbox.ProcessTree).
-            tree = sandbox.ProcessTree.create(token)
+            # this tree; it is killed before the result is reported (see process_tree.ProcessTree).
+            tree = ProcessTree.create(token)
             spec.write_text(json.dumps({"workdir": str(work), "limits": limits, "status": str(status), "token": token,
                                         "tree": tree.as_spec()}))
             config = _config(course, limits, spec)
@@ -408,7 +410,7 @@ def grade_submission(job: dict) -> dict:
         if tree is not None:
             tree.close()  # kills what is left of the submission, then removes the tree
         else:
-            sandbox.kill_marked(token)
+            kill_marked(token)
         shutil.rmtree(root, ignore_errors=True)
     result["seconds"] = time.perf_counter() - started
     result["cpu_seconds"] = _cpu() - cpu_started

@@ -1,5 +1,5 @@
 """Checks for tutorial 4's exercises: the circular memory's batch insert, the segment trees
-and the prioritized replay buffer. Same contract as ``course_utils.checks``: ``strict=False``
+and the prioritized replay buffer. Same contract as every check (``course_utils.checking``): ``strict=False``
 prints a verdict with a hint and returns True/False; ``strict=True`` raises AssertionError.
 """
 

@@ -30,9 +30,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import LOGS, SCREENSHOTS, jupyter_server
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
+from browser.conftest import LOGS, SCREENSHOTS, jupyter_server
 from course_utils import grading
 from course_utils.grading import sanitize
 from course_utils.grading.synthetic import TINY, student_version, synthetic_assignment

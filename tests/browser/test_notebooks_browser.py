@@ -18,8 +18,9 @@ import time
 
 import numpy as np
 import pytest
-from conftest import NOTEBOOKS, SCREENSHOTS
-from lab_page import (
+
+from browser.conftest import NOTEBOOKS, SCREENSHOTS
+from browser.lab_page import (
     cells,
     errors,
     images,

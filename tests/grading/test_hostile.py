@@ -18,12 +18,12 @@ import pytest
 from hostile_submissions import LEAKED, build, build_intake
 
 from course_utils import grading
-from course_utils.grading import autograder, sandbox
+from course_utils.grading import autograder, kernel_restrictions, sandbox
 from course_utils.grading.synthetic import TINY, student_version, synthetic_assignment
 
 pytestmark = pytest.mark.grading
 LIMITS = sandbox.Limits(cell_timeout=5, wall_timeout=30, memory_mb=1536, output_mb=1)
-ABI = sandbox.landlock_abi()
+ABI = kernel_restrictions.landlock_abi()
 
 
 @pytest.fixture(scope="module")

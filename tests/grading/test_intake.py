@@ -16,10 +16,10 @@ from course_utils.grading.intake import (
     gradebook_id,
     read_regular_file,
     read_zip,
-    repair,
     student_name,
     unescape_id,
 )
+from course_utils.grading.notebook_repair import repair
 from course_utils.grading.synthetic import TINY, student_version, synthetic_assignment
 
 

@@ -10,16 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from course_utils.grading import sandbox
+from course_utils.grading import cgroups, kernel_restrictions, process_tree, processes, sandbox
 
 SCRIPT = Path(sandbox.__file__)
+# As the launcher script runs: its folder first on sys.path, its modules by their own names, no course package.
+LAUNCHER_IMPORTS = f"import sys\nsys.path.insert(0, {str(SCRIPT.parent)!r})\nfrom pathlib import Path\n"
+LAUNCHER_IMPORTS += "import cgroups, kernel_restrictions as kr, process_tree\n"
 
 
 def child(code: str, **env) -> subprocess.CompletedProcess:
-    """Run ``code`` in a fresh Python with ``course_utils.grading.sandbox`` loaded by path (no torch)."""
-    prelude = f"import importlib.util, sys\nspec = importlib.util.spec_from_file_location('sb', {str(SCRIPT)!r})\n"
-    prelude += "sb = sys.modules['sb'] = importlib.util.module_from_spec(spec); spec.loader.exec_module(sb)\n"
-    return subprocess.run([sys.executable, "-c", prelude + code], capture_output=True, text=True, timeout=60,
+    """Run ``code`` in a fresh Python with the launcher's modules imported as the launcher does (no torch)."""
+    return subprocess.run([sys.executable, "-c", LAUNCHER_IMPORTS + code], capture_output=True, text=True, timeout=60,
                           env={**os.environ, **env})
 
 
@@ -30,16 +31,29 @@ def test_clean_environment_keeps_nothing_of_the_graders(tmp_path):
     assert env["COURSE_SANDBOX"] == "tok" and env["TMPDIR"].startswith(str(tmp_path))
 
 
+def test_the_launcher_loads_only_the_standard_library():
+    """``python sandbox.py kernel ...`` starts every kernel: it and the modules it imports load
+    nothing but the standard library (not the course package, which imports numpy and torch)."""
+    code = f"import sys\nsys.path.insert(0, {str(SCRIPT.parent)!r})\nbefore = set(sys.modules)\nimport sandbox\n"
+    code += "ours = {'sandbox', 'kernel_restrictions', 'process_tree', 'cgroups', 'processes'}\n"
+    code += "print(sorted(m for m in set(sys.modules) - before if m.split('.')[0] not in sys.stdlib_module_names | ours))\n"
+    code += "print(sorted(ours - set(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.stdout.split("\n")[:2] == ["[]", "[]"], result.stdout + result.stderr
+    usage = subprocess.run([sys.executable, str(SCRIPT)], capture_output=True, text=True, timeout=60)
+    assert usage.returncode == 1 and "usage: python sandbox.py kernel" in usage.stderr, usage.stderr
+
+
 def test_memory_limit_turns_a_big_allocation_into_memory_error():
     limits = {"memory_mb": 512, "file_mb": 10, "wall_timeout": 30}
-    code = f"sb.set_limits({limits!r})\ntry:\n    b = bytearray(2 * 2**30)\nexcept MemoryError:\n    print('MemoryError')"
+    code = f"kr.set_limits({limits!r})\ntry:\n    b = bytearray(2 * 2**30)\nexcept MemoryError:\n    print('MemoryError')"
     result = child(code)
     assert "MemoryError" in result.stdout, result.stderr
 
 
 def test_file_size_limit(tmp_path):
     limits = {"memory_mb": 2048, "file_mb": 1, "wall_timeout": 30}
-    code = f"import signal\nsignal.signal(signal.SIGXFSZ, signal.SIG_IGN)\nsb.set_limits({limits!r})\n"
+    code = f"import signal\nsignal.signal(signal.SIGXFSZ, signal.SIG_IGN)\nkr.set_limits({limits!r})\n"
     code += f"try:\n    open({str(tmp_path / 'big')!r}, 'wb').write(bytes(2 * 2**20))\n"
     code += "except OSError as e:\n    print('refused', e.errno)"
     result = child(code)
@@ -47,13 +61,13 @@ def test_file_size_limit(tmp_path):
     assert (tmp_path / "big").stat().st_size <= 2**20
 
 
-@pytest.mark.skipif(sandbox.landlock_abi() < 1, reason="Landlock not available on this kernel")
+@pytest.mark.skipif(kernel_restrictions.landlock_abi() < 1, reason="Landlock not available on this kernel")
 def test_landlock_allows_the_working_folder_and_python_only(tmp_path):
     work, outside = tmp_path / "work", tmp_path / "outside.txt"
     work.mkdir()
     outside.write_text("secret")
     code = f"""
-print(sb.restrict_self(sb.Path({str(work)!r})))
+print(kr.restrict_self(Path({str(work)!r})))
 open({str(work / 'mine.txt')!r}, 'w').write('ok')
 print('inside', open({str(work / 'mine.txt')!r}).read())
 import json, email.mime.text  # the standard library still imports
@@ -70,7 +84,7 @@ for attempt in ("open({str(outside)!r}).read()", "open('/tmp/course-sandbox-esca
     assert not Path("/tmp/course-sandbox-escape").exists()
 
 
-@pytest.mark.skipif(sandbox.landlock_abi() < 4, reason="TCP filtering needs Landlock ABI 4")
+@pytest.mark.skipif(kernel_restrictions.landlock_abi() < 4, reason="TCP filtering needs Landlock ABI 4")
 def test_landlock_refuses_tcp_connections(tmp_path):
     import socket
 
@@ -78,7 +92,7 @@ def test_landlock_refuses_tcp_connections(tmp_path):
     listener.bind(("127.0.0.1", 0))
     listener.listen(1)
     port = listener.getsockname()[1]
-    code = f"sb.restrict_self(sb.Path({str(tmp_path)!r}))\nimport socket\n"
+    code = f"kr.restrict_self(Path({str(tmp_path)!r}))\nimport socket\n"
     code += f"try:\n    socket.create_connection(('127.0.0.1', {port}), timeout=3)\n    print('connected')\n"
     code += "except PermissionError:\n    print('denied')"
     result = child(code)
@@ -90,7 +104,7 @@ def test_landlock_refuses_tcp_connections(tmp_path):
 def test_root_loses_its_capabilities(tmp_path):
     target = tmp_path / "f"
     target.write_text("x")
-    code = f"print(sb.drop_capabilities())\nimport os\ntry:\n    os.chown({str(target)!r}, 1000, 1000)\n    print('chowned')\n"
+    code = f"print(kr.drop_capabilities())\nimport os\ntry:\n    os.chown({str(target)!r}, 1000, 1000)\n    print('chowned')\n"
     code += "except PermissionError:\n    print('denied')\n"
     code += "import subprocess, sys\nprint(subprocess.run([sys.executable, '-c', "
     code += "\"print(open('/proc/self/status').read().split('CapEff:')[1].split()[0])\"], capture_output=True, text=True).stdout)"
@@ -103,27 +117,27 @@ def test_kill_marked_finds_processes_by_their_token():
     token = "test" + str(os.getpid())
     process = subprocess.Popen(["sleep", "60"], env={**os.environ, "COURSE_SANDBOX": token}, start_new_session=True)
     time.sleep(0.2)
-    assert sandbox.kill_marked(token) >= 1
+    assert processes.kill_marked(token) >= 1
     assert process.wait(timeout=10) != 0
 
 
 def test_open_files_limit():
     limits = {"memory_mb": 2048, "file_mb": 10, "wall_timeout": 30}
-    code = f"sb.set_limits({limits!r})\nimport resource, os\nprint(resource.getrlimit(resource.RLIMIT_NOFILE))\nfds = []\n"
+    code = f"kr.set_limits({limits!r})\nimport resource, os\nprint(resource.getrlimit(resource.RLIMIT_NOFILE))\nfds = []\n"
     code += "try:\n    for _ in range(5000):\n        fds.append(os.open('/dev/null', os.O_RDONLY))\nexcept OSError as e:\n"
     code += "    print('refused', e.errno, len(fds))"
     result = child(code)
-    assert f"({sandbox.OPEN_FILES}, {sandbox.OPEN_FILES})" in result.stdout and "refused 24" in result.stdout, result.stderr
-    assert int(result.stdout.split()[-1]) < sandbox.OPEN_FILES
+    files = kernel_restrictions.OPEN_FILES
+    assert f"({files}, {files})" in result.stdout and "refused 24" in result.stdout, result.stderr
+    assert int(result.stdout.split()[-1]) < files
 
 
 # --------------------------------------------------------------------------------------
 # ProcessTree: every process of one submission, found and killed
 
-PRELUDE = f"import importlib.util, json, os, sys, time\nspec = importlib.util.spec_from_file_location('sb', {str(SCRIPT)!r})\n"
-PRELUDE += "sb = sys.modules['sb'] = importlib.util.module_from_spec(spec); spec.loader.exec_module(sb)\n"
+PRELUDE = "import json, os, sys, time\n" + LAUNCHER_IMPORTS
 # A member of the tree: joins it as the launcher does, then runs the test's code.
-MEMBER = PRELUDE + "sb.ProcessTree.from_spec(json.loads(sys.argv[1])).join()\n"
+MEMBER = PRELUDE + "process_tree.ProcessTree.from_spec(json.loads(sys.argv[1])).join()\n"
 # Leaves the session twice over, with an empty environment, then lives on as an orphan.
 ESCAPEE = """import os, sys, time
 if os.fork():
@@ -171,35 +185,35 @@ def trees(monkeypatch):
     leaves (trees, cgroups, processes) is killed and removed, pass or fail."""
     import secrets
 
-    made, processes = [], []
+    made, started = [], []
 
     class Trees:
         tag = f"course-sandbox-test-{os.getpid()}-{secrets.token_hex(4)}"  # in the command line of every process started
 
         @staticmethod
-        def create(mechanism: str | None, max_pids: int = 256) -> sandbox.ProcessTree:
+        def create(mechanism: str | None, max_pids: int = 256) -> process_tree.ProcessTree:
             if mechanism == "cgroup2-freezer":  # the path for kernels without cgroup.kill (before 5.14)
-                monkeypatch.setattr(sandbox.ProcessTree, "use_cgroup_kill", False)
+                monkeypatch.setattr(process_tree.ProcessTree, "use_cgroup_kill", False)
                 mechanism = "cgroup2"
             try:
-                tree = sandbox.ProcessTree.create("test-" + secrets.token_hex(6), max_pids, mechanism=mechanism)
+                tree = process_tree.ProcessTree.create("test-" + secrets.token_hex(6), max_pids, mechanism=mechanism)
             except OSError as error:
                 pytest.skip(f"{mechanism} not available on this machine: {error}")
             made.append(tree)
             return tree
 
         @staticmethod
-        def member(tree: sandbox.ProcessTree, code: str, *args: str) -> subprocess.Popen:
+        def member(tree: process_tree.ProcessTree, code: str, *args: str) -> subprocess.Popen:
             """A process that joins ``tree`` and runs ``code`` (``sys.argv[3:]``: ``args``)."""
             process = subprocess.Popen([sys.executable, "-c", MEMBER + code, json.dumps(tree.as_spec()), Trees.tag, *args],
                                        stdout=subprocess.PIPE, text=True)
-            processes.append(process)
+            started.append(process)
             return process
 
     yield Trees
     for tree in made:
         tree.close()
-    for process in processes:
+    for process in started:
         process.kill()
         process.wait(timeout=10)
     for entry in Path("/proc").iterdir():  # belt and braces: anything tagged that survived
@@ -229,7 +243,7 @@ def test_tree_kills_a_double_forked_escapee_with_an_empty_environment(trees, tmp
         kernel.wait(timeout=10)
     assert running(escapee) and escapee in tree.pids()
     assert Path(f"/proc/{escapee}/environ").read_bytes() == b""  # no marker to find it by
-    promised = tree.mechanism != "subreaper" or sandbox.is_child_subreaper()
+    promised = tree.mechanism != "subreaper" or processes.is_child_subreaper()
     killed = tree.kill()
     if promised:
         assert killed >= 1 + kernel_lives and gone([escapee, kernel.pid]), tree.description
@@ -274,7 +288,7 @@ time.sleep(600)
 @pytest.mark.parametrize("mechanism", MECHANISMS)
 def test_close_removes_the_tree_and_is_idempotent(trees, mechanism):
     tree = trees.create(mechanism)
-    again = sandbox.ProcessTree.from_spec(json.loads(json.dumps(tree.as_spec())))
+    again = process_tree.ProcessTree.from_spec(json.loads(json.dumps(tree.as_spec())))
     assert again.as_spec() == tree.as_spec() and again.description.startswith("process tree: ")
     member = trees.member(tree, "print('in', flush=True)\ntime.sleep(600)\n")
     assert member.stdout.readline().strip() == "in" and tree.pids() == [member.pid]
@@ -295,7 +309,7 @@ def clone_into(path):
     # clone3(CLONE_INTO_CGROUP): where the child started (cgroup v2), or the error
     fd, (r, w) = os.open(path, os.O_RDONLY | os.O_DIRECTORY), os.pipe()
     args = CloneArgs(flags=0x200000000, exit_signal=17, cgroup=fd)
-    pid = sb._libc().syscall(ctypes.c_long(435), ctypes.byref(args), ctypes.c_size_t(ctypes.sizeof(args)))
+    pid = ctypes.CDLL(None, use_errno=True).syscall(ctypes.c_long(435), ctypes.byref(args), ctypes.c_size_t(ctypes.sizeof(args)))
     if pid == 0:
         os.write(w, open('/proc/self/cgroup', 'rb').read().split(b'0::')[1].strip())
         os._exit(0)
@@ -315,25 +329,25 @@ def lines_until_done(process: subprocess.Popen) -> list[str]:
 
 
 @linux
-@pytest.mark.skipif(sandbox.landlock_abi() < 1, reason="Landlock not available on this kernel")
+@pytest.mark.skipif(kernel_restrictions.landlock_abi() < 1, reason="Landlock not available on this kernel")
 @pytest.mark.parametrize("mechanism", ["cgroup2", "cgroup1"])
 def test_sandboxed_member_cannot_leave_its_cgroup(trees, tmp_path, mechanism):
     tree = trees.create(mechanism)
-    cgroups = [str(path) for path in (tree.cgroup2, tree.cgroup1) if path]
-    code = CLONE_INTO + "print(sb.drop_capabilities(), sb.restrict_self(sb.Path(sys.argv[3])), sb.restrict_syscalls(),"
+    paths = [str(path) for path in (tree.cgroup2, tree.cgroup1) if path]
+    code = CLONE_INTO + "print(kr.drop_capabilities(), kr.restrict_self(Path(sys.argv[3])), kr.restrict_syscalls(),"
     code += " sep='; ')\n"
-    code += f"for path in {cgroups!r}:\n"
+    code += f"for path in {paths!r}:\n"
     code += """    for attempt in ('move', 'mkdir'):
         try:
             if attempt == 'move':  # into the parent cgroup, out of the tree
-                sb._write(sb.Path(path).parent / 'cgroup.procs', str(os.getpid()))
+                cgroups.write_file(Path(path).parent / 'cgroup.procs', str(os.getpid()))
             else:  # a cgroup of its own, with no pids.max
-                os.mkdir(sb.Path(path) / 'nested')
+                os.mkdir(Path(path) / 'nested')
             print('ESCAPED', attempt, path)
         except PermissionError:
             print('denied', attempt)
-if sb.cgroup_hierarchies().get('cgroup2'):  # a child started in another cgroup v2
-    print(clone_into(sb.cgroup_hierarchies()['cgroup2'][0]))
+if cgroups.cgroup_hierarchies().get('cgroup2'):  # a child started in another cgroup v2
+    print(clone_into(cgroups.cgroup_hierarchies()['cgroup2'][0]))
 import subprocess, threading  # without clone3, threads and subprocesses still start (clone)
 thread = threading.Thread(target=print, args=('thread',))
 thread.start(); thread.join()
@@ -345,11 +359,11 @@ time.sleep(600)
     lines = lines_until_done(member)
     assert "landlock" in lines[0] and "seccomp" in lines[0] and lines[-1] == "done", lines
     lines = lines[1:-1]
-    assert lines[: 2 * len(cgroups)] == ["denied move", "denied mkdir"] * len(cgroups), lines
-    refused = ["error Function not implemented"] if "cgroup2" in sandbox.cgroup_hierarchies() else []  # seccomp: ENOSYS
-    assert lines[2 * len(cgroups) :] == refused + ["thread", "subprocess"], lines
+    assert lines[: 2 * len(paths)] == ["denied move", "denied mkdir"] * len(paths), lines
+    refused = ["error Function not implemented"] if "cgroup2" in cgroups.cgroup_hierarchies() else []  # seccomp: ENOSYS
+    assert lines[2 * len(paths) :] == refused + ["thread", "subprocess"], lines
     assert tree.pids() == [member.pid]
-    assert Path(f"/proc/{member.pid}/cgroup").read_text().count(sandbox.TREE_PREFIX + tree.token) == len(cgroups)
+    assert Path(f"/proc/{member.pid}/cgroup").read_text().count(process_tree.TREE_PREFIX + tree.token) == len(paths)
 
 
 @linux
@@ -361,19 +375,19 @@ def test_what_would_leave_the_tree_without_landlock_or_seccomp(trees, tmp_path, 
     Landlock does not check (seccomp stops it)."""
     if missing == "landlock":
         tree = trees.create("cgroup1")
-        code = "sb.drop_capabilities()\nsb._write(sb.Path(sys.argv[3]) / 'cgroup.procs', str(os.getpid()))\n"
+        code = "kr.drop_capabilities()\ncgroups.write_file(Path(sys.argv[3]) / 'cgroup.procs', str(os.getpid()))\n"
         code += "print('left', flush=True)\ntime.sleep(600)\n"
         member = trees.member(tree, code, str(tree.cgroup1.parent))
         assert member.stdout.readline().strip() == "left"
         assert tree.pids() == []
     else:
-        if sandbox.landlock_abi() < 1:
+        if kernel_restrictions.landlock_abi() < 1:
             pytest.skip("Landlock not available on this kernel")
         tree = trees.create("cgroup2")
-        code = CLONE_INTO + "sb.drop_capabilities(); sb.restrict_self(sb.Path(sys.argv[3]))\n"
+        code = CLONE_INTO + "kr.drop_capabilities(); kr.restrict_self(Path(sys.argv[3]))\n"
         code += f"print(clone_into({str(tree.cgroup2.parent)!r}), flush=True)\ntime.sleep(600)\n"
         member = trees.member(tree, code, str(tmp_path))
-        outside = str(tree.cgroup2.parent.relative_to(sandbox.cgroup_hierarchies()["cgroup2"][0]))
+        outside = str(tree.cgroup2.parent.relative_to(cgroups.cgroup_hierarchies()["cgroup2"][0]))
         assert member.stdout.readline().strip() == "child in /" + ("" if outside == "." else outside)
 
 
@@ -392,7 +406,7 @@ def test_launcher_joins_the_tree_before_the_kernel_runs(trees, tmp_path):
     process = subprocess.Popen([sys.executable, str(SCRIPT), "kernel", str(spec), "--", sys.executable, "-c", kernel, trees.tag],
                                stdout=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        assert process.stdout.readline().strip() == str(sandbox.OPEN_FILES)
+        assert process.stdout.readline().strip() == str(kernel_restrictions.OPEN_FILES)
         assert process.stdout.readline().strip() == "started"  # a subprocess, without clone3
         report = json.loads(status.read_text())
         assert tree.description in report["applied"] and not any("process tree" in m for m in report["missing"]), report

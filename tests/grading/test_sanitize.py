@@ -1,5 +1,6 @@
-"""course_utils.grading.sanitize: students' notebooks made inert for formgrader and the feedback HTML,
-names and messages made safe for a spreadsheet, a terminal and a markdown table.
+"""course_utils.grading.sanitize (with html_cleaning, markdown_cleaning and escaping): students'
+notebooks made inert for formgrader and the feedback HTML, names and messages made safe for a
+spreadsheet, a terminal and a markdown table.
 
 Each payload is checked gone from the cleaned notebook AND from the HTML nbconvert renders
 from it (what the instructor's browser gets); safe content is checked still there, so the
@@ -18,17 +19,10 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output, new_raw_cell
 from traitlets.config import Config
 
-from course_utils.grading.sanitize import (
-    SanitizeNotebook,
-    csv_cell,
-    feedback_config,
-    html_problems,
-    markdown_cell,
-    plain_text,
-    render_markdown,
-    sanitize_markdown,
-    sanitize_notebook,
-)
+from course_utils.grading.escaping import csv_cell, markdown_cell, plain_text
+from course_utils.grading.html_cleaning import html_problems
+from course_utils.grading.markdown_cleaning import render_markdown, sanitize_markdown
+from course_utils.grading.sanitize import SanitizeNotebook, feedback_config, sanitize_notebook
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAYAAAAGCAIAAABvrngfAAAAEUlEQVR4nGM4o6SEhhhoKwQAnRImQQyZUMYAAAAASUVORK5CYII="
 JS = "alert('PWNED')"

@@ -1,0 +1,93 @@
+"""Tutorial 2's agent: the A2C agent without memory, one gradient step's experience as plain
+tensors, and the A2C loss with an importance ratio that makes replayed experience safe.
+
+Shapes used throughout: ``T`` trials per gradient step, agent input of 9 features per trial
+(6 for the two RGB colours scaled to [0, 1], 1 for the previous reward divided by 4,
+2 for the one-hot previous action).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from course_utils.returns import discounted_returns
+
+N_INPUTS = 9
+RHO_MAX = 10.0
+"""Cap on the importance ratio pi(a) / mu(a) of replayed experience."""
+
+
+class ActorCritic(nn.Module):
+    """A2C agent without memory: linear embedding, one ReLU layer, actor and critic heads.
+
+    Input (..., 9) -> value (...,) and action logits (..., 2). The training
+    hyperparameters travel with the agent: learning rate, discount factor ``gamma``,
+    ``value_cost`` (weight of the critic loss) and ``entropy_cost`` (weight of the entropy
+    bonus).
+    """
+
+    def __init__(self, hidden_size: int = 100, num_inputs: int = N_INPUTS, num_actions: int = 2):
+        super().__init__()
+        self.learning_rate = 0.00075
+        self.gamma = 0.91
+        self.value_cost = 0.4
+        self.entropy_cost = 0.001
+        self.embedding = nn.Linear(num_inputs, hidden_size)
+        self.hidden = nn.Linear(hidden_size, hidden_size)
+        self.critic = nn.Linear(hidden_size, 1)
+        self.actor = nn.Linear(hidden_size, num_actions)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h = F.relu(self.hidden(self.embedding(x)))
+        return self.critic(h).squeeze(-1), self.actor(h)
+
+    def make_optimizer(self) -> torch.optim.Optimizer:
+        """RMSprop with the agent's learning rate (eps 1e-5), as in the reference setup."""
+        return torch.optim.RMSprop(self.parameters(), lr=self.learning_rate, eps=1e-5)
+
+
+class Experience(NamedTuple):
+    """One gradient step's worth of trials, stored as plain tensors (no autograd graph).
+
+    inputs: float32 (T, 9); actions: int64 (T,); rewards: float32 (T,), already divided by
+    4; probs: float32 (T,), the probability the acting policy gave each chosen action (what
+    replay needs to correct for the policy having changed since).
+    """
+
+    inputs: torch.Tensor
+    actions: torch.Tensor
+    rewards: torch.Tensor
+    probs: torch.Tensor
+
+    def nbytes(self) -> int:
+        """Bytes held by the four tensors."""
+        return sum(t.element_size() * t.nelement() for t in self)
+
+
+def a2c_loss(agent: ActorCritic, experience: Experience) -> torch.Tensor:
+    """The A2C loss of one experience under the agent's current weights (a scalar).
+
+    actor: mean of -rho_t * log pi(a_t) * (Q_t - V_t), advantage and rho detached;
+    critic: mean of (Q_t - V_t)^2; entropy: mean policy entropy;
+    loss = actor + value_cost * critic - entropy_cost * entropy.
+
+    rho_t = pi(a_t) / mu(a_t) is the importance ratio between the current policy and the
+    one that acted (``experience.probs``), capped at ``RHO_MAX``. For fresh experience it is
+    exactly 1 (plain A2C). For replayed experience it keeps the policy gradient unbiased:
+    without it, replaying old actions against a baseline drifts the policy (measured: the
+    agent collapsed to always choosing one side).
+    """
+    values, logits = agent(experience.inputs)
+    log_probs = F.log_softmax(logits, dim=-1)
+    q = torch.from_numpy(discounted_returns(experience.rewards.numpy(), agent.gamma))
+    advantage = q - values
+    chosen = log_probs.gather(-1, experience.actions[:, None]).squeeze(-1)
+    ratio = (chosen.detach().exp() / experience.probs).clamp(max=RHO_MAX)
+    actor = -(ratio * chosen * advantage.detach()).mean()
+    critic = advantage.pow(2).mean()
+    entropy = -(log_probs.exp() * log_probs).sum(-1).mean()
+    return actor + agent.value_cost * critic - agent.entropy_cost * entropy

@@ -1,0 +1,69 @@
+"""Tutorial 3, policy gradients and advantage actor-critic on LunarLander.
+
+This package's top level is the notebook's front door: it re-exports exactly the names
+``solutions/03_policy_gradients.ipynb`` uses as ``lunar.X`` (and ``Experience``, which it
+imports). Everything else lives in the modules, listed lowest layer first; each imports only
+modules listed before it:
+
+- ``env``: ``CourseLunarLander-v0`` (registered on import), ``make_env``, ``LanderVectorEnv``
+- ``harness``: what the notebook gives ready-made: ``Experience``, ``TrainerLoop``,
+  ``play_together``/``collect_episodes``/``VectorBatchDataset`` (many environments, batched
+  forwards), ``greedy_policy``
+- ``solutions``: the reference implementations of the graded exercises
+- ``rollouts``: rollouts of many environments in worker processes (``course train lunar``)
+- ``experiments``: the vpg/epg/bpg/cpg/aac experiments with their on-disk cache
+- ``aac``: the course's own actor-critic trainer, evaluation and pretrained agent
+- ``expected``: ``assets/lunar_expected.json``, the checks' expected values
+- ``bench``: ``course bench lunar``
+- ``checks/``: the exercise checks (``from course_utils.lunar.checks import check_...``)
+"""
+
+from course_utils.lunar.aac import TRAINING_CURVE, evaluate, load_pretrained
+from course_utils.lunar.env import ACTIONS, EVAL_SEEDS, OBSERVATIONS, make_env, make_env_for
+from course_utils.lunar.experiments import EXPERIMENTS, experiment_cache_dir, plot_experiment_results, run_experiment
+from course_utils.lunar.harness import Experience, TrainerLoop, VectorBatchDataset, greedy_policy
+from course_utils.lunar.solutions import (
+    AACPolicyAgent,
+    AACPolicyGradientLoss,
+    AACPolicyNet,
+    ActionEntropyLoss,
+    BaselinePolicyGradientLoss,
+    Episode,
+    PolicyAgent,
+    PolicyNet,
+    PolicyTrainer,
+    TrainBatch,
+    VanillaPolicyGradientLoss,
+    monitor_episode,
+)
+
+__all__ = [
+    "AACPolicyAgent",
+    "AACPolicyGradientLoss",
+    "AACPolicyNet",
+    "ACTIONS",
+    "ActionEntropyLoss",
+    "BaselinePolicyGradientLoss",
+    "EVAL_SEEDS",
+    "EXPERIMENTS",
+    "Episode",
+    "Experience",
+    "OBSERVATIONS",
+    "PolicyAgent",
+    "PolicyNet",
+    "PolicyTrainer",
+    "TRAINING_CURVE",
+    "TrainBatch",
+    "TrainerLoop",
+    "VanillaPolicyGradientLoss",
+    "VectorBatchDataset",
+    "evaluate",
+    "experiment_cache_dir",
+    "greedy_policy",
+    "load_pretrained",
+    "make_env",
+    "make_env_for",
+    "monitor_episode",
+    "plot_experiment_results",
+    "run_experiment",
+]

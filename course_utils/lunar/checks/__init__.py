@@ -1,0 +1,47 @@
+"""Exercise checks of tutorial 3 (policy gradients on LunarLander): the ``check_*`` functions
+behind the notebook's feedback cells and hidden tests, and ``working_or_reference``.
+
+- ``common``: helpers shared by the checks, and ``working_or_reference``
+- ``agents``: exercises 1-5 (policy network, agent, ``monitor_episode``, ``calc_qvals``,
+  ``from_episodes``, the episode-batch generator)
+- ``losses``: exercises 6-8 (the losses, ``PolicyTrainer.train_batch``, the actor-critic's
+  network, agent and loss)
+"""
+
+from course_utils.lunar.checks.agents import (
+    check_agent_distribution,
+    check_agent_step,
+    check_batch_generator,
+    check_calc_qvals,
+    check_from_episodes,
+    check_monitor_episode,
+    check_policy_net,
+)
+from course_utils.lunar.checks.common import working_or_reference
+from course_utils.lunar.checks.losses import (
+    check_aac_agent,
+    check_aac_loss,
+    check_aac_net,
+    check_bpg_loss,
+    check_entropy_loss,
+    check_policy_trainer,
+    check_vpg_loss,
+)
+
+__all__ = [
+    "check_aac_agent",
+    "check_aac_loss",
+    "check_aac_net",
+    "check_agent_distribution",
+    "check_agent_step",
+    "check_batch_generator",
+    "check_bpg_loss",
+    "check_calc_qvals",
+    "check_entropy_loss",
+    "check_from_episodes",
+    "check_monitor_episode",
+    "check_policy_net",
+    "check_policy_trainer",
+    "check_vpg_loss",
+    "working_or_reference",
+]

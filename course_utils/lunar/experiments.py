@@ -1,0 +1,150 @@
+"""Tutorial 3's policy-gradient experiments (vpg, epg, bpg, cpg, then aac) with an on-disk
+cache: ``run_experiment`` trains a network with the notebook's classes, or reloads the
+result of the same code and hyperparameters (``code_fingerprint``); ``plot_experiment_results``
+draws the four panels the notebook compares them on.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from course_utils.lunar.env import make_env
+from course_utils.lunar.harness import VectorBatchDataset
+from course_utils.lunar.solutions import Episode, TrainBatch
+
+EXPERIMENTS = {"vpg": (False, False), "epg": (False, True), "bpg": (True, False), "cpg": (True, True)}
+"""Policy-gradient experiments: name -> (baseline, entropy)."""
+
+
+def experiment_cache_dir() -> Path:
+    """Where experiment results are kept: ``$COURSE_CACHE/lunar`` (default ``~/.cache/rl-course/lunar``)."""
+    from course_utils.checkpoints import cache_dir
+
+    return cache_dir() / "lunar"
+
+
+def code_fingerprint(*things) -> str:
+    """A short hash of the code of classes, functions and loss objects, and of plain values.
+
+    Two notebooks with the same classes (the same bytecode) and hyperparameters get the same
+    fingerprint; changing a method changes it. Used in the experiment cache's file names so
+    results are reloaded only for the code that produced them.
+    """
+    import hashlib
+    import types
+
+    digest = hashlib.sha256()
+
+    def add_code(code: types.CodeType) -> None:
+        digest.update(code.co_code)
+        digest.update(repr(code.co_names).encode())
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                add_code(const)
+            else:
+                digest.update(repr(const).encode())
+
+    def add(thing) -> None:
+        if isinstance(thing, type):
+            for klass in thing.__mro__:
+                if klass.__module__.split(".")[0] in ("builtins", "torch", "typing"):
+                    continue
+                digest.update(klass.__qualname__.encode())
+                for key, value in sorted(vars(klass).items()):
+                    value = getattr(value, "__func__", value)
+                    if hasattr(value, "__code__"):
+                        digest.update(key.encode())
+                        add_code(value.__code__)
+        elif hasattr(thing, "__code__"):
+            add_code(thing.__code__)
+        elif isinstance(thing, nn.Module):
+            add(type(thing))
+            add({k: v for k, v in vars(thing).items() if isinstance(v, int | float | str | bool)})
+        elif isinstance(thing, dict):
+            for key, value in sorted(thing.items()):
+                digest.update(repr(key).encode())
+                add(value)
+        elif isinstance(thing, list | tuple):
+            for item in thing:
+                add(item)
+        else:
+            digest.update(repr(thing).encode())
+
+    for thing in things:
+        add(thing)
+    return digest.hexdigest()[:12]
+
+
+def _cache_file(name: str, max_episodes: int, seed: int, fingerprint: str) -> Path:
+    from course_utils.runtime import fast_mode
+
+    mode = "fast" if fast_mode() else "full"  # fast results never stand in for full ones
+    return experiment_cache_dir() / f"{name}-{mode}-{max_episodes}ep-seed{seed}-{fingerprint}.json"
+
+
+def run_experiment(
+    name: str,
+    net_type,
+    loss_fns,
+    trainer_type,
+    hp: dict,
+    max_episodes: int,
+    seed: int = 0,
+    batch_type=TrainBatch,
+    force: bool = False,
+    progress: bool = True,
+    **train_kw,
+) -> dict:
+    """Train ``net_type.build_for_env`` with ``loss_fns`` for ``max_episodes`` episodes, or reload.
+
+    The episodes are played by ``VectorBatchDataset`` as the course's ``Episode`` and turned
+    into batches by ``batch_type.from_episodes`` (the student's ``TrainBatch`` or the course's).
+    The results (the trainer's ``training_data`` and the final weights) are saved in
+    ``experiment_cache_dir()``; a later call with the same name, size, seed, mode, code and
+    hyperparameters (see ``code_fingerprint``) reloads them unless ``force=True``. Returns the
+    training data plus ``"model_state"``.
+    """
+    fingerprint = code_fingerprint(net_type, list(loss_fns), trainer_type, batch_type, hp, train_kw)
+    path = _cache_file(name, max_episodes, seed, fingerprint)
+    if path.exists() and not force:
+        data = json.loads(path.read_text())
+        data["model_state"] = torch.load(path.with_suffix(".pt"), weights_only=True)
+        if progress:
+            print(f"{name}: loaded from {path} (force=True to run again)")
+        return data
+    torch.manual_seed(seed)
+    env = make_env()
+    net = net_type.build_for_env(env, hidden_layers=hp["hidden_layers"])
+    env.close()
+    dataset = VectorBatchDataset(net, hp["batch_size"], hp["gamma"], seed=seed, batch_type=batch_type, episode_type=Episode)
+    optimizer = torch.optim.Adam(net.parameters(), lr=hp["learn_rate"])
+    trainer = trainer_type(net, optimizer, loss_fns, dataset)
+    data = trainer.train(max_episodes=max_episodes, progress=progress, desc=name, **train_kw)
+    data = {key: list(value) for key, value in data.items()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data) + "\n")
+    torch.save(net.state_dict(), path.with_suffix(".pt"))
+    data["model_state"] = net.state_dict()
+    return data
+
+
+def plot_experiment_results(results: dict, fig=None):
+    """The four panels (policy loss, baseline, entropy loss, mean reward) against episodes."""
+    import matplotlib.pyplot as plt
+
+    if fig is None:
+        fig, _ = plt.subplots(2, 2, sharex=True, figsize=(12, 8))
+    titles = {"loss_p": "policy loss", "baseline": "baseline", "loss_e": "entropy loss", "mean_reward": "mean reward"}
+    for ax, (key, title) in zip(fig.axes, titles.items(), strict=False):
+        for name, data in results.items():
+            if key in data:
+                ax.plot(data["episode_num"], data[key], label=name)
+        ax.set_title(title)
+        ax.set_xlabel("episode")
+        ax.legend()
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,95 @@
+"""Tutorial 2's training loop, evaluation, and the notebook's claims on the pretrained agents."""
+
+import copy
+
+import pytest
+import torch
+
+from course_utils import colour
+from course_utils.colour import solutions
+from course_utils.runtime import set_seed
+
+
+def test_replay_memory_keeps_no_graphs_and_stays_small():
+    memory = solutions.ReplayMemory(250)
+    colour.train_agent(
+        colour.ColourEnv(), colour.ActorCritic(), 1, 300, replay=memory, replay_mode="write", rng=0, progress=False
+    )
+    assert len(memory) == 250
+    for experience in memory.slots:
+        for tensor in experience:
+            assert tensor.grad_fn is None and not tensor.requires_grad
+    assert sum(e.nbytes() for e in memory.slots) <= 20e6
+    assert sum(e.nbytes() for e in memory.slots) == 250 * 100 * (9 * 4 + 8 + 4 + 4)
+
+
+def test_training_is_deterministic_for_a_seed():
+    def weights(seed):
+        torch.manual_seed(seed)
+        agent = colour.ActorCritic()
+        colour.train_agent(colour.ColourEnv(), agent, 1, 20, rng=seed, progress=False)
+        return torch.cat([p.flatten() for p in agent.parameters()])
+
+    assert torch.equal(weights(0), weights(0))
+    assert not torch.equal(weights(0), weights(1))
+
+
+def test_replay_mode_needs_a_memory():
+    with pytest.raises(ValueError, match="needs a replay memory"):
+        colour.train_agent(colour.ColourEnv(), colour.ActorCritic(), 1, 1, replay_mode="read", progress=False)
+    with pytest.raises(ValueError, match="replay_mode must be"):
+        colour.train_agent(
+            colour.ColourEnv(), colour.ActorCritic(), 1, 1, replay=solutions.ReplayMemory(), replay_mode="wrote", progress=False
+        )
+
+
+def test_play_pairs_uses_the_given_pairs():
+    pairs = [("red", "blue"), ("yellow", "green"), ("green", "red")]
+    trials = colour.play_pairs(colour.ActorCritic(), pairs, rng=0)
+    assert trials.shown == pairs
+    with pytest.raises(ValueError, match="Unknown colours"):
+        colour.play_pairs(colour.ActorCritic(), [("red", "purple")])
+
+
+@pytest.fixture(scope="module")
+def evaluations():
+    env = colour.ColourEnv()
+    agents = {name: colour.load_agent(name) for name in ("mode1", "mode2", "replay")}
+    return {
+        (name, mode): colour.evaluate_agent(env, agent, mode=mode, num_trials=5000, rng=1)
+        for name, agent in agents.items()
+        for mode in (1, 2)
+    }
+
+
+def test_claim_mode1_agent_picks_better_colour_90_percent(evaluations):
+    assert colour.accuracy(evaluations["mode1", 1]) >= 0.90
+
+
+def test_claim_mode2_training_forgets_red_vs_yellow(evaluations):
+    before, after = colour.pair_accuracy(evaluations["mode1", 1]), colour.pair_accuracy(evaluations["mode2", 1])
+    drops = {pair: before[pair] - after[pair] for pair in before}
+    assert max(drops, key=drops.get) == "red/yellow"
+    assert drops["red/yellow"] >= 0.10
+    assert colour.accuracy(evaluations["mode2", 1]) <= colour.accuracy(evaluations["mode1", 1]) - 0.03
+    assert colour.accuracy(evaluations["mode2", 2]) >= 0.95  # while it did learn mode 2
+
+
+def test_claim_replay_keeps_mode1_above_85_percent(evaluations):
+    assert colour.accuracy(evaluations["replay", 1]) >= 0.85
+    assert colour.pair_accuracy(evaluations["replay", 1])["red/yellow"] >= 0.85
+    assert colour.accuracy(evaluations["replay", 2]) >= 0.90
+
+
+def test_claims_hold_at_fast_mode_size():
+    """What the notebook trains live in fast mode (400 steps per mode) still shows replay working."""
+    set_seed(1)
+    env, memory, agent = colour.ColourEnv(), solutions.ReplayMemory(250), colour.ActorCritic()
+    colour.train_agent(env, agent, 1, 400, replay=memory, replay_mode="write", rng=1, progress=False)
+    plain = copy.deepcopy(agent)
+    colour.train_agent(env, plain, 2, 400, rng=11, progress=False)
+    colour.train_agent(env, agent, 2, 400, replay=memory, replay_mode="read", rng=11, progress=False)
+    with_replay = colour.evaluate_agent(env, agent, 1, 3000, rng=1)
+    without = colour.evaluate_agent(env, plain, 1, 3000, rng=1)
+    assert colour.accuracy(with_replay) >= 0.85
+    assert colour.pair_accuracy(with_replay)["red/yellow"] > colour.pair_accuracy(without)["red/yellow"] + 0.1

@@ -1,0 +1,1 @@
+"""Tests of tutorial 3, ``course_utils.lunar``: one file per module."""

@@ -1,0 +1,138 @@
+"""Typical mistakes in tutorial 3's exercises, as subclasses of the reference implementations: the checks must catch them."""
+
+import numpy as np
+import torch
+from torch import nn
+
+from course_utils.lunar.harness import Experience, TrainerLoop
+from course_utils.lunar.solutions import (
+    AACPolicyGradientLoss,
+    ActionEntropyLoss,
+    BaselinePolicyGradientLoss,
+    Episode,
+    PolicyAgent,
+    PolicyNet,
+    VanillaPolicyGradientLoss,
+)
+
+
+class ReversedQvals(Episode):
+    def calc_qvals(self, gamma):
+        return super().calc_qvals(gamma)[::-1]
+
+
+class UndiscountedQvals(Episode):
+    def calc_qvals(self, gamma):
+        return list(np.cumsum([e.reward for e in self.experiences][::-1])[::-1])
+
+
+class ForwardQvals(Episode):
+    def calc_qvals(self, gamma):
+        out, running = [], 0.0
+        for e in self.experiences:
+            running = running * gamma + e.reward
+            out.append(running)
+        return out
+
+
+class NoBaseline(BaselinePolicyGradientLoss):
+    def forward(self, batch, scores):
+        loss, _ = VanillaPolicyGradientLoss()(batch, scores)
+        return loss, dict(loss_p=loss.item(), baseline=batch.q_vals.mean().item())
+
+
+class FlippedVanilla(VanillaPolicyGradientLoss):
+    def forward(self, batch, scores):
+        loss, info = super().forward(batch, scores)
+        return -loss, info
+
+
+class PositiveEntropy(ActionEntropyLoss):
+    def forward(self, batch, scores):
+        loss, info = super().forward(batch, scores)
+        return -loss, info
+
+
+class UnnormalisedEntropy(ActionEntropyLoss):
+    def forward(self, batch, scores):
+        loss, info = super().forward(batch, scores)
+        return loss * self.max_entropy, info
+
+
+class DetachedVanilla(VanillaPolicyGradientLoss):
+    def forward(self, batch, scores):
+        return super().forward(batch, scores.detach())
+
+
+class AACWithoutAdvantage(AACPolicyGradientLoss):
+    def forward(self, batch, output):
+        scores, values = output
+        loss_p, _ = VanillaPolicyGradientLoss()(batch, scores)
+        loss_v = ((values.reshape(-1) - batch.q_vals) ** 2).mean()
+        return loss_p + self.delta * loss_v, {}
+
+
+class AACNotDetached(AACPolicyGradientLoss):
+    def forward(self, batch, output):
+        scores, values = output
+        values = values.reshape(-1)
+        logp = torch.log_softmax(scores, -1).gather(1, batch.actions.view(-1, 1)).squeeze(1)
+        loss_p = -((batch.q_vals - values) * logp).mean()
+        return loss_p + self.delta * ((values - batch.q_vals) ** 2).mean(), {}
+
+
+class ArgmaxAgent(PolicyAgent):
+    def step(self):
+        action = int(self.current_action_distribution().argmax())
+        state, reward, terminated, truncated, _ = self.env.step(action)
+        exp = Experience(self.curr_state, action, reward, terminated or truncated)
+        self.curr_state = torch.as_tensor(state) if not (terminated or truncated) else self.reset() or self.curr_state
+        return exp
+
+
+class NextStateAgent(PolicyAgent):
+    def step(self):
+        exp = super().step()
+        return exp._replace(state=self.curr_state)
+
+
+class TerminatedOnlyAgent(PolicyAgent):
+    def step(self):
+        return super().step()
+
+
+class SoftmaxNet(nn.Module):
+    def __init__(self, in_features, out_actions, hidden_layers=(16,)):
+        super().__init__()
+        self.inner = PolicyNet(in_features, out_actions, hidden_layers)
+
+    def forward(self, x):
+        return torch.softmax(self.inner(x), -1)
+
+    @classmethod
+    def build_for_env(cls, env, **kw):
+        return cls(env.observation_space.shape[0], env.action_space.n, **kw)
+
+
+class UnnormalisedAgent(PolicyAgent):
+    def current_action_distribution(self):
+        return self.p_net(self.curr_state).detach()
+
+
+class NoZeroGrad(TrainerLoop):
+    def train_batch(self, batch):
+        output = self.model(batch.states)
+        total, losses = 0.0, {}
+        for loss_fn in self.loss_fns:
+            loss, info = loss_fn(batch, self.loss_input(loss_fn, output))
+            total, losses = total + loss, {**losses, **info}
+        total.backward()
+        self.optimizer.step()
+        return total.item(), losses
+
+
+class NoStep(TrainerLoop):
+    def train_batch(self, batch):
+        output = self.model(batch.states)
+        loss, info = self.loss_fns[0](batch, output)
+        return loss.item(), info

@@ -1,0 +1,109 @@
+"""The course's actor-critic (``lunar.aac``): deterministic training, GAE, evaluation, the pretrained agent and its curve."""
+
+import json
+
+import pytest
+import torch
+from torch import nn
+
+from course_utils.lunar.aac import (
+    DEFAULT_AAC,
+    FAST_EVAL_THRESHOLD,
+    TRAINING_CURVE,
+    ActorCriticNet,
+    evaluate,
+    gae_advantages,
+    load_pretrained,
+    train_aac,
+)
+from course_utils.lunar.env import EVAL_SEEDS, make_env_for
+from course_utils.lunar.harness import collect_episodes, greedy_policy
+from course_utils.lunar.solutions import Episode
+
+
+def test_aac_training_is_deterministic_and_bootstraps_only_on_truncation():
+    config = dict(total_steps=2 * 4 * 32, num_envs=4, rollout_steps=32, minibatches=2, epochs=1)
+    net1, curve1 = train_aac(config, progress=False, log_every=1, workers=1)
+    net2, _ = train_aac(config, progress=False, log_every=1, workers=2)  # worker processes: same result
+    for a, b in zip(net1.state_dict().values(), net2.state_dict().values(), strict=True):
+        assert torch.equal(a, b)
+    assert curve1["steps"] == [128, 256]
+    # GAE: with lambda=1 and gamma=1 the advantage is the reward-to-go minus V, cut at episode ends.
+    rewards = torch.tensor([[1.0], [1.0], [1.0]])
+    values = torch.zeros(3, 1)
+    next_values = torch.tensor([[0.0], [0.0], [5.0]])  # step 1 terminated; step 2 truncated with V=5
+    ends = torch.tensor([[0.0], [1.0], [1.0]])
+    adv = gae_advantages(rewards, values, next_values, ends, 1.0, 1.0)
+    assert adv.view(-1).tolist() == [2.0, 1.0, 6.0]
+
+
+def test_pretrained_agent_lands_on_fixed_seeds():
+    """Fast version of the claim: 10 fixed evaluation seeds, greedy actions. The episode the
+    notebook animates ("This landing", the first seed) ends at rest on the ground (the +100 of
+    a landing, not the -100 of a crash) before the time limit."""
+    net = load_pretrained()
+    returns = evaluate(net, EVAL_SEEDS[:10], deterministic=True)
+    assert returns.mean() >= FAST_EVAL_THRESHOLD
+    env = make_env_for(net)
+    obs, _ = env.reset(seed=EVAL_SEEDS[0])
+    policy, total = greedy_policy(net), 0.0
+    while True:
+        obs, reward, terminated, truncated, _ = env.step(policy(obs))
+        total += reward
+        if terminated or truncated:
+            break
+    assert terminated and not truncated and reward == 100 and total >= 200
+
+
+@pytest.mark.slow
+def test_pretrained_agent_solves_lunar_lander_over_100_episodes():
+    net = load_pretrained()
+    returns = evaluate(net, EVAL_SEEDS, deterministic=True)
+    assert len(returns) == 100 and returns.mean() >= 200
+    curve = json.loads(TRAINING_CURVE.read_text())
+    assert curve["evaluation"]["deterministic_mean"] == pytest.approx(returns.mean(), abs=1e-6)
+
+
+def test_training_curve_within_budget():
+    curve = json.loads(TRAINING_CURVE.read_text())
+    assert curve["wall_s"][-1] <= 20 * 60
+    assert curve["evaluation"]["deterministic_mean"] >= 200
+    assert len(curve["steps"]) == len(curve["mean_reward"]) == len(curve["wall_s"])
+
+
+def test_notebook_description_of_the_final_agent_matches_its_training():
+    """The notebook describes the course's agent: 16 envs, rollouts of 1024 steps, gamma 0.999, GAE 0.98,
+    4 passes of minibatches of 64, ratio clipped to [0.8, 1.2], 64-64 tanh networks, bootstrapping at truncation."""
+    cfg = DEFAULT_AAC
+    assert (cfg["num_envs"], cfg["rollout_steps"], cfg["gamma"], cfg["gae_lambda"]) == (16, 1024, 0.999, 0.98)
+    assert cfg["epochs"] == 4 and cfg["num_envs"] * cfg["rollout_steps"] // cfg["minibatches"] == 64 and cfg["clip"] == 0.2
+    assert tuple(cfg["hidden"]) == (64, 64) and cfg["bootstrap_truncated"] and not cfg["time_feature"]
+    curve = json.loads(TRAINING_CURVE.read_text())
+    assert curve["config"] == {**cfg, "hidden": list(cfg["hidden"])}
+    net = load_pretrained()
+    assert isinstance(net.policy[1], nn.Tanh) and net.hidden == (64, 64)
+
+
+@pytest.mark.slow
+def test_course_train_lunar_reproduces_the_registry(tmp_path):
+    """Training is deterministic: retraining gives the registered checkpoint bit for bit (~5 min of CPU)."""
+    from course_utils import checkpoints
+
+    net, curve = train_aac(progress=False)
+    entry = checkpoints.save_checkpoint(net.state_dict(), "lunar_aac", "course train lunar", tmp_path / "r.json", tmp_path)
+    assert entry["sha256"] == checkpoints.read_registry()["lunar_aac"]["sha256"]
+    stored = json.loads(TRAINING_CURVE.read_text())
+    assert curve["episodes"] == stored["episodes"] and curve["mean_reward"] == stored["mean_reward"]
+
+
+@pytest.mark.parametrize("deterministic", [True, False])
+def test_evaluate_plays_the_episodes_collect_episodes_plays(deterministic):
+    """One stepping loop (``harness.play_together``): ``evaluate``'s totals are the total rewards
+    of the episodes ``collect_episodes`` builds from the same seeds and action generator."""
+    torch.manual_seed(1)
+    net = ActorCriticNet(hidden=(16, 16))
+    seeds = [3, 4, 5]
+    totals = evaluate(net, seeds, deterministic=deterministic, sample_seed=7)
+    generator = torch.Generator().manual_seed(7)
+    episodes = collect_episodes(net, seeds, generator, deterministic, episode_type=Episode)
+    assert totals.tolist() == [episode.total_reward for episode in episodes]

@@ -1,0 +1,194 @@
+"""Tutorial 3's checks accept the reference implementations and catch typical mistakes with a useful message."""
+
+import pytest
+
+from course_utils.lunar.checks import (
+    check_aac_agent,
+    check_aac_loss,
+    check_aac_net,
+    check_agent_distribution,
+    check_agent_step,
+    check_batch_generator,
+    check_bpg_loss,
+    check_calc_qvals,
+    check_entropy_loss,
+    check_from_episodes,
+    check_monitor_episode,
+    check_policy_net,
+    check_policy_trainer,
+    check_vpg_loss,
+)
+from course_utils.lunar.solutions import (
+    AACPolicyAgent,
+    AACPolicyGradientLoss,
+    AACPolicyNet,
+    ActionEntropyLoss,
+    BaselinePolicyGradientLoss,
+    Episode,
+    PolicyAgent,
+    PolicyNet,
+    PolicyTrainer,
+    TrainBatch,
+    TrainBatchDataset,
+    VanillaPolicyGradientLoss,
+    monitor_episode,
+)
+
+from .mistakes import (
+    AACNotDetached,
+    AACWithoutAdvantage,
+    ArgmaxAgent,
+    DetachedVanilla,
+    FlippedVanilla,
+    ForwardQvals,
+    NextStateAgent,
+    NoBaseline,
+    NoStep,
+    NoZeroGrad,
+    PositiveEntropy,
+    ReversedQvals,
+    SoftmaxNet,
+    UndiscountedQvals,
+    UnnormalisedAgent,
+    UnnormalisedEntropy,
+)
+
+REFERENCE = {
+    check_policy_net: PolicyNet,
+    check_agent_distribution: PolicyAgent,
+    check_agent_step: PolicyAgent,
+    check_monitor_episode: monitor_episode,
+    check_calc_qvals: Episode,
+    check_from_episodes: TrainBatch,
+    check_batch_generator: TrainBatchDataset,
+    check_vpg_loss: VanillaPolicyGradientLoss,
+    check_bpg_loss: BaselinePolicyGradientLoss,
+    check_entropy_loss: ActionEntropyLoss,
+    check_policy_trainer: PolicyTrainer,
+    check_aac_net: AACPolicyNet,
+    check_aac_agent: AACPolicyAgent,
+    check_aac_loss: AACPolicyGradientLoss,
+}
+
+
+@pytest.mark.parametrize("check", list(REFERENCE), ids=lambda c: c.__name__)
+def test_checks_accept_the_reference(check):
+    assert check(REFERENCE[check], strict=True)
+
+
+def _fails(check, candidate, *words):
+    with pytest.raises(AssertionError) as info:
+        check(candidate, strict=True)
+    message = str(info.value)
+    for word in words:
+        assert word in message, message
+    return message
+
+
+def test_check_calc_qvals_catches_mistakes():
+    _fails(check_calc_qvals, ReversedQvals, "reverse order")
+    _fails(check_calc_qvals, UndiscountedQvals, "forgot the discount")
+    _fails(check_calc_qvals, ForwardQvals, "END of the episode")
+    _fails(check_calc_qvals, Episode.__base__, "Episode")  # object() takes no arguments
+
+
+def test_loss_checks_catch_mistakes():
+    _fails(check_bpg_loss, NoBaseline, "baseline was not subtracted")
+    _fails(check_vpg_loss, FlippedVanilla, "sign is flipped")
+    _fails(check_vpg_loss, DetachedVanilla, "no gradient")
+    _fails(check_entropy_loss, PositiveEntropy, "sign is flipped")
+    _fails(check_entropy_loss, UnnormalisedEntropy, "max_entropy")
+
+
+def test_aac_loss_check_catches_mistakes():
+    _fails(check_aac_loss, AACWithoutAdvantage, "advantage q - v")
+    _fails(check_aac_loss, AACNotDetached, "detach")
+
+
+def test_agent_and_net_checks_catch_mistakes():
+    _fails(check_agent_step, ArgmaxAgent, "Sample the action")
+    _fails(check_agent_step, NextStateAgent, "not the state the action was taken in")
+    _fails(check_agent_distribution, UnnormalisedAgent, "sum to 1")
+    _fails(check_policy_net, SoftmaxNet, "probabilities")
+
+
+def test_trainer_check_catches_mistakes():
+    _fails(check_policy_trainer, NoZeroGrad, "zero_grad")
+    _fails(check_policy_trainer, NoStep, "sum of all loss")
+
+
+def test_monitor_episode_check_catches_a_missing_render():
+    def no_frames(p_net, seed=0, agent_type=PolicyAgent):
+        frames, n, total = monitor_episode(p_net, seed, agent_type)
+        return frames[:1], n, total
+
+    _fails(check_monitor_episode, no_frames, "one frame per step")
+
+
+def test_unimplemented_exercise_gets_a_friendly_message():
+    class Todo(Episode):
+        def calc_qvals(self, gamma):
+            raise NotImplementedError()
+
+    _fails(check_calc_qvals, Todo, "not implemented yet")
+
+
+# One test per check not covered above: a typical wrong answer gets its specific hint.
+
+
+def test_from_episodes_check_catches_a_missing_discount_and_wrong_dtypes():
+    class NoGamma(TrainBatch):
+        @classmethod
+        def from_episodes(cls, episodes, gamma=0.99):
+            return super().from_episodes(episodes, 1.0)
+
+    class FloatActions(TrainBatch):
+        @classmethod
+        def from_episodes(cls, episodes, gamma=0.99):
+            batch = super().from_episodes(episodes, gamma)
+            batch.actions = batch.actions.float()
+            return batch
+
+    _fails(check_from_episodes, NoGamma, "pass gamma to calc_qvals")
+    _fails(check_from_episodes, FloatActions, "torch.long")
+
+
+def test_batch_generator_check_catches_episodes_cut_short():
+    class StepsNotEpisodes(TrainBatchDataset):
+        def episode_batch_generator(self):  # one experience per "episode"
+            agent = self.agent_fn()
+            while True:
+                episodes = []
+                for _ in range(self.episode_batch_size):
+                    experience = agent.step()
+                    episodes.append(Episode(experience.reward, [experience]))
+                yield episodes
+
+    _fails(check_batch_generator, StepsNotEpisodes, "not one full episode", "until is_done")
+
+
+def test_aac_net_check_catches_a_missing_value_head_and_a_shared_output():
+    class ScoresOnly(AACPolicyNet):
+        def forward(self, x):
+            return self.actor(x)
+
+    class ConstantValue(AACPolicyNet):
+        def forward(self, x):
+            scores, values = super().forward(x)
+            return scores, values * 0
+
+    _fails(check_aac_net, ScoresOnly, "a pair (action_scores, state_values)")
+    _fails(check_aac_net, ConstantValue, "same outputs")
+
+
+def test_aac_agent_check_catches_a_softmax_over_scores_and_value():
+    class WholeOutput(AACPolicyAgent):
+        def current_action_distribution(self):
+            import torch
+
+            with torch.no_grad():
+                scores, values = self.p_net(self.curr_state.unsqueeze(0))
+                both = torch.cat([scores, values], dim=-1)  # the value head mixed in
+            return torch.softmax(both, dim=-1).squeeze(0)[:4]
+
+    _fails(check_aac_agent, WholeOutput, "sum to 1", "apply a softmax to the action scores")

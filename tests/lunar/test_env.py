@@ -1,0 +1,82 @@
+"""Tutorial 3's environment: the registered course LunarLander, the time feature and the lean vector env."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from course_utils.lunar.aac import ActorCriticNet
+from course_utils.lunar.env import ACTIONS, ENV_ID, OBSERVATIONS, make_env, make_env_for, make_vector_env
+
+
+def test_env_registered_with_course_limits():
+    spec = gym.spec(ENV_ID)
+    assert ENV_ID == "CourseLunarLander-v0"
+    assert spec.max_episode_steps == 300 and spec.reward_threshold == 200
+    env = make_env()
+    obs, _ = env.reset(seed=0)
+    assert obs.shape == (8,) and env.action_space.n == 4 == len(ACTIONS) and len(OBSERVATIONS) == 8
+    steps = 0
+    while True:  # hovering with the main engine lasts until the time limit or a crash
+        _, _, terminated, truncated, _ = env.step(2 if steps % 2 else 0)
+        steps += 1
+        if terminated or truncated:
+            break
+    assert steps <= 300
+    env.close()
+
+
+def test_time_feature_appends_the_elapsed_fraction_of_the_limit():
+    env = make_env(time_feature=True)
+    obs, _ = env.reset(seed=0)
+    assert obs.shape == (9,) and obs[8] == 0
+    for _ in range(3):
+        obs, *_ = env.step(0)
+    assert obs[8] == pytest.approx(3 / 300)
+    net = ActorCriticNet(time_feature=True)
+    assert make_env_for(net).observation_space.shape == (9,)
+    assert make_env_for(ActorCriticNet()).observation_space.shape == (8,)
+
+
+def test_make_vector_env_rejects_bad_sizes():
+    with pytest.raises(ValueError, match="positive integer"):
+        make_vector_env(0)
+
+
+@pytest.mark.parametrize("time_feature", [False, True])
+def test_vector_env_matches_gymnasium_sync_vector_env_through_resets_and_time_limits(time_feature):
+    """The lean vector env gives exactly what gymnasium's SyncVectorEnv over ``make_env()``
+    gives (same-step autoreset): observations, rewards, flags and final observations, across
+    crashes, landings and 300-step truncations."""
+    n = 4
+    lean = make_vector_env(n, time_feature)
+    sync = gym.vector.SyncVectorEnv(
+        [lambda: make_env(time_feature=time_feature) for _ in range(n)], autoreset_mode=gym.vector.AutoresetMode.SAME_STEP
+    )
+    assert lean.single_observation_space.shape == sync.single_observation_space.shape == (8 + time_feature,)
+    obs_a, _ = lean.reset(seed=[20, 10, 12, 13])
+    obs_b, _ = sync.reset(seed=[20, 10, 12, 13])
+    assert np.array_equal(obs_a, obs_b)
+    rng = np.random.default_rng(0)
+    seen = {"terminated": 0, "truncated": 0}
+    for _ in range(700):
+        actions = rng.integers(0, 4, n)
+        actions[:2] = 2  # main engine only: from seeds 20 and 10 the lander climbs until the time limit
+        a = lean.step(actions)
+        b = sync.step(actions)
+        for x, y in zip(a[:4], b[:4], strict=True):
+            assert np.array_equal(x, y)
+        done = a[2] | a[3]
+        assert np.array_equal(a[4].get("_final_obs", np.zeros(n, bool)), done)
+        for i in np.flatnonzero(done):
+            assert np.array_equal(a[4]["final_obs"][i], b[4]["final_obs"][i])
+        seen["terminated"] += int(a[2].sum())
+        seen["truncated"] += int(a[3].sum())
+    assert seen["terminated"] > 5 and seen["truncated"] >= 2  # seed 10 is both at step 300
+    lean.close()
+    sync.close()
+
+
+def test_vector_env_rejects_a_wrong_number_of_seeds():
+    envs = make_vector_env(2)
+    with pytest.raises(ValueError, match="one per environment"):
+        envs.reset(seed=[1, 2, 3])

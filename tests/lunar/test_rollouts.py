@@ -1,0 +1,61 @@
+"""Rollouts of many LunarLanders in worker processes (``lunar.rollouts``)."""
+
+import pytest
+import torch
+from torch import nn
+
+from course_utils.lunar.aac import ActorCriticNet
+from course_utils.lunar.rollouts import KEYS, RolloutCollector, split
+
+
+class MainEngineNet(nn.Module):
+    """Always fires the main engine (logits favour action 2 by 50) and values every state at 7."""
+
+    def __init__(self, in_features: int = 8):
+        super().__init__()
+        self.bias = nn.Parameter(torch.tensor([0.0, 0.0, 50.0, 0.0]))
+
+    def forward(self, x):
+        return self.bias.expand(x.shape[0], 4), torch.full((x.shape[0],), 7.0)
+
+
+def test_rollouts_are_identical_with_one_or_two_worker_processes():
+    spec = (ActorCriticNet, dict(hidden=(16, 16)))
+    torch.manual_seed(0)
+    net = ActorCriticNet(hidden=(16, 16))
+    rollouts = []
+    for workers in (1, 2):
+        with RolloutCollector([5, 6, 7, 8, 9], spec, generator_seed=3, shards=2, workers=workers) as collector:
+            rollouts.append([collector.collect(net, 150) for _ in range(2)])
+    for a, b in zip(*rollouts, strict=True):
+        assert a["states"].shape == (150, 5, 8) and a["actions"].dtype == torch.long
+        for key in (*KEYS, "last_value"):
+            assert torch.equal(a[key], b[key]), key
+        assert a["finished"] == b["finished"]
+    assert len(rollouts[0][0]["finished"]) + len(rollouts[0][1]["finished"]) >= 5  # random play: every lander came down
+
+
+def test_rollout_bootstraps_the_value_at_time_limits_only():
+    """From seed 20 the main engine alone climbs until step 300 (truncated: V(final) = 7 is
+    kept); from seed 12 it leaves the screen at step 79 (terminated: no value after it)."""
+    with RolloutCollector([20, 12], (MainEngineNet, {}), shards=1, workers=1) as collector:
+        roll = collector.collect(MainEngineNet(), 300)
+    assert (roll["actions"] == 2).all()
+    assert roll["ends"][:, 0].nonzero().view(-1).tolist() == [299] and roll["terms"][299, 0] == 0
+    assert roll["final_values"][299, 0] == 7 and roll["final_values"][:299, 0].abs().sum() == 0
+    assert roll["terms"][78, 1] == 1 and roll["final_values"][:, 1].abs().sum() == 0
+    assert (roll["values"] == 7).all() and (roll["last_value"] == 7).all()
+    assert roll["finished"][0][:2] == (78, 1) and roll["finished"][0][3] == 79
+    assert (299, 0) in [f[:2] for f in roll["finished"]]
+
+
+def test_rollout_collector_rejects_bad_sizes_and_reports_a_failing_worker():
+    assert split(5, 2) == [range(0, 2), range(2, 5)]
+    with pytest.raises(ValueError, match="shards must be an integer from 1 to num_envs"):
+        split(2, 3)
+    with pytest.raises(ValueError, match="workers must be a positive integer"):
+        RolloutCollector([1, 2], (MainEngineNet, {}), workers=0)
+    with pytest.raises(ValueError, match="workers=1 .in this process. or workers=2"):
+        RolloutCollector([1, 2, 3], (MainEngineNet, {}), shards=2, workers=3)
+    with pytest.raises(RuntimeError, match="A rollout worker failed: .*unexpected keyword"):
+        RolloutCollector([1, 2], (MainEngineNet, {"no_such_argument": 1}), shards=2, workers=2)

@@ -1,0 +1,312 @@
+import math
+
+import numpy as np
+import pytest
+
+from course_utils.replay.checks import check_segment_trees
+from course_utils.replay.trees import (
+    MinSegmentTree,
+    SumSegmentTree,
+    VectorMinTree,
+    VectorSumTree,
+    validate_priorities,
+)
+
+# --------------------------------------------------------------------------------------
+# The one priority check
+
+
+BAD_PRIORITIES = [0.0, -1.0, -1e-300, float("nan"), float("inf"), -float("inf")]
+
+
+@pytest.mark.parametrize("bad", BAD_PRIORITIES)
+def test_validate_priorities_refuses_non_positive_and_non_finite_values(bad):
+    with pytest.raises(ValueError, match=r"priorities must be finite and > 0 \(use \|TD error\| \+ a small eps"):
+        validate_priorities(np.array([1.0, bad, 2.0]))
+    with pytest.raises(ValueError, match="finite and > 0") as scalar:
+        validate_priorities(bad)
+    assert repr(float(bad)) in str(scalar.value)
+
+
+def test_validate_priorities_shows_only_the_bad_values():
+    with pytest.raises(ValueError, match=r"got \[-2\., nan\]\.$"):
+        validate_priorities([1.0, -2.0, 3.0, float("nan"), 5.0])
+    many = np.full(100, -1.0)
+    with pytest.raises(ValueError, match=r"\.\.\."):  # long lists are cut short
+        validate_priorities(many)
+
+
+def test_validate_priorities_returns_flat_float64_and_accepts_empty():
+    out = validate_priorities(np.array([[1, 2], [3, 4]]))  # any shape of positive numbers, even ints
+    assert out.dtype == np.float64 and out.shape == (4,)
+    np.testing.assert_array_equal(out, [1.0, 2.0, 3.0, 4.0])
+    assert validate_priorities([], length=0).shape == (0,)
+    assert validate_priorities(3) == 3.0 and isinstance(validate_priorities(3), float)
+
+
+@pytest.mark.parametrize(
+    "priorities, length", [([1.0, 2.0], 3), ([1.0, 2.0, 3.0], 2), ([[1.0], [2.0]], 1), (1.0 + np.zeros(0), 1)]
+)
+def test_validate_priorities_wants_one_priority_per_index(priorities, length):
+    with pytest.raises(ValueError, match="indices and priorities must have the same length"):
+        validate_priorities(np.asarray(priorities), length=length)
+
+
+@pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf")])
+def test_tree_leaves_may_be_zero_but_must_be_finite_and_non_negative(bad):
+    assert validate_priorities(0.0, allow_zero=True) == 0.0
+    np.testing.assert_array_equal(validate_priorities([0.0, 2.0], allow_zero=True), [0.0, 2.0])
+    with pytest.raises(ValueError, match=r"sum-tree leaves must be finite and >= 0 \(a priority to the power alpha"):
+        validate_priorities([0.0, bad], allow_zero=True, name="sum-tree leaves")
+
+
+@pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf")])
+def test_both_sum_trees_check_their_leaves_with_validate_priorities(bad):
+    with pytest.raises(ValueError) as vector:
+        VectorSumTree(4).update([0, 1], [1.0, bad])
+    assert str(vector.value) == _message(validate_priorities, [bad], allow_zero=True, name="sum-tree leaves")
+    with pytest.raises(ValueError) as plain:
+        SumSegmentTree(4)[2] = bad
+    assert str(plain.value) == _message(validate_priorities, bad, allow_zero=True, name="sum-tree leaves")
+
+
+def _message(function, *args, **kwargs) -> str:
+    with pytest.raises(ValueError) as error:
+        function(*args, **kwargs)
+    return str(error.value)
+
+
+# --------------------------------------------------------------------------------------
+# Segment trees
+
+
+@pytest.mark.parametrize("tree_class", [SumSegmentTree, MinSegmentTree, VectorSumTree])
+@pytest.mark.parametrize("capacity", [0, -4, 3, 6, 100, 2.0, True, "8"])
+def test_capacity_must_be_a_positive_power_of_two(tree_class, capacity):
+    with pytest.raises(ValueError, match="power of two"):
+        tree_class(capacity)
+
+
+@pytest.mark.parametrize("capacity", [1, 2, 8, 64])
+def test_sum_and_min_over_random_ranges_match_numpy(capacity):
+    rng = np.random.default_rng(capacity)
+    values = rng.uniform(0.0, 10.0, capacity)
+    sums, mins = SumSegmentTree(capacity), MinSegmentTree(capacity)
+    for i, v in enumerate(values):
+        sums[i] = v
+        mins[i] = v
+    assert [sums[i] for i in range(capacity)] == values.tolist()
+    assert [mins[i] for i in range(capacity)] == values.tolist()
+    assert sums.sum() == pytest.approx(values.sum())
+    assert mins.min() == values.min()
+    for _ in range(200):
+        start, end = sorted(rng.integers(0, capacity + 1, 2))
+        assert sums.sum(start, end) == pytest.approx(values[start:end].sum(), abs=1e-9)
+        assert mins.min(start, end) == (values[start:end].min() if end > start else math.inf)
+
+
+def test_overwriting_leaves_keeps_every_range_correct():
+    rng = np.random.default_rng(1)
+    values = np.zeros(32)
+    sums, mins = SumSegmentTree(32), MinSegmentTree(32)
+    mins_values = np.full(32, np.inf)
+    for _ in range(500):
+        i, v = int(rng.integers(32)), float(rng.uniform(0, 5))
+        sums[i], values[i] = v, v
+        mins[i], mins_values[i] = v, v
+        start, end = sorted(rng.integers(0, 33, 2))
+        assert sums.sum(start, end) == pytest.approx(values[start:end].sum(), abs=1e-9)
+        assert mins.min(start, end) == (mins_values[start:end].min() if end > start else math.inf)
+
+
+def test_sum_is_half_open_so_the_newest_leaf_counts():
+    tree = SumSegmentTree(8)
+    for i in range(5):  # leaves 0..4 filled, 4 is the newest
+        tree[i] = 1.0
+    tree[4] = 100.0
+    assert tree.sum(0, 5) == 104.0  # sum(0, n) includes leaf n - 1
+    assert tree.sum(0, 4) == 4.0  # the old bug: sum(0, len - 1) missed the newest leaf
+    assert tree.sum(4, 5) == 100.0
+    assert tree.sum(2, 2) == 0.0
+    assert tree.sum() == 104.0
+
+
+def test_tree_index_and_range_errors():
+    tree, mins = SumSegmentTree(4), MinSegmentTree(4)
+    for bad in (4, -1, 10):
+        with pytest.raises(IndexError, match="out of range"):
+            tree[bad] = 1.0
+        with pytest.raises(IndexError, match="out of range"):
+            tree[bad]
+        with pytest.raises(IndexError, match="out of range"):
+            mins[bad] = 1.0
+    with pytest.raises(ValueError, match="0 <= start <= end <= 4"):
+        tree.sum(0, 5)
+    with pytest.raises(ValueError, match="0 <= start <= end <= 4"):
+        mins.min(3, 2)
+    with pytest.raises(ValueError, match=">= 0"):
+        tree[0] = -1.0
+    with pytest.raises(ValueError, match=">= 0"):
+        tree[0] = float("nan")
+
+
+def _reference_retrieve(values: np.ndarray, prefix_sums: np.ndarray) -> np.ndarray:
+    """Smallest i with cumsum[i] > prefix_sum."""
+    return np.searchsorted(np.cumsum(values), prefix_sums, side="right")
+
+
+def test_retrieve_matches_cumsum_searchsorted_on_random_queries():
+    rng = np.random.default_rng(2)
+    values = rng.uniform(0.0, 3.0, 128)
+    values[rng.choice(128, 20, replace=False)] = 0.0  # zero leaves must never be returned
+    tree = SumSegmentTree(128)
+    for i, v in enumerate(values):
+        tree[i] = v
+    queries = rng.uniform(0.0, tree.sum(), 2000)
+    got = np.array([tree.retrieve(q) for q in queries])
+    np.testing.assert_array_equal(got, _reference_retrieve(values, queries))
+    assert np.all(values[got] > 0)
+
+
+def test_retrieve_at_exact_boundaries_uses_exceeds():
+    values = np.array([1.0, 0.0, 2.0, 3.0, 0.0, 1.0, 0.0, 0.0])  # integers: sums are exact
+    tree = SumSegmentTree(8)
+    for i, v in enumerate(values):
+        tree[i] = v
+    boundaries = np.array([0.0, 1.0, 2.5, 3.0, 6.0, 6.5])
+    got = [tree.retrieve(q) for q in boundaries]
+    assert got == [0, 2, 2, 3, 5, 5]
+    np.testing.assert_array_equal(got, _reference_retrieve(values, boundaries))
+    vector = VectorSumTree(8)
+    vector.update(np.arange(8), values)
+    np.testing.assert_array_equal(vector.retrieve(boundaries), got)
+    assert tree.retrieve(7.0) == 5  # prefix_sum == total: the last positive leaf
+    assert vector.retrieve(7.0) == 5
+    with pytest.raises(ValueError, match=r"\[0, total\]"):
+        tree.retrieve(7.5)
+    with pytest.raises(ValueError, match=r"\[0, total\]"):
+        tree.retrieve(-0.1)
+    with pytest.raises(ValueError, match="empty"):
+        SumSegmentTree(4).retrieve(0.0)
+
+
+def test_vector_tree_agrees_with_plain_tree_on_random_updates_with_duplicates():
+    rng = np.random.default_rng(3)
+    capacity = 64
+    plain, vector = SumSegmentTree(capacity), VectorSumTree(capacity)
+    for _ in range(100):
+        indices = rng.integers(0, capacity, 16)
+        indices[:4] = indices[4]  # force duplicates: the last write must win
+        values = rng.uniform(0.0, 5.0, 16)
+        vector.update(indices, values)
+        for i, v in zip(indices.tolist(), values.tolist(), strict=True):
+            plain[i] = v
+        np.testing.assert_array_equal(vector.tree[1:], plain.tree[1:])  # same leaves and same inner sums
+    assert vector.total() == plain.sum()
+    queries = rng.uniform(0.0, vector.total(), 500)
+    queries[-1] = vector.total()
+    np.testing.assert_array_equal(vector.retrieve(queries), [plain.retrieve(q) for q in queries])
+    grid = vector.retrieve(queries[:6].reshape(2, 3))
+    assert grid.shape == (2, 3) and grid.dtype == np.int64
+
+
+def test_vector_tree_duplicate_index_keeps_last_value_and_recomputes_parents():
+    tree = VectorSumTree(4)
+    tree.update([0, 1, 2, 3], [1.0, 1.0, 1.0, 1.0])
+    tree.update([2, 2, 2], [5.0, 7.0, 3.0])  # adding deltas would give 1 + 4 + 6 + 2
+    assert tree.tree[4 + 2] == 3.0
+    assert tree.total() == 6.0
+    tree.update([1], 0.5)  # a scalar value
+    assert tree.total() == 5.5
+    with pytest.raises(IndexError, match="out of range"):
+        tree.update([4], [1.0])
+    with pytest.raises(ValueError, match=">= 0"):
+        tree.update([0], [-1.0])
+    with pytest.raises(ValueError, match=r"\[0, total\]"):
+        tree.retrieve([0.0, 6.0])
+
+
+def test_vector_tree_of_capacity_one():
+    tree = VectorSumTree(1)
+    tree.update([0, 0], [2.0, 3.0])
+    assert tree.total() == 3.0
+    np.testing.assert_array_equal(tree.retrieve([0.0, 1.5, 3.0]), [0, 0, 0])
+
+
+# --------------------------------------------------------------------------------------
+# Vectorised min tree and deep trees
+
+
+def test_vector_min_tree_matches_plain_min_tree():
+    rng = np.random.default_rng(8)
+    plain, vector = MinSegmentTree(256), VectorMinTree(256)
+    assert vector.min() == math.inf
+    for _ in range(50):
+        indices, values = rng.integers(0, 256, 64), rng.uniform(0.0, 5.0, 64)
+        vector.update(indices, values)
+        for i, v in zip(indices.tolist(), values.tolist(), strict=True):
+            plain[i] = v
+        np.testing.assert_array_equal(vector.tree[1:], plain.tree[1:])
+    assert vector.min() == plain.min()
+    with pytest.raises(ValueError, match="NaN"):
+        vector.update([0], [float("nan")])
+
+
+@pytest.mark.parametrize("capacity", [1024, 1 << 13, 1 << 15])
+def test_vector_retrieve_with_the_search_level_matches_the_plain_descent(capacity):
+    """Deep trees use a searchsorted on level 10, then descend; trailing empty leaves stay unreachable."""
+    rng = np.random.default_rng(capacity)
+    values = rng.uniform(0.0, 2.0, capacity)
+    values[capacity - capacity // 3 :] = 0.0  # a partly filled buffer: zeros at the end
+    values[rng.choice(capacity, capacity // 10, replace=False)] = 0.0
+    plain, vector = SumSegmentTree(capacity), VectorSumTree(capacity)
+    vector.update(np.arange(capacity), values)
+    plain.tree = vector.tree.tolist()
+    queries = np.concatenate([rng.uniform(0.0, vector.total(), 3000), [0.0, vector.total()]])
+    got = vector.retrieve(queries)
+    expected = np.array([plain.retrieve(float(q)) for q in queries])
+    assert np.mean(got == expected) > 0.999  # boundaries may differ by a rounding error
+    assert np.all(values[got] > 0)
+    assert got[-1] == expected[-1] == np.flatnonzero(values)[-1]
+
+
+# --------------------------------------------------------------------------------------
+# The exercises' checks
+
+
+class _HalfOpenBug(SumSegmentTree):
+    """sum(start, end) including leaf end (an inclusive range)."""
+
+    def sum(self, start=0, end=None):
+        end = self.capacity if end is None else min(end + 1, self.capacity)
+        return super().sum(start, end)
+
+
+class _NoZeroGuard(SumSegmentTree):
+    def retrieve(self, prefix_sum):
+        node = 1
+        while node < self.capacity:
+            if prefix_sum < self.tree[2 * node]:
+                node = 2 * node
+            else:
+                prefix_sum -= self.tree[2 * node]
+                node = 2 * node + 1
+        return node - self.capacity
+
+
+class _LinearSum(SumSegmentTree):
+    def sum(self, start=0, end=None):
+        end = self.capacity if end is None else end
+        return sum(self.tree[self.capacity + i] for i in range(start, end))
+
+
+def test_tree_check_accepts_the_course_trees_and_flags_mistakes(capsys):
+    assert check_segment_trees(SumSegmentTree, MinSegmentTree, strict=True)
+    with pytest.raises(AssertionError, match="half-open"):
+        check_segment_trees(_HalfOpenBug, MinSegmentTree, strict=True)
+    with pytest.raises(AssertionError, match="never step into a subtree whose sum is 0"):
+        check_segment_trees(_NoZeroGuard, MinSegmentTree, strict=True)
+    with pytest.raises(AssertionError, match="too slow"):
+        check_segment_trees(_LinearSum, MinSegmentTree, strict=True)
+    assert check_segment_trees(_HalfOpenBug, MinSegmentTree) is False
+    assert "❌" in capsys.readouterr().out
