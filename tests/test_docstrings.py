@@ -15,10 +15,14 @@ def test_docstring_examples_run(name):
     assert result.attempted > 0 and result.failed == 0
 
 
-@pytest.mark.parametrize(
-    "env",
-    ["course_utils.harlow.env:HarlowExperimentEnv", "course_utils.colour.env:ColourEnv", "course_utils.lunar.env:LanderVectorEnv"],
-)
+ENVIRONMENTS = [
+    "course_utils.harlow.env:HarlowExperimentEnv",
+    "course_utils.colour.env:ColourEnv",
+    "course_utils.lunar.env:LanderVectorEnv",
+]
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
 def test_environment_docstrings_have_gymnasiums_sections(env):
     module, _, name = env.partition(":")
     doc = getattr(importlib.import_module(module), name).__doc__

@@ -83,7 +83,7 @@ class _BatchedNet:
     kept transposed so that every product is a row vector times a matrix,
     (P, 1, n) @ (P, n, m), several times faster on a CPU than (P, m, n) @ (P, n, 1) here.
 
-    Works with autograd (for tests: ``a2c_losses``) or without it: ``backward`` computes the
+    Works with autograd (the tests check ``backward`` against it) or without it: ``backward`` computes the
     gradient of the summed A2C losses by hand, through time, in a few batched products.
     """
 
@@ -169,29 +169,6 @@ def _inputs(obs: np.ndarray, prev_reward: np.ndarray, prev_action: np.ndarray | 
     if prev_action is not None:
         x[np.arange(obs.shape[0]), 3 + prev_action] = 1.0
     return torch.from_numpy(x)
-
-
-def a2c_losses(params: dict[str, torch.Tensor], inputs: torch.Tensor, actions: torch.Tensor, rewards: np.ndarray, hypers):
-    """Per-pair A2C losses (P,) with autograd, for one episode of T trials replayed with
-    given inputs (P, T, 5) and actions (P, T): the formula of ``harlow.train_evaluate_agent``
-    (used to test the hand-written backward pass)."""
-    net = _BatchedNet(params)
-    P, T = actions.shape
-    state = net.initial_state(P)
-    values, logits = [], []
-    for t in range(T):
-        v, lg, state = net(inputs[:, t], state)
-        values.append(v)
-        logits.append(lg)
-    values, logits = torch.stack(values, 1), torch.stack(logits, 1)
-    log_probs = torch.log_softmax(logits, dim=2)  # (P, T, 2)
-    chosen = log_probs.gather(2, actions.unsqueeze(2)).squeeze(2)
-    entropy = -(log_probs.exp() * log_probs).sum(2)
-    advantage = torch.from_numpy(discounted_returns(rewards, hypers[:, 1])) - values
-    h = torch.from_numpy(hypers.astype(np.float32))
-    actor = -(chosen * advantage.detach()).mean(1)
-    critic = advantage.pow(2).mean(1)
-    return actor + h[:, 2] * critic - h[:, 3] * entropy.mean(1)
 
 
 def _d_outputs(values, logits, actions, rewards, hypers) -> torch.Tensor:

@@ -80,8 +80,9 @@ def agent_accuracy_by_trial(
 
 
 def scored_population(size: int = 50, num_tasks: int = 10, seed: int = 0) -> list[tuple[ActorCritic, float]]:
-    """A fresh population in the notebook's form: a list of (agent, total score over
-    ``num_tasks`` tasks), scored with the batched evaluation (like ``create_initial_population``)."""
+    """A fresh population in the notebook's form: a list of (agent, total score over ``num_tasks``
+    tasks), scored with the batched evaluation (each agent learns each task afresh, like
+    ``evaluate_individual``)."""
     generator = torch.Generator().manual_seed(seed)
     params, hypers = initial_population(size, generator)
     totals = evaluate_population(params, hypers, np.random.default_rng(seed), num_tasks).sum(1)

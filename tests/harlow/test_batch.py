@@ -34,6 +34,29 @@ def _trajectory(P, T, seed=0):
     return inputs, actions, rewards
 
 
+def a2c_losses(params: dict[str, torch.Tensor], inputs: torch.Tensor, actions: torch.Tensor, rewards: np.ndarray, hypers):
+    """Per-pair A2C losses (P,) with autograd, for one episode of T trials replayed with
+    given inputs (P, T, 5) and actions (P, T): the formula of ``harlow.train_evaluate_agent``
+    (autograd's answer, to test the hand-written backward pass against)."""
+    net = hb._BatchedNet(params)
+    P, T = actions.shape
+    state = net.initial_state(P)
+    values, logits = [], []
+    for t in range(T):
+        v, lg, state = net(inputs[:, t], state)
+        values.append(v)
+        logits.append(lg)
+    values, logits = torch.stack(values, 1), torch.stack(logits, 1)
+    log_probs = torch.log_softmax(logits, dim=2)  # (P, T, 2)
+    chosen = log_probs.gather(2, actions.unsqueeze(2)).squeeze(2)
+    entropy = -(log_probs.exp() * log_probs).sum(2)
+    advantage = torch.from_numpy(discounted_returns(rewards, hypers[:, 1])) - values
+    h = torch.from_numpy(hypers.astype(np.float32))
+    actor = -(chosen * advantage.detach()).mean(1)
+    critic = advantage.pow(2).mean(1)
+    return actor + h[:, 2] * critic - h[:, 3] * entropy.mean(1)
+
+
 def test_stack_and_unstack_round_trip():
     agents = _agents(3)
     agents[1].gamma = 0.7
@@ -96,7 +119,7 @@ def test_hand_written_gradients_equal_each_agents_autograd_gradients():
             torch.testing.assert_close(grads[name][k], p.grad, atol=2e-5, rtol=1e-4, msg=name)
     # and the autograd version of the batched loss agrees too
     leaves = {n: p.clone().requires_grad_(True) for n, p in params.items()}
-    auto = torch.autograd.grad(hb.a2c_losses(leaves, inputs, actions, rewards, hypers).sum(), list(leaves.values()))
+    auto = torch.autograd.grad(a2c_losses(leaves, inputs, actions, rewards, hypers).sum(), list(leaves.values()))
     for (name, _), g in zip(leaves.items(), auto, strict=True):
         torch.testing.assert_close(grads[name], g, atol=2e-5, rtol=1e-4, msg=name)
 
