@@ -16,6 +16,7 @@ loop becomes a clear message instead of a notebook that hangs.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import signal
 import threading
 import traceback
@@ -34,12 +35,30 @@ class Timeout(BaseException):
     """Raised inside student code when it runs too long (BaseException: hard to swallow)."""
 
 
+def _alarm_available() -> bool:
+    """SIGALRM timers exist (not on Windows) and this is the main thread (where signals arrive)."""
+    return hasattr(signal, "SIGALRM") and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
 @contextlib.contextmanager
 def time_limit(seconds: float):
-    if threading.current_thread() is not threading.main_thread():
-        yield  # signals only work in the main thread; run without a limit
-        return
+    """Raise ``Timeout`` in the code run inside this block once it has run ``seconds`` seconds.
 
+    Where SIGALRM exists (Linux, macOS; main thread) an interval timer raises it; elsewhere
+    (Windows, other threads) a watchdog thread raises it asynchronously in the calling thread.
+    Either way it arrives between two Python bytecodes: a loop in Python is stopped, a single
+    long call into C finishes first.
+    """
+    if _alarm_available():
+        with _alarm(seconds):
+            yield
+    else:
+        with _watchdog(seconds):
+            yield
+
+
+@contextlib.contextmanager
+def _alarm(seconds: float):
     def expire(signum, frame):
         raise Timeout()
 
@@ -50,6 +69,27 @@ def time_limit(seconds: float):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@contextlib.contextmanager
+def _watchdog(seconds: float):
+    target = ctypes.c_ulong(threading.get_ident())
+    finished, fired = threading.Event(), threading.Event()
+
+    def watch():
+        if not finished.wait(seconds):
+            fired.set()
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(target, ctypes.py_object(Timeout))
+
+    watcher = threading.Thread(target=watch, name="check time limit", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        finished.set()
+        watcher.join()
+        if fired.is_set():  # a Timeout raised too late to stop the code must not go off later
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(target, None)
 
 
 def call_student(what: str, fn, *args, **kwargs):

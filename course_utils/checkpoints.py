@@ -10,7 +10,8 @@ hashes match. Otherwise, if ``COURSE_CHECKPOINT_URL`` is set, it downloads
 ``<url>/<file>`` with pooch into the cache folder (``COURSE_CACHE``, default
 ``~/.cache/rl-course``), verifying both hashes; a file that fails is deleted and a
 ``CheckpointError`` says which file, the expected and actual hashes, and what to do.
-A bundled copy that fails its hashes is never deleted (it is under version control).
+A bundled copy that fails its hashes is never deleted (it is under version control, or part of
+the installed package: reinstalling restores it, and the message says so).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from course_utils.paths import ASSETS
+from course_utils.paths import ASSETS, ROOT
 
 REGISTRY = ASSETS / "checkpoints.json"
 BUNDLED = ASSETS / "checkpoints"
@@ -96,11 +97,18 @@ def checkpoint_path(name: str, registry: Path = REGISTRY, bundled: Path = BUNDLE
     base_url = os.environ.get(URL_VARIABLE, "").rstrip("/")
     if not base_url:
         why = problem or f"The bundled checkpoint {local} is missing."
-        raise CheckpointError(
-            f"{why} {regenerate}, restore it with `git checkout -- {local}`, "
-            f"or set {URL_VARIABLE} to a server that has {entry['file']}."
-        )
+        raise CheckpointError(f"{why} {_restore(local, regenerate)}, or set {URL_VARIABLE} to a server that has {entry['file']}.")
     return _download(entry, base_url, regenerate)
+
+
+def _restore(local: Path, regenerate: str) -> str:
+    """How to get a good copy back: from git in the repository, by reinstalling elsewhere."""
+    if (ROOT / ".git").exists() and local.resolve().is_relative_to(ROOT):
+        return f"{regenerate}, restore it with `git checkout -- {local.resolve().relative_to(ROOT)}`"
+    return (
+        f"Reinstall the course package to restore it (`pip install --force-reinstall --no-deps <the rl-course wheel>`; "
+        f"instructors: `{regenerate[len('Regenerate it with '):]}`)"
+    )
 
 
 def _download(entry: dict, base_url: str, regenerate: str) -> Path:

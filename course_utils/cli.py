@@ -22,6 +22,10 @@ TRAINERS = {
 checkpoints with ``checkpoints.save_checkpoint`` and prints what it wrote."""
 
 
+INSTRUCTOR_TOOLS = {"nbgrader", "nbclient", "nbformat", "nbconvert", "dask", "distributed", "bleach", "tinycss2"}
+"""Installed by ``pip install 'rl-course[grading]'``, not by a student's ``pip install rl-course``."""
+
+
 def _resolve(target: str):
     import importlib
 
@@ -123,7 +127,17 @@ def main(argv: list[str] | None = None) -> int:
     grade.set_defaults(func=_autograde)
 
     args = parser.parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except ModuleNotFoundError as error:
+        if error.name not in INSTRUCTOR_TOOLS:
+            raise
+        print(
+            f"`course {args.command}` needs the instructor's tools ({error.name} is not installed): "
+            "pip install 'rl-course[grading]'",
+            file=sys.stderr,
+        )
+        return 2
 
 
 if __name__ == "__main__":

@@ -132,8 +132,14 @@ def test_corrupt_bundled_copy_is_kept_and_explained(registry):
         load(registry)
     message = str(error.value)
     assert "does not match the registry" in message and registry["entry"]["sha256"] in message
-    assert "course train tiny" in message and "git checkout" in message
-    assert bundled.exists()  # under version control: never deleted
+    assert "course train tiny" in message and "Reinstall the course package" in message  # outside the repository
+    assert bundled.exists()  # part of the installed package or under version control: never deleted
+
+
+def test_a_damaged_checkpoint_in_the_repository_says_how_git_restores_it():
+    local = checkpoints.BUNDLED / "colour_mode1.pt"
+    advice = checkpoints._restore(local, "Regenerate it with `course train colour`")
+    assert "`course train colour`" in advice and "git checkout -- assets/checkpoints/colour_mode1.pt" in advice
 
 
 def test_unknown_name_lists_known_ones(registry):

@@ -59,3 +59,21 @@ def test_rollout_collector_rejects_bad_sizes_and_reports_a_failing_worker():
         RolloutCollector([1, 2, 3], (MainEngineNet, {}), shards=2, workers=3)
     with pytest.raises(RuntimeError, match="A rollout worker failed: .*unexpected keyword"):
         RolloutCollector([1, 2], (MainEngineNet, {"no_such_argument": 1}), shards=2, workers=2)
+
+
+def test_where_fork_is_missing_the_workers_are_spawned_and_give_the_same_rollouts(monkeypatch):
+    """Windows and (by default) macOS have no ``fork``: the collector starts its workers with
+    ``spawn``, which re-imports the package in each worker, and plays exactly the same games."""
+    from course_utils.lunar import rollouts
+
+    spec = (ActorCriticNet, dict(hidden=(8,)))
+    torch.manual_seed(1)
+    net = ActorCriticNet(hidden=(8,))
+    with RolloutCollector([3, 4, 5], spec, generator_seed=2, shards=2, workers=1) as local:
+        expected = local.collect(net, 60)
+    monkeypatch.setattr(rollouts.mp, "get_all_start_methods", lambda: ["spawn"])
+    with RolloutCollector([3, 4, 5], spec, generator_seed=2, shards=2, workers=2) as spawned:
+        assert [type(p).__name__ for p in spawned.processes] == ["SpawnProcess", "SpawnProcess"]
+        got = spawned.collect(net, 60)
+    for key in (*KEYS, "last_value"):
+        assert torch.equal(got[key], expected[key]), key

@@ -1,0 +1,59 @@
+"""The check framework's time limit, with and without SIGALRM (Windows has none)."""
+
+import signal
+import threading
+import time
+
+import pytest
+
+from course_utils import checking
+from course_utils.checking import Problem, call_student
+
+
+def forever():
+    while True:
+        pass
+
+
+@pytest.fixture
+def short_limit(monkeypatch):
+    monkeypatch.setattr(checking, "TIME_LIMIT", 0.3)
+
+
+def test_an_endless_loop_is_stopped_with_sigalrm(short_limit):
+    assert checking._alarm_available()
+    with pytest.raises(Problem, match="did not finish within 0.3 s"):
+        call_student("forever()", forever)
+
+
+def test_an_endless_loop_is_stopped_where_there_is_no_sigalrm(short_limit, monkeypatch):
+    monkeypatch.delattr(signal, "SIGALRM")
+    monkeypatch.delattr(signal, "setitimer")
+    assert not checking._alarm_available()
+    start = time.perf_counter()
+    with pytest.raises(Problem, match="did not finish within 0.3 s"):
+        call_student("forever()", forever)
+    assert time.perf_counter() - start < 5
+    time.sleep(0.5)  # nothing goes off afterwards
+    assert call_student("sum", sum, [1, 2]) == 3
+
+
+def test_an_endless_loop_in_another_thread_is_stopped_too(short_limit):
+    outcome = []
+
+    def run():
+        try:
+            call_student("forever()", forever)
+        except Problem as problem:
+            outcome.append(str(problem))
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive() and "did not finish" in outcome[0]
+
+
+def test_quick_code_is_not_interrupted_by_the_watchdog(monkeypatch):
+    monkeypatch.delattr(signal, "SIGALRM")
+    for _ in range(50):
+        assert call_student("sorted", sorted, [3, 1, 2]) == [1, 2, 3]
