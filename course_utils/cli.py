@@ -50,19 +50,24 @@ def _release(args) -> int:
     from course_utils.grading import harvest
 
     if args.check:
-        stale = harvest.stale_solutions() + grading.stale_notebooks()
+        from course_utils.lunar import reference
+
+        stale = harvest.stale_solutions() + grading.stale_notebooks() + reference.stale_expected()
         if stale:
             for line in stale:
                 print(f"stale: {line}", file=sys.stderr)
-            print("notebooks/ or the harvested solutions do not match solutions/: run `course release` and commit the result.",
-                  file=sys.stderr)
+            print("notebooks/, the harvested solutions or the expected values do not match solutions/: "
+                  "run `course release` and commit the result.", file=sys.stderr)
             return 1
-        print("notebooks/ and the harvested solutions are up to date with solutions/.")
+        print("notebooks/, the harvested solutions and the expected values are up to date with solutions/.")
         return 0
     for path in harvest.write_solutions():
         print(f"harvested {path}")
     for path in grading.release():
         print(f"released {path}")
+    from course_utils.lunar import reference  # imported after the harvest: it runs the solutions just written
+
+    print(f"wrote {reference.write_expected()}")
     return 0
 
 

@@ -56,3 +56,8 @@ def test_a_lower_grading_layer_importing_a_higher_one_breaks_the_build(tmp_path)
     intake.write_text(intake.read_text() + "\n\ndef _peek():\n    from course_utils.grading import worker  # noqa: F401\n")
     result = lint_imports(tmp_path)
     assert result.returncode != 0 and "Grading in layers: each module imports only those below it BROKEN" in result.stdout
+
+
+def test_no_module_is_over_600_lines():
+    lengths = {str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for p in (ROOT / "course_utils").rglob("*.py")}
+    assert {path: n for path, n in lengths.items() if n > 600} == {}

@@ -13,7 +13,10 @@ modules listed before it:
 - ``rollouts``: rollouts of many environments in worker processes (``course train lunar``)
 - ``experiments``: the vpg/epg/bpg/cpg/aac experiments with their on-disk cache
 - ``aac``: the course's own actor-critic trainer, evaluation and pretrained agent
-- ``expected``: ``assets/lunar_expected.json``, the checks' expected values
+- ``expected``: ``assets/lunar_expected.json`` read as data for the checks (``load_expected``;
+  ``expected_batch``: the stored test batch and episodes); it uses no solutions
+- ``reference``: instructor side, the expected values computed from the solutions at release
+  time (``make_expected``, ``write_expected``, ``stale_expected``)
 - ``bench``: ``course bench lunar``
 - ``checks/``: the exercise checks (``from course_utils.lunar.checks import check_...``)
 """

@@ -1,111 +1,120 @@
-"""Expected values for tutorial 3's checks, ``assets/lunar_expected.json``: inputs and the
-reference implementations' outputs for ``calc_qvals``, ``from_episodes`` and the losses,
-all drawn from one seed (``make_expected``), and the fixed test batch rebuilt from the file
+"""Expected values for tutorial 3's checks, read from ``assets/lunar_expected.json``: inputs
+and the reference implementations' outputs for ``calc_qvals``, ``from_episodes`` and the
+losses (``load_expected``), and the fixed test batch rebuilt from the file as plain data
 (``expected_batch``).
+
+Student side: this module only reads the file. It uses none of the exercises' solutions (the
+file is written at release time by ``course_utils.lunar.reference``), so the checks can run
+where the solutions are not installed.
 """
 
 from __future__ import annotations
 
 import json
+import math
+from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from course_utils.lunar.harness import Experience
-from course_utils.lunar.solutions import (
-    AACPolicyGradientLoss,
-    ActionEntropyLoss,
-    BaselinePolicyGradientLoss,
-    Episode,
-    TrainBatch,
-    VanillaPolicyGradientLoss,
-)
 from course_utils.paths import ASSETS
 
 EXPECTED_FILE = ASSETS / "lunar_expected.json"
-
-
-def make_expected(seed: int = 42) -> dict:
-    """Inputs and expected outputs of calc_qvals and the losses, from the reference code.
-
-    Everything comes from ``seed``: 100 integer rewards in [-10, 10) for calc_qvals (gamma
-    0.9); a fixed batch of 4 synthetic episodes (random lengths 20-60, rewards, actions),
-    its q-values (gamma 0.9), action scores from a standard normal and state values for the
-    AAC loss. Regenerate the file with ``python -c "from course_utils.lunar import expected;
-    expected.write_expected()"`` (a test checks it matches this function).
-    """
-    rng = np.random.default_rng(seed)
-    rewards = rng.integers(-10, 10, 100).astype(float)
-    qvals = Episode(float(rewards.sum()), [Experience(None, None, float(r), False) for r in rewards]).calc_qvals(0.9)
-    episodes = []
-    for _ in range(4):
-        length = int(rng.integers(20, 61))
-        ep_rewards = np.round(rng.normal(-1.0, 5.0, length), 3)
-        ep_actions = rng.integers(0, 4, length)
-        states = np.round(rng.normal(0.0, 1.0, (length, 8)), 3).astype(np.float32)
-        experiences = [
-            Experience(torch.as_tensor(s), int(a), float(r), t == length - 1)
-            for t, (s, a, r) in enumerate(zip(states, ep_actions, ep_rewards, strict=True))
-        ]
-        episodes.append(Episode(float(ep_rewards.sum()), experiences))
-    batch = TrainBatch.from_episodes(episodes, 0.9)
-    n = len(batch)
-    action_scores = torch.as_tensor(np.round(rng.normal(0.0, 1.0, (n, 4)), 4), dtype=torch.float32)
-    state_values = torch.as_tensor(np.round(rng.normal(-5.0, 10.0, n), 3), dtype=torch.float32)
-    vpg, _ = VanillaPolicyGradientLoss()(batch, action_scores)
-    bpg, info = BaselinePolicyGradientLoss()(batch, action_scores)
-    ent, _ = ActionEntropyLoss(4, 1.0)(batch, action_scores)
-    aac, aac_info = AACPolicyGradientLoss(1.0)(batch, (action_scores, state_values.view(-1, 1)))
-    return {
-        # Stored in the file as written before the move to course_utils.lunar.expected (kept so the file stays the same).
-        "how": "course_utils.lunar.make_expected(seed=42); write with course_utils.lunar.write_expected()",
-        "calc_qvals": {"gamma": 0.9, "rewards": rewards.tolist(), "qvals": [round(q, 6) for q in qvals]},
-        "batch": {
-            "gamma": 0.9,
-            "episodes": [
-                {
-                    "states": [[float(x) for x in e.state] for e in ep.experiences],
-                    "actions": [e.action for e in ep.experiences],
-                    "rewards": [e.reward for e in ep.experiences],
-                }
-                for ep in episodes
-            ],
-            "q_vals": [round(float(q), 6) for q in batch.q_vals],
-            "action_scores": action_scores.tolist(),
-            "state_values": state_values.tolist(),
-        },
-        "losses": {
-            "vpg": round(vpg.item(), 6),
-            "bpg": round(bpg.item(), 6),
-            "baseline": round(info["baseline"], 6),
-            "entropy_beta1": round(ent.item(), 6),
-            "aac_delta1": round(aac.item(), 6),
-            "aac_loss_p": round(aac_info["loss_p"], 6),
-            "aac_loss_v": round(aac_info["loss_v"], 6),
-        },
-    }
-
-
-def write_expected(path: Path = EXPECTED_FILE) -> None:
-    """Regenerate ``assets/lunar_expected.json`` from ``make_expected()``."""
-    path.write_text(json.dumps(make_expected(), indent=None, separators=(",", ":")) + "\n")
 
 
 def load_expected(path: Path = EXPECTED_FILE) -> dict:
     return json.loads(path.read_text())
 
 
-def expected_batch(expected: dict | None = None) -> tuple[list[Episode], TrainBatch, torch.Tensor, torch.Tensor]:
-    """The fixed test batch from the expected file: (episodes, batch, action_scores (N, 4), state_values (N,))."""
+@dataclass(eq=False)
+class StoredBatch:
+    """The stored test batch as data: ``states`` (N, 8) float32, ``actions`` (N,) long,
+    ``q_vals`` (N,) float32 (gamma 0.9) and ``total_rewards`` (episodes,) float32.
+
+    It has the attributes (and ``len``) of the tutorial's ``TrainBatch``, so the losses and
+    ``train_batch`` take it as their batch. Not frozen: code that may assign to a
+    ``TrainBatch``'s attributes works on it the same way."""
+
+    states: torch.Tensor
+    actions: torch.Tensor
+    q_vals: torch.Tensor
+    total_rewards: torch.Tensor
+
+    def __len__(self) -> int:
+        return len(self.q_vals)
+
+    def __repr__(self) -> str:
+        return (
+            f"StoredBatch(states {tuple(self.states.shape)}, actions {tuple(self.actions.shape)}, "
+            f"q_vals {tuple(self.q_vals.shape)}, {len(self.total_rewards)} episodes)"
+        )
+
+
+@dataclass(eq=False, kw_only=True)
+class StoredEpisode:
+    """One stored episode, for code that reads episodes (``TrainBatch.from_episodes``):
+    ``experiences`` (``Experience(state, action, reward, is_done)``), ``total_reward`` and
+    ``calc_qvals(gamma)``, which returns the stored q-values.
+
+    Only the values the checks need are known: gamma 0.9 (from the file) and gamma 1.0 (the
+    plain reward-to-go, a reversed running sum of the rewards); any other gamma raises a
+    ``ValueError``. Built with keywords only (``StoredEpisode(experiences=..., ...)``), so it
+    cannot stand in for the tutorial's ``Episode(total_reward, experiences)``."""
+
+    experiences: list[Experience]
+    total_reward: float
+    stored_gamma: float
+    stored_qvals: list[float]
+
+    def calc_qvals(self, gamma) -> list[float]:
+        gamma = float(gamma)
+        if math.isclose(gamma, self.stored_gamma, rel_tol=0.0, abs_tol=1e-6):
+            return list(self.stored_qvals)
+        if gamma == 1.0:
+            qvals, running = [], 0.0
+            for experience in reversed(self.experiences):
+                running = experience.reward + running
+                qvals.append(running)
+            return qvals[::-1]
+        unknown_gamma = (
+            f"the check's stored episodes know their q-values for gamma {self.stored_gamma:g} (and 1) only, "
+            f"not for gamma {gamma:g}: pass the gamma given to from_episodes on to calc_qvals"
+        )
+        raise ValueError(unknown_gamma)
+
+    def __repr__(self) -> str:
+        return f"StoredEpisode(total_reward={self.total_reward:.2f}, steps={len(self.experiences)})"
+
+
+def expected_batch(expected: dict | None = None) -> tuple[list[StoredEpisode], StoredBatch, torch.Tensor, torch.Tensor]:
+    """The fixed test batch from the expected file: (episodes, batch, action_scores (N, 4), state_values (N,)).
+
+    Fresh objects on every call, so code that changes them does not change the next check's."""
     data = (expected or load_expected())["batch"]
-    episodes = []
+    gamma, q_vals = data["gamma"], data["q_vals"]
+    episodes, start = [], 0
     for ep in data["episodes"]:
         length = len(ep["rewards"])
         experiences = [
             Experience(torch.tensor(s, dtype=torch.float32), a, r, t == length - 1)
             for t, (s, a, r) in enumerate(zip(ep["states"], ep["actions"], ep["rewards"], strict=True))
         ]
-        episodes.append(Episode(float(sum(ep["rewards"])), experiences))
-    batch = TrainBatch.from_episodes(episodes, data["gamma"])
+        episodes.append(
+            StoredEpisode(
+                experiences=experiences,
+                total_reward=float(sum(ep["rewards"])),
+                stored_gamma=gamma,
+                stored_qvals=list(q_vals[start : start + length]),
+            )
+        )
+        start += length
+    if start != len(q_vals):
+        raise ValueError(f"{EXPECTED_FILE.name}: {len(q_vals)} stored q-values for {start} steps")
+    batch = StoredBatch(
+        states=torch.stack([e.state for ep in episodes for e in ep.experiences]),
+        actions=torch.tensor([e.action for ep in episodes for e in ep.experiences], dtype=torch.long),
+        q_vals=torch.tensor(q_vals, dtype=torch.float32),
+        total_rewards=torch.tensor([ep.total_reward for ep in episodes], dtype=torch.float32),
+    )
     return episodes, batch, torch.tensor(data["action_scores"]), torch.tensor(data["state_values"])

@@ -192,3 +192,88 @@ def test_aac_agent_check_catches_a_softmax_over_scores_and_value():
             return torch.softmax(both, dim=-1).squeeze(0)[:4]
 
     _fails(check_aac_agent, WholeOutput, "sum to 1", "apply a softmax to the action scores")
+
+
+# The checks' own stand-ins (no reference solutions): they catch the same mistakes, and none of
+# them could be handed in as an answer.
+
+
+def test_batch_generator_check_catches_wrong_totals_and_batch_sizes():
+    def generator_with(episodes_per_batch, total_of):
+        class Wrong(TrainBatchDataset):
+            def episode_batch_generator(self):
+                agent = self.agent_fn()
+                while True:
+                    episodes = []
+                    while len(episodes) < episodes_per_batch(self.episode_batch_size):
+                        experiences = [agent.step()]
+                        while not experiences[-1].is_done:
+                            experiences.append(agent.step())
+                        episodes.append(Episode(total_of(experiences), experiences))
+                    yield episodes
+
+        return Wrong
+
+    def full(experiences):
+        return sum(e.reward for e in experiences)
+
+    _fails(check_batch_generator, generator_with(lambda n: n + 1, full), "episode_batch_size=3")
+    _fails(check_batch_generator, generator_with(lambda n: n, lambda xs: full(xs[:-1])), "sum of its rewards")
+    _fails(check_batch_generator, generator_with(lambda n: n, lambda xs: xs[-1].reward), "sum of its rewards")
+
+
+def test_batch_generator_check_accepts_a_new_agent_or_a_reset_per_episode():
+    class ResetAfterEachEpisode(TrainBatchDataset):
+        def episode_batch_generator(self):
+            while True:
+                agent, episodes = self.agent_fn(), []
+                while len(episodes) < self.episode_batch_size:
+                    experiences = [agent.step()]
+                    while not experiences[-1].is_done:
+                        experiences.append(agent.step())
+                    episodes.append(Episode(sum(e.reward for e in experiences), experiences))
+                    agent.reset()
+                yield episodes
+
+    assert check_batch_generator(ResetAfterEachEpisode, strict=True)
+
+
+def test_from_episodes_check_names_a_gamma_not_passed_on():
+    class DefaultGamma(TrainBatch):
+        @classmethod
+        def from_episodes(cls, episodes, gamma=0.99):
+            return super().from_episodes(episodes, 0.99)
+
+    _fails(check_from_episodes, DefaultGamma, "pass the gamma given to from_episodes on to calc_qvals")
+
+
+def test_the_checks_stand_ins_are_no_answers():
+    from course_utils.lunar.checks.agents import _GreedyAgent, _ScriptedAgent
+    from course_utils.lunar.expected import StoredEpisode
+
+    _fails(check_calc_qvals, StoredEpisode, "Episode(total_reward, experiences) raised TypeError")
+    _fails(check_agent_step, _GreedyAgent, "Sample the action")
+    agent = _ScriptedAgent()
+    lengths = []
+    for _ in range(len(_ScriptedAgent.LENGTHS) + 1):  # one round and the first again
+        steps = 1
+        while not agent.step().is_done:
+            steps += 1
+        lengths.append(steps)
+    assert lengths == [*_ScriptedAgent.LENGTHS, _ScriptedAgent.LENGTHS[0]]
+
+
+def test_trainer_check_catches_a_dict_not_merged():
+    class LastDictOnly(PolicyTrainer):
+        def train_batch(self, batch):
+            output = self.model(batch.states)
+            total, info = 0.0, {}
+            for loss_fn in self.loss_fns:
+                loss, info = loss_fn(batch, self.loss_input(loss_fn, output))
+                total = total + loss
+            self.optimizer.zero_grad()
+            total.backward()
+            self.optimizer.step()
+            return total.item(), info
+
+    _fails(check_policy_trainer, LastDictOnly, "merge the dicts")

@@ -1,11 +1,88 @@
-"""``assets/lunar_expected.json`` is what ``make_expected`` produces."""
+"""``assets/lunar_expected.json`` is what ``reference.make_expected`` produces, and
+``expected_batch`` rebuilds the reference's test batch from it as plain data."""
 
 import json
 
-from course_utils.lunar.expected import load_expected, make_expected
+import pytest
+import torch
+
+from course_utils.lunar import reference
+from course_utils.lunar.expected import StoredEpisode, expected_batch, load_expected
+from course_utils.lunar.solutions import Episode, TrainBatch
 
 
 def test_expected_file_is_what_make_expected_produces():
     stored = load_expected()
-    assert json.loads(json.dumps(make_expected())) == stored
+    assert json.loads(json.dumps(reference.make_expected())) == stored
     assert stored["losses"]["entropy_beta1"] > -1.0  # random scores are not uniform
+    assert reference.stale_expected() == []
+
+
+def test_write_expected_writes_the_file_byte_for_byte(tmp_path):
+    path = reference.write_expected(tmp_path / "lunar_expected.json")
+    assert path.read_bytes() == reference.EXPECTED_FILE.read_bytes()
+
+
+def test_stale_expected_names_what_differs(tmp_path):
+    path = tmp_path / "lunar_expected.json"
+    assert reference.stale_expected(path) == [f"{path} is missing"]
+    data = load_expected()
+    data["losses"]["vpg"] += 1.0
+    path.write_text(json.dumps(data))
+    assert reference.stale_expected(path) == [f"{path}: 'losses' differs from make_expected()"]
+    path.write_text(json.dumps(load_expected(), indent=2))  # other formatting, same values: up to date
+    assert reference.stale_expected(path) == []
+
+
+def _reference_episodes(episodes):
+    return [Episode(ep.total_reward, ep.experiences) for ep in episodes]
+
+
+def test_expected_batch_is_the_reference_batch():
+    episodes, batch, scores, values = expected_batch()
+    ref = TrainBatch.from_episodes(_reference_episodes(episodes), 0.9)
+    assert len(batch) == len(ref) == 210
+    assert torch.equal(batch.states, ref.states) and batch.states.dtype == torch.float32
+    assert torch.equal(batch.actions, ref.actions) and batch.actions.dtype == torch.long
+    assert torch.allclose(batch.q_vals, ref.q_vals, rtol=0, atol=2e-6) and batch.q_vals.dtype == torch.float32
+    assert torch.equal(batch.total_rewards, ref.total_rewards)
+    assert scores.shape == (210, 4) and values.shape == (210,)
+
+
+def test_stored_episodes_give_the_qvals_the_checks_use():
+    episodes, _, _, _ = expected_batch()
+    for episode, ref in zip(episodes, _reference_episodes(episodes), strict=True):
+        assert episode.calc_qvals(1.0) == ref.calc_qvals(1.0)  # the same sums, in the same order
+        assert episode.calc_qvals(0.9) == pytest.approx(ref.calc_qvals(0.9), rel=1e-6, abs=1e-6)  # stored float32, rounded
+        assert episode.calc_qvals(torch.tensor(0.9)) == episode.calc_qvals(0.9)  # a float32 gamma
+        with pytest.raises(ValueError, match="gamma 0.99"):
+            episode.calc_qvals(0.99)
+
+
+def test_stored_episodes_are_no_episode_class():
+    episode = expected_batch()[0][0]
+    with pytest.raises(TypeError):
+        StoredEpisode(episode.total_reward, episode.experiences)
+    episode.calc_qvals(0.9).reverse()  # callers get their own list
+    assert episode.calc_qvals(0.9) == expected_batch()[0][0].calc_qvals(0.9)
+
+
+def test_course_release_writes_and_checks_the_expected_values(monkeypatch, tmp_path, capsys):
+    from argparse import Namespace
+
+    from course_utils import cli, grading
+    from course_utils.grading import harvest
+
+    monkeypatch.setattr(harvest, "write_solutions", lambda: [])
+    monkeypatch.setattr(grading, "release", lambda: [])
+    monkeypatch.setattr(harvest, "stale_solutions", lambda: [])
+    monkeypatch.setattr(grading, "stale_notebooks", lambda: [])
+    target = tmp_path / "lunar_expected.json"
+    write = reference.write_expected
+    monkeypatch.setattr(reference, "write_expected", lambda: write(target))
+    assert cli._release(Namespace(check=False)) == 0
+    assert capsys.readouterr().out == f"wrote {target}\n"
+    assert target.read_bytes() == reference.EXPECTED_FILE.read_bytes()
+    monkeypatch.setattr(reference, "stale_expected", lambda: ["lunar_expected.json: 'losses' differs"])
+    assert cli._release(Namespace(check=True)) == 1
+    assert "stale: lunar_expected.json: 'losses' differs" in capsys.readouterr().err

@@ -3,10 +3,11 @@ network, the agent, ``monitor_episode``, ``Episode.calc_qvals``, ``TrainBatch.fr
 and the episode-batch generator.
 
 Every check tests one piece in isolation: where a piece needs others (an agent needs a
-network, a batch needs episodes), the check supplies the course's reference implementations
-from ``course_utils.lunar.solutions``, so a student who skipped an early exercise still gets
-credit for the later ones. Expected numbers come from ``assets/lunar_expected.json``
-(``course_utils.lunar.expected``).
+network, a batch needs episodes), the check supplies its own stand-ins (fixed-score networks,
+a greedy agent, a scripted agent, the stored episodes), so a student who skipped an early
+exercise still gets credit for the later ones. Expected numbers and the stored episodes come
+from ``assets/lunar_expected.json`` (``course_utils.lunar.expected``). Nothing here uses the
+reference solutions (``course_utils.lunar.solutions``), which students do not get.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import torch
 from torch import nn
 
 from course_utils.checking import Problem, call_student, fmt, verdict
-from course_utils.lunar import solutions
 from course_utils.lunar.checks.common import _close, _FakeEnv, _tensor
 from course_utils.lunar.env import make_env
 from course_utils.lunar.expected import expected_batch, load_expected
@@ -191,8 +191,33 @@ def check_agent_step(PolicyAgent, strict: bool = False) -> bool:
 # 3. monitor_episode
 
 
+class _GreedyAgent:
+    """The check's agent for ``monitor_episode``: ``_GreedyAgent(env, p_net, seed)`` steps ``env``
+    with the network's most probable action. It never samples, so it is no answer to exercise 2."""
+
+    def __init__(self, env, p_net, seed=None):
+        self.env, self.p_net = env, p_net
+        self.reset(seed)
+
+    def reset(self, seed=None):
+        state, _ = self.env.reset(seed=seed)
+        self.curr_state = torch.as_tensor(state, dtype=torch.float32)
+
+    def step(self) -> Experience:
+        with torch.no_grad():
+            action = int(self.p_net(self.curr_state.unsqueeze(0)).reshape(-1).argmax())
+        next_state, reward, terminated, truncated, _ = self.env.step(action)
+        is_done = bool(terminated or truncated)
+        experience = Experience(self.curr_state, action, float(reward), is_done)
+        if is_done:
+            self.reset()
+        else:
+            self.curr_state = torch.as_tensor(next_state, dtype=torch.float32)
+        return experience
+
+
 def check_monitor_episode(monitor_episode, strict: bool = False) -> bool:
-    """``monitor_episode(p_net, seed, agent_type)`` -> (frames, n_steps, total_reward), with the reference agent."""
+    """``monitor_episode(p_net, seed, agent_type)`` -> (frames, n_steps, total_reward), with the check's greedy agent."""
 
     def check():
         scores = torch.tensor([30.0, -30.0, -30.0, -30.0])  # always "do nothing": a free fall
@@ -202,7 +227,7 @@ def check_monitor_episode(monitor_episode, strict: bool = False) -> bool:
                 monitor_episode,
                 _FixedScores(scores),
                 seed=5,
-                agent_type=solutions.PolicyAgent,
+                agent_type=_GreedyAgent,
             )
         )
         env = make_env()
@@ -301,7 +326,8 @@ def check_calc_qvals(Episode, strict: bool = False) -> bool:
 
 
 def check_from_episodes(TrainBatch, strict: bool = False) -> bool:
-    """``TrainBatch.from_episodes(episodes, gamma)`` on the stored episodes (reference Episode objects)."""
+    """``TrainBatch.from_episodes(episodes, gamma)`` on the stored episodes (``expected.StoredEpisode``: ``experiences``,
+    ``total_reward`` and ``calc_qvals(gamma)`` returning the stored q-values)."""
 
     def check():
         expected = load_expected()
@@ -336,13 +362,54 @@ def TrainBatch_qvals(episodes, gamma):
     return torch.tensor([q for ep in episodes for q in ep.calc_qvals(gamma)], dtype=torch.float32)
 
 
+class _ScriptedAgent:
+    """The check's agent for the episode-batch generator: no environment, ``step()`` returns the
+    ``Experience`` of a fixed script of episodes, one after the other and round again.
+
+    The episodes have different lengths (one of a single step) and rewards, ``is_done`` only on
+    each one's last step, and a large last reward (a landing or a crash), as LunarLander's."""
+
+    LENGTHS = (6, 3, 9, 1, 5, 7, 4)
+
+    def __init__(self):
+        rng = np.random.default_rng(11)
+        self.script = []
+        for k, length in enumerate(self.LENGTHS):
+            rewards = np.round(rng.uniform(0.5, 3.0, length) * rng.choice([-1.0, 1.0], length), 3)
+            rewards[-1] = 100.0 if k % 2 else -100.0
+            states = rng.normal(0.0, 1.0, (length, 8)).astype(np.float32)
+            actions = rng.integers(0, 4, length)
+            self.script.append(
+                [
+                    Experience(torch.as_tensor(states[t]), int(actions[t]), float(rewards[t]), t == length - 1)
+                    for t in range(length)
+                ]
+            )
+        self.episode, self.t = 0, 0
+        self.curr_state = self.script[0][0].state
+
+    def reset(self, seed=None):
+        """Start the next episode of the script (a no-op at the start of one), as an agent's reset starts a new one."""
+        if self.t:
+            self.episode, self.t = (self.episode + 1) % len(self.script), 0
+        self.curr_state = self.script[self.episode][0].state
+
+    def step(self) -> Experience:
+        experience = self.script[self.episode][self.t]
+        self.t += 1
+        if experience.is_done:
+            self.reset()
+        else:
+            self.curr_state = self.script[self.episode][self.t].state
+        return experience
+
+
 def check_batch_generator(TrainBatchDataset, strict: bool = False) -> bool:
-    """``TrainBatchDataset(agent_fn, episode_batch_size, gamma).episode_batch_generator()`` yields lists of full episodes."""
+    """``TrainBatchDataset(agent_fn, episode_batch_size, gamma).episode_batch_generator()`` yields lists of full
+    episodes (played with the check's scripted agent)."""
 
     def check():
-        def agent_fn():
-            return solutions.PolicyAgent(make_env(), _linear_net(1), seed=11)
-
+        agent_fn = _ScriptedAgent
         torch.manual_seed(0)
         dataset = call_student("TrainBatchDataset(agent_fn, 3, 0.9)", TrainBatchDataset, agent_fn, 3, 0.9)
         generator = call_student("episode_batch_generator()", dataset.episode_batch_generator)

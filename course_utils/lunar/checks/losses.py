@@ -1,9 +1,10 @@
 """Exercise checks of tutorial 3 (policy gradients on LunarLander), exercises 6-8: the three
 losses, ``PolicyTrainer.train_batch`` and the advantage actor-critic's network, agent and loss.
 
-As in ``agents``, each check tests one piece on its own, with the course's reference
-implementations (``course_utils.lunar.solutions``) for the pieces it needs and the fixed
-batch of ``assets/lunar_expected.json`` (``course_utils.lunar.expected``) as input.
+As in ``agents``, each check tests one piece on its own, with its own stand-ins for the
+pieces it needs (a small network and two simple losses for the trainer) and the fixed batch
+of ``assets/lunar_expected.json`` (``course_utils.lunar.expected``) as input. Nothing here
+uses the reference solutions (``course_utils.lunar.solutions``), which students do not get.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ import copy
 
 import numpy as np
 import torch
+from torch import nn
 
 from course_utils.checking import Problem, call_student, verdict
-from course_utils.lunar import solutions
 from course_utils.lunar.checks.agents import check_agent_distribution
 from course_utils.lunar.checks.common import _close, _FakeEnv, _tensor
 from course_utils.lunar.env import make_env
@@ -148,24 +149,73 @@ class _Batch:
 # 7. PolicyTrainer.train_batch
 
 
+class _TrainerNet(nn.Module):
+    """The trainer check's model: 8 observations -> 16 hidden (ReLU) -> 4 action scores."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+def _trainer_net() -> nn.Module:
+    torch.manual_seed(0)
+    return _TrainerNet()
+
+
+class _ImitationLoss:
+    """A stand-in loss for the trainer check, with the course's interface: the cross-entropy of
+    the batch's actions under the action scores, recorded as ``loss_imitation``."""
+
+    def __call__(self, batch, action_scores):
+        loss = nn.functional.cross_entropy(action_scores, batch.actions)
+        return loss, dict(loss_imitation=loss.item())
+
+
+class _ScoreSizeLoss:
+    """A second stand-in loss: ``weight`` times the mean squared action score, recorded as ``loss_size``."""
+
+    def __init__(self, weight: float):
+        self.weight = weight
+
+    def __call__(self, batch, action_scores):
+        loss = self.weight * (action_scores**2).mean()
+        return loss, dict(loss_size=loss.item())
+
+
+def _reference_step(model, optimizer, loss_fns, batch) -> tuple[float, dict]:
+    """What ``train_batch`` should do: one optimizer step on the sum of all losses, after zero_grad."""
+    scores = model(batch.states)
+    total, info = 0.0, {}
+    for loss_fn in loss_fns:
+        loss, values = loss_fn(batch, scores)
+        total = total + loss
+        info.update(values)
+    optimizer.zero_grad()
+    total.backward()
+    optimizer.step()
+    return total.item(), info
+
+
 def check_policy_trainer(PolicyTrainer, strict: bool = False) -> bool:
     """``PolicyTrainer(model, optimizer, loss_fns, dataloader).train_batch(batch)`` -> (total loss, dict)."""
 
     def check():
         expected = load_expected()
         _, batch, _, _ = expected_batch(expected)
-        torch.manual_seed(0)
-        model = solutions.PolicyNet(8, 4, (16,))
+        model = _trainer_net()
         reference = copy.deepcopy(model)
-        losses = [solutions.BaselinePolicyGradientLoss(), solutions.ActionEntropyLoss(4, 0.5)]
+        losses = [_ImitationLoss(), _ScoreSizeLoss(0.5)]
         optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
         trainer = call_student(
             "PolicyTrainer(model, optimizer, loss_fns, dataloader=None)", PolicyTrainer, model, optimizer, losses, None
         )
-        ref_trainer = solutions.PolicyTrainer(reference, torch.optim.SGD(reference.parameters(), lr=0.01), losses, None)
+        ref_optimizer = torch.optim.SGD(reference.parameters(), lr=0.01)
         for step in range(2):
             result = call_student("train_batch(batch)", trainer.train_batch, batch)
-            want_total, want_losses = ref_trainer.train_batch(batch)
+            want_total, want_losses = _reference_step(reference, ref_optimizer, losses, batch)
             if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)):
                 raise Problem(f"train_batch should return (total_loss, dict of losses), got {result!r:.200}.")
             total, info = result
@@ -184,13 +234,12 @@ def check_policy_trainer(PolicyTrainer, strict: bool = False) -> bool:
                 if step == 0 and all(torch.equal(a, b) for a, b in zip(model.parameters(), _initial(), strict=True)):
                     raise Problem("the parameters did not change: call optimizer.step() after loss.backward().")
                 raise Problem(
-                    f"after {step + 1} call_student(s) the parameter {name} differs from one plain gradient step per batch. "
+                    f"after {step + 1} call(s) of train_batch the parameter {name} differs from one plain gradient step per batch. "
                     "Hint: optimizer.zero_grad() before backward(), so gradients do not pile up across batches."
                 )
 
     def _initial():
-        torch.manual_seed(0)
-        return list(solutions.PolicyNet(8, 4, (16,)).parameters())
+        return list(_trainer_net().parameters())
 
     return verdict("PolicyTrainer.train_batch", check, strict)
 

@@ -1,0 +1,120 @@
+"""Values computed from the reference solutions at release time: ``make_expected`` runs
+``course_utils.lunar.solutions`` to produce ``assets/lunar_expected.json``, the checks'
+expected values (which ``course_utils.lunar.expected`` reads), ``write_expected`` writes it
+and ``stale_expected`` says when the file no longer matches.
+
+Instructor side, like the solutions it imports: ``course release`` writes the file and
+``course release --check`` fails when it is stale. The checks never import this module.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from course_utils.lunar.expected import EXPECTED_FILE, load_expected
+from course_utils.lunar.harness import Experience
+from course_utils.lunar.solutions import (
+    AACPolicyGradientLoss,
+    ActionEntropyLoss,
+    BaselinePolicyGradientLoss,
+    Episode,
+    TrainBatch,
+    VanillaPolicyGradientLoss,
+)
+
+
+def make_expected(seed: int = 42) -> dict:
+    """Inputs and expected outputs of calc_qvals and the losses, from the reference code.
+
+    Everything comes from ``seed``: 100 integer rewards in [-10, 10) for calc_qvals (gamma
+    0.9); a fixed batch of 4 synthetic episodes (random lengths 20-60, rewards, actions),
+    its q-values (gamma 0.9), action scores from a standard normal and state values for the
+    AAC loss. Regenerate the file with ``course release`` (or ``write_expected()``);
+    ``course release --check`` and a test check it matches this function.
+    """
+    rng = np.random.default_rng(seed)
+    rewards = rng.integers(-10, 10, 100).astype(float)
+    qvals = Episode(float(rewards.sum()), [Experience(None, None, float(r), False) for r in rewards]).calc_qvals(0.9)
+    episodes = []
+    for _ in range(4):
+        length = int(rng.integers(20, 61))
+        ep_rewards = np.round(rng.normal(-1.0, 5.0, length), 3)
+        ep_actions = rng.integers(0, 4, length)
+        states = np.round(rng.normal(0.0, 1.0, (length, 8)), 3).astype(np.float32)
+        experiences = [
+            Experience(torch.as_tensor(s), int(a), float(r), t == length - 1)
+            for t, (s, a, r) in enumerate(zip(states, ep_actions, ep_rewards, strict=True))
+        ]
+        episodes.append(Episode(float(ep_rewards.sum()), experiences))
+    batch = TrainBatch.from_episodes(episodes, 0.9)
+    n = len(batch)
+    action_scores = torch.as_tensor(np.round(rng.normal(0.0, 1.0, (n, 4)), 4), dtype=torch.float32)
+    state_values = torch.as_tensor(np.round(rng.normal(-5.0, 10.0, n), 3), dtype=torch.float32)
+    vpg, _ = VanillaPolicyGradientLoss()(batch, action_scores)
+    bpg, info = BaselinePolicyGradientLoss()(batch, action_scores)
+    ent, _ = ActionEntropyLoss(4, 1.0)(batch, action_scores)
+    aac, aac_info = AACPolicyGradientLoss(1.0)(batch, (action_scores, state_values.view(-1, 1)))
+    return {
+        # Names the functions as first written (kept so the file stays the same); they are
+        # course_utils.lunar.reference.make_expected and write_expected today.
+        "how": "course_utils.lunar.make_expected(seed=42); write with course_utils.lunar.write_expected()",
+        "calc_qvals": {"gamma": 0.9, "rewards": rewards.tolist(), "qvals": [round(q, 6) for q in qvals]},
+        "batch": {
+            "gamma": 0.9,
+            "episodes": [
+                {
+                    "states": [[float(x) for x in e.state] for e in ep.experiences],
+                    "actions": [e.action for e in ep.experiences],
+                    "rewards": [e.reward for e in ep.experiences],
+                }
+                for ep in episodes
+            ],
+            "q_vals": [round(float(q), 6) for q in batch.q_vals],
+            "action_scores": action_scores.tolist(),
+            "state_values": state_values.tolist(),
+        },
+        "losses": {
+            "vpg": round(vpg.item(), 6),
+            "bpg": round(bpg.item(), 6),
+            "baseline": round(info["baseline"], 6),
+            "entropy_beta1": round(ent.item(), 6),
+            "aac_delta1": round(aac.item(), 6),
+            "aac_loss_p": round(aac_info["loss_p"], 6),
+            "aac_loss_v": round(aac_info["loss_v"], 6),
+        },
+    }
+
+
+def _dump(expected: dict) -> str:
+    return json.dumps(expected, indent=None, separators=(",", ":")) + "\n"
+
+
+def write_expected(path: Path = EXPECTED_FILE) -> Path:
+    """Regenerate ``assets/lunar_expected.json`` from ``make_expected()``; returns the path written."""
+    path.write_text(_dump(make_expected()))
+    return path
+
+
+def stale_expected(path: Path = EXPECTED_FILE) -> list[str]:
+    """Why ``path`` no longer holds what ``make_expected()`` computes (compared as parsed JSON): one line
+    per differing section, or ``[]`` when it is up to date."""
+    if not path.exists():
+        return [f"{path} is missing"]
+    try:
+        stored = load_expected(path)
+    except json.JSONDecodeError as error:
+        return [f"{path} is not valid JSON ({error})"]
+    fresh = json.loads(_dump(make_expected()))
+    if stored == fresh:
+        return []
+    if not isinstance(stored, dict):
+        return [f"{path} does not hold a JSON object"]
+    return [
+        f"{path}: {key!r} differs from make_expected()"
+        for key in sorted(set(stored) | set(fresh))
+        if stored.get(key) != fresh.get(key)
+    ]
