@@ -2,8 +2,12 @@
 
 This package's top level is the notebook's front door: it re-exports exactly the names
 ``solutions/03_policy_gradients.ipynb`` uses as ``lunar.X`` (and ``Experience``, which it
-imports). Everything else lives in the modules, listed lowest layer first; each imports only
-modules listed before it:
+imports). None of them is an exercise's solution: sections that build on the student's classes
+use them once they pass their checks (``checking.passes``) and show the course's stored runs
+(``stored_results``) or its pretrained agent until then.
+
+Everything else lives in the modules, listed lowest layer first; each imports only modules
+listed before it:
 
 - ``env``: ``CourseLunarLander-v0`` (registered on import), ``make_env``, ``LanderVectorEnv``
 - ``harness``: what the notebook gives ready-made: ``Experience``, ``TrainerLoop``,
@@ -11,7 +15,8 @@ modules listed before it:
   forwards), ``greedy_policy``
 - ``solutions``: the reference implementations of the graded exercises
 - ``rollouts``: rollouts of many environments in worker processes (``course train lunar``)
-- ``experiments``: the vpg/epg/bpg/cpg/aac experiments with their on-disk cache
+- ``experiments``: the vpg/epg/bpg/cpg/aac experiments with their on-disk cache, and the
+  course's stored runs of them (``assets/lunar_experiments.json``)
 - ``aac``: the course's own actor-critic trainer, evaluation and pretrained agent
 - ``expected``: ``assets/lunar_expected.json`` read as data for the checks (``load_expected``;
   ``expected_batch``: the stored test batch and episodes); it uses no solutions
@@ -23,42 +28,23 @@ modules listed before it:
 
 from course_utils.lunar.aac import TRAINING_CURVE, evaluate, load_pretrained
 from course_utils.lunar.env import ACTIONS, EVAL_SEEDS, OBSERVATIONS, make_env, make_env_for
-from course_utils.lunar.experiments import EXPERIMENTS, experiment_cache_dir, plot_experiment_results, run_experiment
-from course_utils.lunar.harness import Experience, TrainerLoop, VectorBatchDataset, greedy_policy
-from course_utils.lunar.solutions import (
-    AACPolicyAgent,
-    AACPolicyGradientLoss,
-    AACPolicyNet,
-    ActionEntropyLoss,
-    BaselinePolicyGradientLoss,
-    Episode,
-    PolicyAgent,
-    PolicyNet,
-    PolicyTrainer,
-    TrainBatch,
-    VanillaPolicyGradientLoss,
-    monitor_episode,
+from course_utils.lunar.experiments import (
+    EXPERIMENTS,
+    experiment_cache_dir,
+    plot_experiment_results,
+    run_experiment,
+    stored_results,
 )
+from course_utils.lunar.harness import Experience, TrainerLoop, VectorBatchDataset, greedy_policy
 
 __all__ = [
-    "AACPolicyAgent",
-    "AACPolicyGradientLoss",
-    "AACPolicyNet",
     "ACTIONS",
-    "ActionEntropyLoss",
-    "BaselinePolicyGradientLoss",
     "EVAL_SEEDS",
     "EXPERIMENTS",
-    "Episode",
     "Experience",
     "OBSERVATIONS",
-    "PolicyAgent",
-    "PolicyNet",
-    "PolicyTrainer",
     "TRAINING_CURVE",
-    "TrainBatch",
     "TrainerLoop",
-    "VanillaPolicyGradientLoss",
     "VectorBatchDataset",
     "evaluate",
     "experiment_cache_dir",
@@ -66,7 +52,7 @@ __all__ = [
     "load_pretrained",
     "make_env",
     "make_env_for",
-    "monitor_episode",
     "plot_experiment_results",
     "run_experiment",
+    "stored_results",
 ]

@@ -14,10 +14,20 @@ from torch import nn
 
 from course_utils.lunar.env import make_env
 from course_utils.lunar.harness import VectorBatchDataset
-from course_utils.lunar.solutions import Episode, TrainBatch
+from course_utils.paths import ASSETS
 
 EXPERIMENTS = {"vpg": (False, False), "epg": (False, True), "bpg": (True, False), "cpg": (True, True)}
 """Policy-gradient experiments: name -> (baseline, entropy)."""
+
+STORED_RESULTS = ASSETS / "lunar_experiments.json"
+"""The course's own full-size runs of the five experiments (``course train lunar-experiments``):
+what the notebook shows while a student's classes do not pass their checks yet."""
+
+
+def stored_results() -> dict:
+    """The course's stored runs: ``{"runs": {name: training data}, "max_episodes", "seed",
+    "pg_hp", "aac_hp", ...}``; each run has the curves ``run_experiment`` returns (no weights)."""
+    return json.loads(STORED_RESULTS.read_text())
 
 
 def experiment_cache_dir() -> Path:
@@ -94,21 +104,23 @@ def run_experiment(
     hp: dict,
     max_episodes: int,
     seed: int = 0,
-    batch_type=TrainBatch,
+    *,
+    batch_type,
+    episode_type,
     force: bool = False,
     progress: bool = True,
     **train_kw,
 ) -> dict:
     """Train ``net_type.build_for_env`` with ``loss_fns`` for ``max_episodes`` episodes, or reload.
 
-    The episodes are played by ``VectorBatchDataset`` as the course's ``Episode`` and turned
-    into batches by ``batch_type.from_episodes`` (the student's ``TrainBatch`` or the course's).
+    The episodes are played by ``VectorBatchDataset`` as ``episode_type`` (the notebook's
+    ``Episode``) and turned into batches by ``batch_type.from_episodes`` (its ``TrainBatch``).
     The results (the trainer's ``training_data`` and the final weights) are saved in
     ``experiment_cache_dir()``; a later call with the same name, size, seed, mode, code and
     hyperparameters (see ``code_fingerprint``) reloads them unless ``force=True``. Returns the
     training data plus ``"model_state"``.
     """
-    fingerprint = code_fingerprint(net_type, list(loss_fns), trainer_type, batch_type, hp, train_kw)
+    fingerprint = code_fingerprint(net_type, list(loss_fns), trainer_type, batch_type, episode_type, hp, train_kw)
     path = _cache_file(name, max_episodes, seed, fingerprint)
     if path.exists() and not force:
         data = json.loads(path.read_text())
@@ -120,7 +132,7 @@ def run_experiment(
     env = make_env()
     net = net_type.build_for_env(env, hidden_layers=hp["hidden_layers"])
     env.close()
-    dataset = VectorBatchDataset(net, hp["batch_size"], hp["gamma"], seed=seed, batch_type=batch_type, episode_type=Episode)
+    dataset = VectorBatchDataset(net, hp["batch_size"], hp["gamma"], seed=seed, batch_type=batch_type, episode_type=episode_type)
     optimizer = torch.optim.Adam(net.parameters(), lr=hp["learn_rate"])
     trainer = trainer_type(net, optimizer, loss_fns, dataset)
     data = trainer.train(max_episodes=max_episodes, progress=progress, desc=name, **train_kw)

@@ -3,6 +3,11 @@
 expected values (which ``course_utils.lunar.expected`` reads), ``write_expected`` writes it
 and ``stale_expected`` says when the file no longer matches.
 
+``train_experiments`` (``course train lunar-experiments``) runs the notebook's five experiments
+with the reference solutions at full size and stores their curves in
+``assets/lunar_experiments.json``, which the notebook shows while a student's classes do not
+pass their checks yet.
+
 Instructor side, like the solutions it imports: ``course release`` writes the file and
 ``course release --check`` fails when it is stale. The checks never import this module.
 """
@@ -16,12 +21,16 @@ import numpy as np
 import torch
 
 from course_utils.lunar.expected import EXPECTED_FILE, load_expected
+from course_utils.lunar.experiments import EXPERIMENTS, STORED_RESULTS, run_experiment
 from course_utils.lunar.harness import Experience
 from course_utils.lunar.solutions import (
     AACPolicyGradientLoss,
+    AACPolicyNet,
     ActionEntropyLoss,
     BaselinePolicyGradientLoss,
     Episode,
+    PolicyNet,
+    PolicyTrainer,
     TrainBatch,
     VanillaPolicyGradientLoss,
 )
@@ -118,3 +127,38 @@ def stale_expected(path: Path = EXPECTED_FILE) -> list[str]:
         for key in sorted(set(stored) | set(fresh))
         if stored.get(key) != fresh.get(key)
     ]
+
+
+PG_HP = dict(batch_size=16, gamma=0.99, beta=0.5, learn_rate=2e-3, hidden_layers=(128, 128))
+AAC_HP = dict(batch_size=16, gamma=0.99, beta=0.5, delta=0.01, learn_rate=2e-3, hidden_layers=(128, 128))
+"""The notebook's default ``pg_hp`` and ``aac_hp`` (a test checks they match its cells)."""
+EXPERIMENT_EPISODES = 3000
+"""Episodes per experiment at full size (the notebook's ``EXP_EPISODES``)."""
+
+
+def train_experiments(progress: bool = True, max_episodes: int = EXPERIMENT_EPISODES, seed: int = 0) -> dict:
+    """``course train lunar-experiments``: vpg, epg, bpg, cpg and aac with the reference
+    solutions, as the notebook runs them; writes their curves to ``assets/lunar_experiments.json``."""
+    runs = {}
+    for name, (baseline, entropy) in EXPERIMENTS.items():
+        loss_fns = [BaselinePolicyGradientLoss() if baseline else VanillaPolicyGradientLoss()]
+        if entropy:
+            loss_fns.append(ActionEntropyLoss(4, PG_HP["beta"]))
+        runs[name] = run_experiment(name, PolicyNet, loss_fns, PolicyTrainer, PG_HP, max_episodes, seed,
+                                    batch_type=TrainBatch, episode_type=Episode, force=True, progress=progress)
+    aac_losses = [AACPolicyGradientLoss(AAC_HP["delta"]), ActionEntropyLoss(4, AAC_HP["beta"])]
+    runs["aac"] = run_experiment("aac", AACPolicyNet, aac_losses, PolicyTrainer, AAC_HP, max_episodes, seed,
+                                 batch_type=TrainBatch, episode_type=Episode, force=True, progress=progress)
+    stored = {
+        "how": "course train lunar-experiments (course_utils.lunar.reference.train_experiments)",
+        "max_episodes": max_episodes,
+        "seed": seed,
+        "pg_hp": {**PG_HP, "hidden_layers": list(PG_HP["hidden_layers"])},
+        "aac_hp": {**AAC_HP, "hidden_layers": list(AAC_HP["hidden_layers"])},
+        "runs": {name: {k: v for k, v in data.items() if k != "model_state"} for name, data in runs.items()},
+    }
+    STORED_RESULTS.write_text(json.dumps(stored) + "\n")
+    for name, data in stored["runs"].items():
+        print(f"{name}: best mean reward {max(data['mean_reward']):.1f} over {data['episode_num'][-1]} episodes")
+    print(f"wrote {STORED_RESULTS}")
+    return stored

@@ -1,7 +1,7 @@
 """Exercise checks of tutorial 3 (policy gradients on LunarLander): the ``check_*`` functions
-behind the notebook's feedback cells and hidden tests, and ``working_or_reference``.
+behind the notebook's feedback cells and hidden tests.
 
-- ``common``: helpers shared by the checks, and ``working_or_reference``
+- ``common``: helpers shared by the checks
 - ``agents``: exercises 1-5 (policy network, agent, ``monitor_episode``, ``calc_qvals``,
   ``from_episodes``, the episode-batch generator)
 - ``losses``: exercises 6-8 (the losses, ``PolicyTrainer.train_batch``, the actor-critic's
@@ -17,7 +17,6 @@ from course_utils.lunar.checks.agents import (
     check_monitor_episode,
     check_policy_net,
 )
-from course_utils.lunar.checks.common import working_or_reference
 from course_utils.lunar.checks.losses import (
     check_aac_agent,
     check_aac_loss,
@@ -43,5 +42,4 @@ __all__ = [
     "check_policy_net",
     "check_policy_trainer",
     "check_vpg_loss",
-    "working_or_reference",
 ]

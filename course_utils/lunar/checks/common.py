@@ -1,7 +1,4 @@
-"""Helpers shared by tutorial 3's checks (``agents`` and ``losses``), and
-``working_or_reference``, which lets the notebook's experiments run on a student's classes
-where they pass their checks and on the course's otherwise.
-"""
+"""Helpers shared by tutorial 3's checks (``agents`` and ``losses``)."""
 
 from __future__ import annotations
 
@@ -38,24 +35,3 @@ def _close(a, b, tol=1e-4) -> bool:
 
 # ---------------------------------------------------------------------------------------------
 # Experiments use the student's code where it works
-
-
-def working_or_reference(candidate, reference, check):
-    """``candidate`` if ``check(candidate)`` passes, else ``reference`` (with a note saying so).
-
-    The experiments run on the student's own classes; one that does not pass its check yet is
-    replaced by the course's, so the rest of the notebook still runs.
-    """
-    import contextlib
-    import io
-
-    with contextlib.redirect_stdout(io.StringIO()):
-        ok = check(candidate)
-    if ok:
-        return candidate
-    name = getattr(candidate, "__name__", type(candidate).__name__)
-    print(
-        f"Note: your {name} does not pass its check yet, so the course's version is used here. "
-        f"Run {check.__name__}({name}) to see why."
-    )
-    return reference

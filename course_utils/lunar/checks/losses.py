@@ -234,7 +234,8 @@ def check_policy_trainer(PolicyTrainer, strict: bool = False) -> bool:
                 if step == 0 and all(torch.equal(a, b) for a, b in zip(model.parameters(), _initial(), strict=True)):
                     raise Problem("the parameters did not change: call optimizer.step() after loss.backward().")
                 raise Problem(
-                    f"after {step + 1} call(s) of train_batch the parameter {name} differs from one plain gradient step per batch. "
+                    f"after {step + 1} call(s) of train_batch the parameter {name} differs from one plain gradient step "
+                    "per batch. "
                     "Hint: optimizer.zero_grad() before backward(), so gradients do not pile up across batches."
                 )
 
