@@ -6,6 +6,9 @@ course bench NAME          print measured figures as one JSON line (see course_u
 course release [--check]   generate notebooks/ and the harvested solutions from solutions/
                            (or check they are current)
 course autograde SUBS      grade a folder of submissions; write grades CSV and feedback
+course bundle OUT          write the student bundle (notebooks, the student wheel, a README)
+course lab                 start JupyterLab on the notebooks in this folder
+course check               check that the install is complete
 """
 
 from __future__ import annotations
@@ -72,6 +75,41 @@ def _release(args) -> int:
     return 0
 
 
+def _bundle(args) -> int:
+    from course_utils.grading import harvest
+    from course_utils.grading.bundle import BundleError, build_bundle
+    from course_utils.grading.student_notebooks import stale_notebooks
+    from course_utils.lunar import reference
+
+    try:
+        result = build_bundle(args.out, stale=harvest.stale_solutions() + reference.stale_expected() + stale_notebooks())
+    except BundleError as error:
+        print(f"course bundle: {error}", file=sys.stderr)
+        return 1
+    print(f"bundle: {result['folder']} and {result['zip']}")
+    print(f"student wheel: {result['wheel'].name}; left out: {', '.join(result['dropped'])}")
+    return 0
+
+
+def _lab(args) -> int:
+    import os
+    import subprocess
+    from pathlib import Path
+
+    command = [sys.executable, "-m", "jupyterlab", "--ServerApp.root_dir=."]
+    if Path("notebooks").is_dir():
+        command.append("--LabApp.default_url=/lab/tree/notebooks")
+    if hasattr(os, "getuid") and os.getuid() == 0:
+        command.append("--allow-root")  # containers run as root
+    return subprocess.call(command)
+
+
+def _check(args) -> int:
+    from course_utils import install_check
+
+    return 1 if install_check.main() else 0
+
+
 def _autograde(args) -> int:
     from course_utils import grading
     from course_utils.grading.intake import IntakeLimits
@@ -117,6 +155,16 @@ def main(argv: list[str] | None = None) -> int:
     release.add_argument("--check", action="store_true", help="fail if notebooks/ is stale instead of writing")
     release.set_defaults(func=_release)
 
+    bundle = sub.add_parser("bundle", help="write the student bundle: notebooks, the student wheel, a README")
+    bundle.add_argument("out", help="a new folder for the bundle (a zip of it is written beside it)")
+    bundle.set_defaults(func=_bundle)
+
+    lab = sub.add_parser("lab", help="start JupyterLab on the course's notebooks (in this folder)")
+    lab.set_defaults(func=_lab)
+
+    check = sub.add_parser("check", help="check that the install is complete: checkpoints, assets, notebook stack")
+    check.set_defaults(func=_check)
+
     grade = sub.add_parser("autograde", help="autograde a folder of submitted notebooks or zips")
     grade.add_argument("submissions", help="folder with <student>.ipynb, <student>.zip or <student>/<notebook>.ipynb")
     grade.add_argument("--out", default="grades", help="folder for grades.csv and feedback (default: grades)")
@@ -136,6 +184,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except ModuleNotFoundError as error:
+        if (error.name or "").startswith("course_utils."):
+            print(f"`course {args.command}` is part of the instructor's course, not of the student package "
+                  f"({error.name} is not installed).", file=sys.stderr)
+            return 2
         if error.name not in INSTRUCTOR_TOOLS:
             raise
         print(

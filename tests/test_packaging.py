@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from course_utils.grading.bundle import build_wheel
 from course_utils.paths import ASSETS, PACKAGE, ROOT
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -25,12 +26,7 @@ def test_every_subpackage_is_listed_for_the_wheel():
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(out), str(ROOT)],
-        check=True, capture_output=True, timeout=300,
-    )
-    return next(out.glob("rl_course-*.whl"))
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
 
 
 def test_the_wheel_carries_every_asset(wheel):
@@ -42,6 +38,8 @@ def test_the_wheel_carries_every_asset(wheel):
         if path.is_file() and path.suffix in (".json", ".mplstyle"):
             assert f"course_utils/assets/{path.name}" in names, path.name
     assert not any(name.startswith(("tests/", "solutions/", "notebooks/")) for name in names)
+    modules = {name for name in names if name.startswith("course_utils/") and name.endswith(".py")}
+    assert modules == {str(p.relative_to(ROOT)) for p in PACKAGE.rglob("*.py")} | {"course_utils/assets/__init__.py"}
 
 
 INSTALLED_CHECK = """

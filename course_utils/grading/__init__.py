@@ -24,7 +24,7 @@ Modules, from the bottom up (each imports only those above it in this list):
 - ``worker``: grading one submission (the Dask task)
 - ``dispatch``: many submissions on a Dask cluster
 - ``autograder``: a class, end to end (``course autograde``)
-- ``bench``: ``course bench grading``
+- ``bench``: ``course bench grading``; ``bundle``: the student bundle (``course bundle OUT``)
 
 This front door loads a module only when one of its names is used: ``grading.autograde``,
 ``grading.release``, ``grading.stale_notebooks``.

@@ -197,23 +197,15 @@ class _GreedyAgent:
 
     def __init__(self, env, p_net, seed=None):
         self.env, self.p_net = env, p_net
-        self.reset(seed)
-
-    def reset(self, seed=None):
-        state, _ = self.env.reset(seed=seed)
-        self.curr_state = torch.as_tensor(state, dtype=torch.float32)
+        self.curr_state = torch.as_tensor(env.reset(seed=seed)[0], dtype=torch.float32)
 
     def step(self) -> Experience:
         with torch.no_grad():
-            action = int(self.p_net(self.curr_state.unsqueeze(0)).reshape(-1).argmax())
-        next_state, reward, terminated, truncated, _ = self.env.step(action)
-        is_done = bool(terminated or truncated)
-        experience = Experience(self.curr_state, action, float(reward), is_done)
-        if is_done:
-            self.reset()
-        else:
-            self.curr_state = torch.as_tensor(next_state, dtype=torch.float32)
-        return experience
+            choice = int(self.p_net(self.curr_state[None]).flatten().argmax())
+        observation, reward, *ends, _ = self.env.step(choice)
+        record = Experience(self.curr_state, choice, float(reward), any(ends))
+        self.curr_state = torch.as_tensor(self.env.reset()[0] if any(ends) else observation, dtype=torch.float32)
+        return record
 
 
 def check_monitor_episode(monitor_episode, strict: bool = False) -> bool:

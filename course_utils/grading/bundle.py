@@ -1,0 +1,238 @@
+"""The student bundle: what an instructor hands out (``course bundle OUT``).
+
+``build_bundle(out)`` writes a folder, and a zip of it, holding:
+
+- ``notebooks/``: the released student notebooks (no solutions, no hidden tests);
+- ``wheels/``: the student package, a wheel of this package with its assets and without its
+  instructor side: the harvested ``solutions`` modules, tutorial 3's ``reference``, ``grading/``,
+  and every module that imports one of them at import time (``course train`` and most
+  ``course bench`` targets). ``student_modules`` decides, from the imports themselves, and the
+  build fails if a module it keeps would import one it leaves out;
+- ``README.md``: getting started, for students (``STUDENT_README``);
+- ``Makefile``: ``make lab`` and ``make check`` for those who have make (the same two commands
+  run without it: ``course lab`` and ``course check``).
+
+The build refuses an existing ``out`` folder, and a tree whose released notebooks, harvested
+solutions or check data are stale (run ``course release`` first).
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import hashlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from course_utils.paths import NOTEBOOKS, PACKAGE, ROOT
+
+INSTRUCTOR_ONLY = ("solutions", "reference", "grading")
+"""Module or package names left out of the student wheel, with everything that imports them."""
+
+
+class BundleError(RuntimeError):
+    """The bundle cannot be built; the message says what to do."""
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _top_level_imports(path: Path, name: str) -> set[str]:
+    """``course_utils`` modules imported at import time (not inside functions) by a module."""
+    found = set()
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            found.add(base)
+            found |= {f"{base}.{alias.name}" for alias in node.names}
+    return {f for f in found if f.startswith("course_utils")}
+
+
+def student_modules() -> tuple[dict[str, Path], set[str]]:
+    """The modules the student wheel keeps (name -> file) and the names it leaves out."""
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts}
+    imports = {name: _top_level_imports(path, name) & set(modules) for name, path in modules.items()}
+    dropped = {n for n in modules if set(n.split(".")[1:]) & set(INSTRUCTOR_ONLY)}
+    changed = True
+    while changed:  # everything that needs a dropped module at import time goes too
+        grown = {n for n, deps in imports.items() if deps & dropped} - dropped
+        changed = bool(grown)
+        dropped |= grown
+    kept = {n: p for n, p in modules.items() if n not in dropped}
+    for name in kept:
+        for parent in (name.rsplit(".", k)[0] for k in range(1, name.count(".") + 1)):
+            if parent in dropped:
+                raise BundleError(f"{name} would be kept but its package {parent} is left out of the student wheel.")
+    return kept, dropped
+
+
+def _record_line(name: str, data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+
+
+def student_wheel(full_wheel: Path, out_dir: Path) -> Path:
+    """A copy of ``full_wheel`` without the modules ``student_modules`` leaves out (RECORD rewritten)."""
+    _, dropped = student_modules()
+    dropped_files = {name.replace(".", "/") + suffix for name in dropped for suffix in (".py", "/__init__.py")}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = out_dir / full_wheel.name
+    with zipfile.ZipFile(full_wheel) as source, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as wheel:
+        record_name = next(n for n in source.namelist() if n.endswith(".dist-info/RECORD"))
+        lines = []
+        for info in source.infolist():
+            if info.filename in dropped_files or info.filename == record_name:
+                continue
+            data = source.read(info)
+            wheel.writestr(info, data)
+            lines.append(_record_line(info.filename, data))
+        wheel.writestr(record_name, "\n".join([*lines, f"{record_name},,"]) + "\n")
+    return target
+
+
+def build_wheel(out_dir: Path) -> Path:
+    """The package's full wheel, built from a fresh copy of its sources (a ``build/`` folder
+    left in the repository by an earlier build would otherwise put stale modules in it)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "source"
+        source.mkdir()
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy2(ROOT / name, source / name)
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+        shutil.copytree(PACKAGE, source / PACKAGE.name, ignore=ignore)
+        shutil.copytree(ROOT / "assets", source / "assets", ignore=ignore)
+        command = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(out_dir)]
+        result = subprocess.run([*command, str(source)], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise BundleError(f"building the package's wheel failed:\n{result.stderr[-3000:]}")
+    return next(Path(out_dir).glob("rl_course-*.whl"))
+
+
+def build_bundle(out: Path, stale: list[str] | None = None) -> dict:
+    """Write the student bundle to ``out`` (a new folder) and ``out.zip``; returns what it wrote.
+
+    ``stale`` lists what is out of date in this tree (``course release --check``'s findings): a
+    non-empty list stops the build, since the bundle would hand out old notebooks or check data.
+    """
+    out = Path(out)
+    if out.exists():
+        raise BundleError(f"{out} already exists: choose a new folder, or remove it first (nothing was written).")
+    if stale:
+        raise BundleError("this tree is stale, run `course release` and commit, then build again:\n  " + "\n  ".join(stale))
+    kept, dropped = student_modules()
+    with tempfile.TemporaryDirectory() as tmp:
+        full = build_wheel(Path(tmp))
+        staging = Path(tmp) / out.name
+        wheel = student_wheel(full, staging / "wheels")
+        shutil.copytree(NOTEBOOKS, staging / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+        (staging / "README.md").write_text(STUDENT_README.replace("{wheel}", wheel.name))
+        (staging / "Makefile").write_text(STUDENT_MAKEFILE.replace("{wheel}", wheel.name))
+        shutil.copytree(staging, out)
+    archive = shutil.make_archive(str(out), "zip", root_dir=out.parent, base_dir=out.name)
+    wheel = out / "wheels" / wheel.name
+    return {"folder": out, "zip": Path(archive), "wheel": wheel, "kept": sorted(kept), "dropped": sorted(dropped)}
+
+
+STUDENT_MAKEFILE = """\
+# The course's two commands. Without make, run what each one runs, in a terminal in this folder.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+.PHONY: lab check install
+
+$(VENV)/.installed:
+\t$(PYTHON) -m venv $(VENV)
+\t$(PY) -m pip install --quiet --upgrade pip
+\t$(PY) -m pip install --quiet wheels/{wheel}
+\ttouch $(VENV)/.installed
+
+install: $(VENV)/.installed
+
+lab: install
+\t$(VENV)/bin/course lab
+
+check: install
+\t$(VENV)/bin/course check
+"""
+
+STUDENT_README = """\
+# Reinforcement learning, memory and replay: getting started
+
+Four interactive tutorials in Jupyter notebooks. You play two small games, write the key pieces of
+reinforcement-learning agents yourself, and get feedback on each exercise as soon as you run its
+check cell.
+
+| # | notebook | what you build | about |
+|---|---|---|---|
+| 1 | `01_harlow_meta_rl.ipynb` | Harlow's game; an LSTM actor-critic; a genetic algorithm that evolves it | 60-75 min |
+| 2 | `02_colour_replay.ipynb` | a colour game; an agent that forgets; the replay memory that stops it | 40-50 min |
+| 3 | `03_policy_gradients.ipynb` | policy gradients and advantage actor-critic on LunarLander, step by step | 2.5-3.5 h |
+| 4 | `04_prioritized_replay.ipynb` | replay memories, sum and min trees, prioritized replay for a DQN on CartPole | 1.5-2 h |
+
+Take them in this order: tutorial 2 reuses the actor-critic of tutorial 1, and tutorial 4
+assumes the replay ideas of tutorial 2.
+
+## What you need to know first
+- Python and NumPy: functions, classes, arrays, indexing.
+- PyTorch basics: tensors, `nn.Module`, a loss, `backward()` and an optimizer step.
+- Reinforcement learning basics: states, actions, rewards, returns and the discount factor.
+  Tutorial 4 also assumes Q-learning (the TD target).
+
+## Install (once)
+You need Python 3.11 or newer. Everything installs into a folder of its own (a virtual
+environment), and nothing needs the internet afterwards.
+
+**Linux and macOS, with make:** open a terminal in this folder and run `make lab`. It creates
+`.venv`, installs the course and starts JupyterLab. Later, `make lab` starts it again.
+
+**Linux and macOS, without make:**
+```bash
+python3 -m venv .venv
+.venv/bin/python -m pip install wheels/{wheel}
+.venv/bin/course lab
+```
+
+**Windows** (PowerShell or Command Prompt, in this folder):
+```bat
+py -m venv .venv
+.venv\\Scripts\\python -m pip install wheels\\{wheel}
+.venv\\Scripts\\course lab
+```
+
+**A laptop without an NVIDIA GPU:** install PyTorch's CPU-only build first. It is much smaller,
+and it is all the course needs:
+`python -m pip install torch --index-url https://download.pytorch.org/whl/cpu`.
+Run this with the `.venv` python, after creating `.venv` and before installing the course.
+
+**Check the install:** `course check` (or `make check`) loads every pretrained model and
+asset the notebooks use and says what is wrong, if anything.
+
+## Where to run the notebooks
+The games are widgets with Left and Right buttons. Use **JupyterLab** (what `course lab` starts) or
+**Jupyter Notebook 7**. In VS Code or Google Colab the widgets display, but a cell that waits for your
+clicks may not receive them. If a game does not react, play it and then run the next cell by
+hand. The rest of the course works everywhere.
+
+## Exercises and grading
+Each exercise is a cell with `raise NotImplementedError()` to replace with your code. The cell
+after it checks your answer and says what is wrong, with a hint. Run the check as often as
+you like. A few written questions have an answer cell. Graded cells are marked in each
+notebook. When an exercise does not pass its check yet, later sections still run: they say so
+in one line and show the course's own results instead of yours.
+
+To submit, save each notebook (File > Save) and hand in the `.ipynb` files the way your
+instructor asks: one notebook per file, or a zip of them. Do not rename the notebooks or delete
+cells. Your instructor grades them with hidden tests and by reading your written answers.
+"""
