@@ -115,8 +115,18 @@ def call_student(what: str, fn, *args, **kwargs):
 
 
 def verdict(exercise: str, check, strict: bool) -> bool:
+    """Run ``check``; report ``Problem``s (and anything else the answer made the check trip over,
+    e.g. a class without the method the check calls) as the exercise's verdict, never a traceback."""
     try:
-        check()
+        try:
+            check()
+        except Problem:
+            raise
+        except Exception as error:  # the answer lacks something the check uses (a method, an attribute...)
+            raise Problem(
+                f"checking your answer stopped at {type(error).__name__}: {error}. "
+                "Compare your code with the names and return values the exercise asks for."
+            ) from None
     except Problem as problem:
         message = f"{exercise}: not yet. {problem}"
         if strict:

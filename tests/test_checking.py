@@ -57,3 +57,17 @@ def test_quick_code_is_not_interrupted_by_the_watchdog(monkeypatch):
     monkeypatch.delattr(signal, "SIGALRM")
     for _ in range(50):
         assert call_student("sorted", sorted, [3, 1, 2]) == [1, 2, 3]
+
+
+def test_an_answer_missing_what_the_check_uses_gets_a_verdict_not_a_traceback(capsys):
+    class NoWrite:
+        pass
+
+    def check():
+        NoWrite().write("a")  # what a check does with a student's object
+
+    assert checking.verdict("ReplayMemory", check, strict=False) is False
+    out = capsys.readouterr().out
+    assert "❌ ReplayMemory: not yet." in out and "AttributeError" in out and "'NoWrite' object has no attribute 'write'" in out
+    with pytest.raises(AssertionError, match="not yet. checking your answer stopped at AttributeError"):
+        checking.verdict("ReplayMemory", check, strict=True)

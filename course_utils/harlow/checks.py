@@ -177,6 +177,11 @@ def _check_offspring(create_new_agent) -> None:
         child = call_student("create_new_agent", create_new_agent, a, b)
         if child is a or child is b:
             raise Problem("create_new_agent returned a parent itself. Hint: the child starts as `copy.deepcopy(agent1)`.")
+        if not isinstance(child, ActorCritic):
+            raise Problem(
+                f"create_new_agent should return the child agent (an ActorCritic), got {type(child).__name__}. "
+                "Hint: `return child` at the end."
+            )
         children.append(child)
     for parent, (weights, hypers) in zip((a, b), saved, strict=True):
         if not _same(_weights(parent), weights) or parent.hyperparameters() != hypers:

@@ -135,3 +135,111 @@ def test_every_notebook_runs_unanswered_from_the_bundle(bundle, student_env):
     )
     assert run.returncode == 0, run.stdout[-4000:]
     assert "4 passed" in run.stdout
+
+
+ANSWER_RUNNER = """
+import json, pathlib, sys
+import nbformat
+from nbclient import NotebookClient
+for path in sys.argv[1:]:
+    nb = nbformat.read(path, as_version=4)
+    folder = str(pathlib.Path(path).parent)
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": folder}}).execute()
+    text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    print(json.dumps({"notebook": path, "passed": text.count("\\u2705"), "failed": text.count("\\u274c")}))
+"""
+
+
+def _answered(student: Path, target: Path) -> int:
+    """``student`` with every solution cell replaced by the solution notebook's (markers removed),
+    written to ``target``; returns the number of check cells (each prints one verdict)."""
+    solution = json.loads((SOLUTIONS / student.name).read_text())
+    answers = {
+        cell["metadata"]["nbgrader"]["grade_id"]: "".join(
+            line for line in cell["source"] if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")
+        )
+        for cell in solution["cells"]
+        if cell["cell_type"] == "code" and (cell.get("metadata", {}).get("nbgrader") or {}).get("solution")
+    }
+    notebook = json.loads(student.read_text())
+    for cell in notebook["cells"]:
+        grade_id = (cell.get("metadata", {}).get("nbgrader") or {}).get("grade_id")
+        if cell["cell_type"] == "code" and grade_id in answers:
+            cell["source"] = answers[grade_id]
+    target.write_text(json.dumps(notebook))
+    return sum("# Check your answer" in "".join(cell["source"]) for cell in notebook["cells"])
+
+
+def test_every_notebook_answered_with_the_solutions_passes_every_check_from_the_bundle(bundle, student_env, tmp_path):
+    env, _ = student_env
+    answered, checks = tmp_path / "answered", {}
+    answered.mkdir()
+    for student in sorted((bundle["folder"] / "notebooks").glob("*.ipynb")):
+        checks[str(answered / student.name)] = _answered(student, answered / student.name)
+    run = subprocess.run([sys.executable, "-c", ANSWER_RUNNER, *checks], cwd=answered, env=env,
+                         capture_output=True, text=True, timeout=1500)
+    assert run.returncode == 0, run.stderr[-4000:]
+    reports = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    assert {r["notebook"] for r in reports} == set(checks)
+    for report in reports:
+        assert report["failed"] == 0 and report["passed"] >= checks[report["notebook"]] > 0, report
+
+
+LEAK_PROBE = """
+import importlib, inspect, json, pkgutil, sys
+import course_utils
+from course_utils import checking
+from course_utils.checking import passes
+from course_utils.exercises import GRADED
+
+checking.TIME_LIMIT = 10.0  # as in the notebooks: a candidate that loops is no answer either
+names = [m.name for m in pkgutil.walk_packages(course_utils.__path__, "course_utils.")]
+candidates = {}
+for name in names:
+    module = importlib.import_module(name)
+    for attr, value in vars(module).items():
+        if attr.startswith("_") or getattr(value, "__module__", None) != name:
+            continue
+        if inspect.isclass(value) or inspect.isfunction(value):
+            candidates[f"{name}:{attr}"] = value
+leaks = []
+for row in GRADED:
+    if row.manual:
+        continue
+    module, _, function = row.check.partition(":")
+    check = getattr(importlib.import_module(module), function)
+    params = [p for p in inspect.signature(check).parameters if p not in ("strict", "aac")]
+    kinds = [p[0].isupper() or p.endswith("_class") for p in params]  # class exercises take classes, others functions
+    if len(params) == 1:
+        tries = [((where,), (c,)) for where, c in candidates.items() if inspect.isclass(c) == kinds[0]]
+    else:  # answers that go together come from one module: try every ordered pair of its names
+        tries = [
+            ((wa, wb), (a, b))
+            for wa, a in candidates.items() for wb, b in candidates.items()
+            if wa.split(":")[0] == wb.split(":")[0] and inspect.isclass(a) == kinds[0] and inspect.isclass(b) == kinds[1]
+        ]
+    for where, answers in tries:
+        if passes(check, *answers):
+            leaks.append([row.grade_id, "+".join(where)])
+print(json.dumps({"candidates": len(candidates), "leaks": sorted(leaks)}))
+"""
+
+KNOWN_ANSWER_LEAKS = {
+    ("test_discounted_returns", "course_utils.returns:discounted_returns"),
+    ("test_memory_add", "course_utils.replay.memory:CircularReplayMemory"),
+    ("test_prioritized_buffer", "course_utils.replay.per:PrioritizedReplayBuffer"),
+    ("test_prioritized_buffer", "course_utils.replay.per:VectorPrioritizedReplayBuffer"),
+    ("test_segment_trees", "course_utils.replay.trees:SumSegmentTree+course_utils.replay.trees:MinSegmentTree"),
+}
+"""Public names of the student package that pass an exercise's hidden test when handed in as the
+answer: the shared discounted-return helper (tutorial 2's Exercise 1) and tutorial 4's plain
+memory, trees and buffers. Removing them is the next step of the student-bundle issue; a new one fails."""
+
+
+def test_no_public_function_or_class_of_the_student_package_is_an_answer(bundle, student_env, tmp_path):
+    env, _ = student_env
+    run = subprocess.run([sys.executable, "-c", LEAK_PROBE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200)
+    assert run.returncode == 0, run.stderr[-4000:]
+    report = json.loads(run.stdout.strip().splitlines()[-1])
+    assert report["candidates"] > 100
+    assert {tuple(leak) for leak in report["leaks"]} == KNOWN_ANSWER_LEAKS

@@ -406,3 +406,11 @@ def test_an_error_in_update_population_names_the_students_line():
         _check_evolution(student)
     message = str(failure.value)
     assert "update_population raised TypeError" in message and "random.choice(parents_population, k=2)" in message
+
+
+def test_an_offspring_that_is_not_an_agent_gets_a_message_not_a_traceback():
+    def returns_nothing(agent1, agent2):
+        copy.deepcopy(agent1)
+
+    with pytest.raises(AssertionError, match="should return the child agent .an ActorCritic., got NoneType"):
+        check_genetic_algorithm(returns_nothing, solutions.update_population, strict=True)
