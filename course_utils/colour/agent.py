@@ -83,7 +83,7 @@ def a2c_loss(agent: ActorCritic, experience: Experience) -> torch.Tensor:
     """
     values, logits = agent(experience.inputs)
     log_probs = F.log_softmax(logits, dim=-1)
-    q = torch.from_numpy(discounted_returns(experience.rewards.numpy(), agent.gamma))
+    q = torch.from_numpy(discounted_returns(experience.rewards.numpy(), gamma=agent.gamma))
     advantage = q - values
     chosen = log_probs.gather(-1, experience.actions[:, None]).squeeze(-1)
     ratio = (chosen.detach().exp() / experience.probs).clamp(max=RHO_MAX)

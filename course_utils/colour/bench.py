@@ -35,7 +35,7 @@ def _reference_style_step(env, agent, optimizer, num_trials: int) -> None:
         obs = torch.from_numpy(next_obs)
         prev_reward = torch.tensor([reward / MAX_REWARD])
         prev_action = F.one_hot(action, 2).float()
-    q = torch.from_numpy(discounted_returns(rewards, agent.gamma)).float()
+    q = torch.from_numpy(discounted_returns(rewards, gamma=agent.gamma)).float()
     advantage = q - torch.stack(values)
     loss = (
         (-torch.stack(log_probs) * advantage.detach()).mean()

@@ -33,7 +33,7 @@ def check_discounted_returns(discounted_returns, strict: bool = False) -> bool:
         for rewards, gamma, description in cases:
             given = np.array(rewards)
             got = call_student("discounted_returns", discounted_returns, given, gamma)
-            expected = reference_returns(np.asarray(rewards, dtype=np.float64), gamma)
+            expected = reference_returns(np.asarray(rewards, dtype=np.float64), gamma=gamma)
             if not np.array_equal(given, np.array(rewards)):
                 raise Problem("your function changed the rewards it was given; build a new array instead.")
             try:

@@ -131,7 +131,7 @@ def train_evaluate_agent(
             entropies.append(dist.entropy())
             rewards.append(reward)
             prev_reward, prev_action = reward, int(action)
-        advantage = torch.from_numpy(discounted_returns(rewards, agent.gamma)).float() - torch.stack(values)
+        advantage = torch.from_numpy(discounted_returns(rewards, gamma=agent.gamma)).float() - torch.stack(values)
         actor_loss = -(torch.stack(log_probs) * advantage.detach()).mean()
         critic_loss = advantage.pow(2).mean()
         loss = actor_loss + agent.value_cost * critic_loss - agent.entropy_cost * torch.stack(entropies).mean()

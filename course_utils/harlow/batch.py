@@ -176,7 +176,7 @@ def _d_outputs(values, logits, actions, rewards, hypers) -> torch.Tensor:
     P, T = actions.shape
     h = torch.from_numpy(hypers.astype(np.float32))
     value_cost, entropy_cost = h[:, 2:3], h[:, 3:4]
-    advantage = torch.from_numpy(discounted_returns(rewards, hypers[:, 1])) - values  # (P, T)
+    advantage = torch.from_numpy(discounted_returns(rewards, gamma=hypers[:, 1])) - values  # (P, T)
     log_probs = torch.log_softmax(logits, dim=2)
     probs = log_probs.exp()
     entropy = -(probs * log_probs).sum(2, keepdim=True)

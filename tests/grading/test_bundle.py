@@ -225,15 +225,15 @@ print(json.dumps({"candidates": len(candidates), "leaks": sorted(leaks)}))
 """
 
 KNOWN_ANSWER_LEAKS = {
-    ("test_discounted_returns", "course_utils.returns:discounted_returns"),
     ("test_memory_add", "course_utils.replay.memory:CircularReplayMemory"),
     ("test_prioritized_buffer", "course_utils.replay.per:PrioritizedReplayBuffer"),
     ("test_prioritized_buffer", "course_utils.replay.per:VectorPrioritizedReplayBuffer"),
     ("test_segment_trees", "course_utils.replay.trees:SumSegmentTree+course_utils.replay.trees:MinSegmentTree"),
 }
 """Public names of the student package that pass an exercise's hidden test when handed in as the
-answer: the shared discounted-return helper (tutorial 2's Exercise 1) and tutorial 4's plain
-memory, trees and buffers. Removing them is the next step of the student-bundle issue; a new one fails."""
+answer: tutorial 4's plain memory, trees and buffers (the shared discounted-return helper takes
+its discount by keyword, so it is no drop-in answer to tutorial 2's Exercise 1). Removing them is
+the next step of the student-bundle issue; a new one fails."""
 
 
 def test_no_public_function_or_class_of_the_student_package_is_an_answer(bundle, student_env, tmp_path):

@@ -50,7 +50,7 @@ def a2c_losses(params: dict[str, torch.Tensor], inputs: torch.Tensor, actions: t
     log_probs = torch.log_softmax(logits, dim=2)  # (P, T, 2)
     chosen = log_probs.gather(2, actions.unsqueeze(2)).squeeze(2)
     entropy = -(log_probs.exp() * log_probs).sum(2)
-    advantage = torch.from_numpy(discounted_returns(rewards, hypers[:, 1])) - values
+    advantage = torch.from_numpy(discounted_returns(rewards, gamma=hypers[:, 1])) - values
     h = torch.from_numpy(hypers.astype(np.float32))
     actor = -(chosen * advantage.detach()).mean(1)
     critic = advantage.pow(2).mean(1)
@@ -107,7 +107,7 @@ def test_hand_written_gradients_equal_each_agents_autograd_gradients():
             vs.append(v)
             log_probs.append(dist.log_prob(actions[k, t]))
             entropies.append(dist.entropy())
-        advantage = torch.from_numpy(discounted_returns(rewards[k].tolist(), agent.gamma)).float() - torch.stack(vs)
+        advantage = torch.from_numpy(discounted_returns(rewards[k].tolist(), gamma=agent.gamma)).float() - torch.stack(vs)
         loss = (
             -(torch.stack(log_probs) * advantage.detach()).mean()
             + agent.value_cost * advantage.pow(2).mean()
