@@ -54,14 +54,21 @@ import numpy as np
 
 from course_utils.replay.memory import CircularReplayMemory
 from course_utils.replay.per import ReplayBuffer
-from course_utils.replay.trees import MinSegmentTree as MinTree
-from course_utils.replay.trees import SumSegmentTree as SumTree
+
+
+def SumTree(capacity):  # noqa: N802 (the notebook's name): the harvested SumSegmentTree below
+    return SumSegmentTree(capacity)
+
+
+def MinTree(capacity):  # noqa: N802 (the notebook's name): the harvested MinSegmentTree below
+    return MinSegmentTree(capacity)
 """,
 }
 """The header of each harvested ``solutions.py``: the imports the notebook's setup cell gives the
 solution cells (solution cells use these names bare). Tutorial 4's buffer cell builds its trees
-from ``SumTree``/``MinTree``, which the notebook binds to the student's trees once they pass their
-check (else to the course's); the harvested buffer uses the course's."""
+from ``SumTree``/``MinTree``, which the notebook binds to the student's trees (and the buffer's
+hidden test to the reference trees, so the buffer is graded on its own); the harvested buffer
+uses the harvested trees."""
 
 
 @dataclass(frozen=True)

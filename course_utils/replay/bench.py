@@ -1,5 +1,9 @@
 """The prioritized-replay benchmark (``course bench per``): the course's vectorised trees and
 buffer against the plain-Python ones of the exercise, and against cpprb when it is installed.
+
+The plain baseline is the reference solutions harvested into ``solutions`` (instructor side),
+imported only when ``bench_per`` runs without one given, so that the notebook can time a
+student's own trees against the vectorised ones with this module.
 """
 
 from __future__ import annotations
@@ -9,12 +13,19 @@ import time
 
 import numpy as np
 
-from course_utils.replay.per import PrioritizedReplayBuffer, VectorPrioritizedReplayBuffer
-from course_utils.replay.trees import SumSegmentTree, VectorMinTree, VectorSumTree
+from course_utils.replay.dqn import DQNConfig
+from course_utils.replay.per import VectorPrioritizedReplayBuffer
+from course_utils.replay.trees import VectorMinTree, VectorSumTree
 
 
 def bench_per(
-    capacities=(1024, 16384, 131072), batch: int = 64, repeats: int = 300, rounds: int = 5, seed: int = 0, buffers: bool = True
+    capacities=(1024, 16384, 131072),
+    batch: int = 64,
+    repeats: int = 300,
+    rounds: int = 5,
+    seed: int = 0,
+    buffers: bool = True,
+    plain_tree=None,
 ) -> dict:
     """Microseconds per batched sample and per batched priority update, the course's
     vectorised code against the plain-Python segment trees of the exercise, measured in the
@@ -32,14 +43,23 @@ def bench_per(
     Each figure is the best of ``rounds`` rounds of ``repeats`` calls, as wall time
     (``time.perf_counter``, ``*_us``) and as this process's CPU time (``time.process_time``,
     ``*_cpu_us``; coarser, but blind to other processes on a shared machine).
+    ``plain_tree``: the plain sum-tree class to time (``SumSegmentTree(capacity)`` with a
+    ``tree`` list, ``tree[i] = p`` and ``retrieve``); None: the reference harvested into
+    ``solutions`` (instructor side), whose prioritized buffer is also the plain buffer timed.
     Speedup = plain wall time / vectorised wall time. If ``cpprb`` is installed its
     ``PrioritizedReplayBuffer`` is timed too (``cpprb_*``); otherwise ``"cpprb": "absent"``.
     """
+    plain_buffer = None
+    if plain_tree is None or buffers:
+        from course_utils.replay import solutions  # instructor side: the exercises' reference
+
+        plain_tree = plain_tree or solutions.SumSegmentTree
+        plain_buffer = solutions.PrioritizedReplayBuffer
     rng = np.random.default_rng(seed)
     figures: dict[str, list] = {}
     for capacity in capacities:
         priorities = rng.uniform(0.1, 2.0, capacity)
-        vector, plain = VectorSumTree(capacity), SumSegmentTree(capacity)
+        vector, plain = VectorSumTree(capacity), plain_tree(capacity)
         vector.update(np.arange(capacity), priorities)
         plain.tree = vector.tree.tolist()  # the same layout: the same tree, as a Python list
         total = vector.total()
@@ -55,8 +75,9 @@ def bench_per(
             "tree_plain_update": (_plain_update, plain, [list(zip(i.tolist(), v.tolist(), strict=True)) for i, v in updates]),
         }
         if buffers:
-            fast = _full_buffer(VectorPrioritizedReplayBuffer, capacity, batch, priorities)
-            slow = _full_buffer(PrioritizedReplayBuffer, capacity, batch, priorities)
+            config = DQNConfig(memory_size=capacity, batch_size=batch, alpha=0.6)
+            fast = _full_buffer(VectorPrioritizedReplayBuffer(4, config), priorities)
+            slow = _full_buffer(plain_buffer(obs_dim=4, size=capacity, batch_size=batch, alpha=0.6), priorities)
             draws = [np.random.default_rng(seed)] * repeats  # one generator, made before the clock starts
             cases["buffer_vector_sample"] = (_buffer_sample, fast, draws)
             cases["buffer_plain_sample"] = (_buffer_sample, slow, list(draws))
@@ -100,9 +121,10 @@ def bench_per(
     return result
 
 
-def _full_buffer(buffer_class, capacity: int, batch: int, priorities: np.ndarray):
-    """A buffer of ``capacity`` transitions (obs_dim 4) whose priorities are ``priorities``."""
-    buffer = buffer_class(obs_dim=4, size=capacity, batch_size=batch, alpha=0.6)
+def _full_buffer(buffer, priorities: np.ndarray):
+    """``buffer`` (empty, obs_dim 4, alpha 0.6, one slot per priority) filled: every slot held,
+    with priority ``priorities``; returns it."""
+    capacity = priorities.size
     buffer.size, buffer.ptr = capacity, 0
     vector_sum, vector_min = VectorSumTree(capacity), VectorMinTree(capacity)
     vector_sum.update(np.arange(capacity), priorities**0.6)
@@ -120,7 +142,7 @@ def _vector_sample(tree: VectorSumTree, queries: list[np.ndarray]) -> None:
         tree.retrieve(prefix_sums)
 
 
-def _plain_sample(tree: SumSegmentTree, queries: list[list[float]]) -> None:
+def _plain_sample(tree, queries: list[list[float]]) -> None:
     for prefix_sums in queries:
         for prefix_sum in prefix_sums:
             tree.retrieve(prefix_sum)
@@ -131,18 +153,18 @@ def _vector_update(tree: VectorSumTree, updates: list[tuple[np.ndarray, np.ndarr
         tree.update(indices, values)
 
 
-def _plain_update(tree: SumSegmentTree, updates: list[list[tuple[int, float]]]) -> None:
+def _plain_update(tree, updates: list[list[tuple[int, float]]]) -> None:
     for pairs in updates:
         for index, value in pairs:
             tree[index] = value
 
 
-def _buffer_sample(buffer: PrioritizedReplayBuffer, generators: list[np.random.Generator]) -> None:
+def _buffer_sample(buffer, generators: list[np.random.Generator]) -> None:
     for generator in generators:
         buffer.sample_batch(0.4, rng=generator)
 
 
-def _buffer_update(buffer: PrioritizedReplayBuffer, updates: list[tuple[np.ndarray, np.ndarray]]) -> None:
+def _buffer_update(buffer, updates: list[tuple[np.ndarray, np.ndarray]]) -> None:
     for indices, priorities in updates:
         buffer.update_priorities(indices, priorities)
 

@@ -36,7 +36,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from course_utils.paths import ASSETS
-from course_utils.replay.per import PrioritizedReplayBuffer, ReplayBuffer, VectorPrioritizedReplayBuffer, beta_schedule
+from course_utils.replay.per import ReplayBuffer, VectorPrioritizedReplayBuffer, beta_schedule
 
 ENV_ID = "CartPole-v1"
 MAX_EPISODE_STEPS = 200
@@ -182,15 +182,14 @@ def solved_at(scores, episode_ends, threshold: float = SOLVED_SCORE, window: int
 
 
 def make_memory(kind: str, config: DQNConfig, obs_dim: int = 4):
-    """A replay memory: ``"prioritized"`` (the course's vectorised buffer), ``"plain"``
-    (``PrioritizedReplayBuffer`` with the plain-Python trees) or ``"uniform"``."""
+    """A replay memory: ``"prioritized"`` (the course's vectorised buffer) or ``"uniform"``.
+    (The plain-Python prioritized buffer is the tutorial's Exercise 3; ``bench`` compares the
+    two.)"""
     if kind == "prioritized":
-        return VectorPrioritizedReplayBuffer(obs_dim, config.memory_size, config.batch_size, config.alpha)
-    if kind == "plain":
-        return PrioritizedReplayBuffer(obs_dim, config.memory_size, config.batch_size, config.alpha)
+        return VectorPrioritizedReplayBuffer(obs_dim, config)
     if kind == "uniform":
         return ReplayBuffer(obs_dim, config.memory_size, config.batch_size)
-    raise ValueError(f'memory kind must be "prioritized", "plain" or "uniform", got {kind!r}.')
+    raise ValueError(f'memory kind must be "prioritized" or "uniform", got {kind!r}.')
 
 
 def train_dqn(
@@ -202,7 +201,7 @@ def train_dqn(
 ) -> TrainResult:
     """Train a fresh DQN agent on CartPole for ``config.num_frames`` environment steps.
 
-    ``memory``: ``"prioritized"``, ``"plain"``, ``"uniform"`` (see ``make_memory``) or a
+    ``memory``: ``"prioritized"``, ``"uniform"`` (see ``make_memory``) or a
     buffer object with ``store``, ``sample_batch`` and ``len`` (and ``update_priorities``
     if it is prioritized: then ``sample_batch(beta, rng=...)`` must return ``weights`` and
     ``indices``). One gradient step per frame once the memory holds a batch; beta is

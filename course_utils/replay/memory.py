@@ -90,15 +90,14 @@ class CircularReplayMemory:
 
     def add(self, batch: dict) -> CircularReplayMemory:
         """Write ``batch`` (dict of tensors, first dimension n) into the slots after the newest
-        transition, splitting it between the end and the start if it does not fit; returns self."""
-        batch, n = self.prepare(batch)
-        first = min(n, self.capacity - self.pointer)  # how much fits before the end
-        for key, value in batch.items():
-            self.memory[key][self.pointer : self.pointer + first] = value[:first]
-            self.memory[key][: n - first] = value[first:]  # the rest wraps to the start
-        self.pointer = (self.pointer + n) % self.capacity
-        self.size = min(self.size + n, self.capacity)
-        return self
+        transition, splitting it between the end and the start if it does not fit; returns self.
+
+        This is Exercise 1: write ``add`` in your ``CircularMemory`` subclass (``prepare`` does
+        the checks and the allocation for you)."""
+        raise NotImplementedError(
+            "CircularReplayMemory.add is Exercise 1 of tutorial 4: write add in your CircularMemory subclass "
+            "(call self.prepare(batch) first)."
+        )
 
     def __getitem__(self, index) -> dict[str, torch.Tensor]:
         """The transitions in slots ``index`` (a slice, an int or a tensor of slots) as a dict."""

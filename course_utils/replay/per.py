@@ -1,6 +1,7 @@
 """Replay buffers for DQN (Schaul et al. 2016, proportional variant): a uniform buffer, a
-prioritized one on the plain segment trees of ``trees`` (the exercise's reference), the same on
-the vectorised trees (for training), and the beta schedule.
+prioritized one on the vectorised trees of ``trees`` (for training; built from a DQN config),
+and the beta schedule. The plain prioritized buffer on one-leaf-at-a-time trees is the
+tutorial's Exercise 3: its reference is harvested into ``solutions`` (instructor side).
 
 Shapes used throughout: ``N`` transitions stored, ``B`` transitions per sampled batch,
 observations of ``obs_dim`` float32 features. Priorities are positive floats (typically
@@ -19,8 +20,6 @@ import math
 import numpy as np
 
 from course_utils.replay.trees import (
-    MinSegmentTree,
-    SumSegmentTree,
     VectorMinTree,
     VectorSumTree,
     next_power_of_two,
@@ -110,92 +109,6 @@ class ReplayBuffer:
         return self._batch(indices)
 
 
-class PrioritizedReplayBuffer(ReplayBuffer):
-    """Proportional prioritized replay: transition ``i`` is drawn with probability
-    ``P(i) = p_i**alpha / sum_k p_k**alpha``.
-
-    ``alpha`` >= 0 sets how much priorities matter (0: uniform). A new transition gets the
-    largest priority seen so far (1.0 at the start), so it is replayed at least once soon.
-    ``size`` need not be a power of two: the trees are rounded up to the next one, and
-    their extra leaves stay at 0 (sum tree) and inf (min tree), so they are never drawn.
-    """
-
-    def __init__(self, obs_dim: int, size: int, batch_size: int = 32, alpha: float = 0.6):
-        super().__init__(obs_dim, size, batch_size)
-        if not (math.isfinite(alpha) and alpha >= 0.0):
-            raise ValueError(f"alpha must be a finite number >= 0 (0 gives uniform sampling), got {alpha!r}.")
-        self.alpha = float(alpha)
-        self.max_priority = 1.0
-        tree_capacity = next_power_of_two(size)
-        self.sum_tree = SumSegmentTree(tree_capacity)
-        self.min_tree = MinSegmentTree(tree_capacity)
-
-    def store(self, obs, act: int, rew: float, next_obs, done: bool) -> int:
-        """Store one transition with the current max priority; returns its slot index."""
-        index = super().store(obs, act, rew, next_obs, done)
-        self.sum_tree[index] = self.max_priority**self.alpha
-        self.min_tree[index] = self.max_priority**self.alpha
-        return index
-
-    def sample_batch(self, beta: float, rng=None) -> dict[str, np.ndarray]:
-        """A batch drawn in proportion to priority, with importance-sampling weights.
-
-        Stratified: the total priority is cut into ``batch_size`` equal segments and one
-        prefix sum is drawn uniformly in each (so a batch covers the whole range; a
-        transition can still appear twice if its priority spans two segments). Returns the
-        arrays of ``ReplayBuffer.sample_batch`` plus ``weights`` float32 (B,) =
-        ``(N * P(i))**-beta / max_weight`` with ``max_weight = (N * p_min / total)**-beta``,
-        in (0, 1], and ``indices`` int64 (B,) for ``update_priorities``. ``beta`` >= 0
-        (see ``beta_schedule``).
-        """
-        if not (math.isfinite(beta) and beta >= 0.0):
-            raise ValueError(f"beta must be a finite number >= 0 (usually annealed from 0.4 to 1), got {beta!r}.")
-        self._check_can_sample()
-        rng = _as_rng(rng)
-        total = self.sum_tree.sum()  # the root: leaves from len(self) on are 0
-        segment = total / self.batch_size
-        draws = (np.arange(self.batch_size) + rng.random(self.batch_size)) * segment
-        indices = np.array([self.sum_tree.retrieve(min(float(x), total)) for x in draws], dtype=np.int64)
-
-        n = len(self)
-        leaf_priorities = np.array([self.sum_tree[i] for i in indices], dtype=np.float64)
-        max_weight = (n * self.min_tree.min(0, n) / total) ** -beta
-        weights = (n * leaf_priorities / total) ** -beta / max_weight
-        batch = self._batch(indices)
-        batch["weights"] = weights.astype(np.float32)
-        batch["indices"] = indices
-        return batch
-
-    def update_priorities(self, indices, priorities) -> None:
-        """Set the priorities (e.g. ``|TD error| + eps``, before ``alpha``) of stored transitions.
-
-        ``indices`` int (K,) must be in [0, len); ``priorities`` (K,) must be finite and > 0.
-        Everything is checked before anything is written. A repeated index keeps its last
-        priority. The max priority (given to new transitions) only ever grows.
-        """
-        indices, priorities = self._checked_update(indices, priorities)
-        for index, priority in zip(indices.tolist(), priorities.tolist(), strict=True):
-            self.sum_tree[index] = priority**self.alpha
-            self.min_tree[index] = priority**self.alpha
-        if priorities.size:
-            self.max_priority = max(self.max_priority, float(priorities.max()))
-
-    def _checked_update(self, indices, priorities) -> tuple[np.ndarray, np.ndarray]:
-        """``update_priorities``'s arguments as flat arrays (indices (K,) int, priorities (K,)
-        float64), once every one is checked: priorities by ``validate_priorities`` (one per
-        index, finite and > 0), indices integers referring to stored transitions."""
-        indices = np.asarray(indices).reshape(-1)
-        priorities = validate_priorities(priorities, length=indices.size)
-        if indices.size == 0:
-            return indices, priorities
-        if not np.issubdtype(indices.dtype, np.integer):
-            raise IndexError(f"indices must be integers, got dtype {indices.dtype}.")
-        if indices.min() < 0 or indices.max() >= len(self):
-            out = indices[(indices < 0) | (indices >= len(self))]
-            raise IndexError(f"indices must refer to stored transitions, 0 to {len(self) - 1}, got {short_repr(out)}.")
-        return indices, priorities
-
-
 def beta_schedule(step: int, total_steps: int, beta0: float = 0.4) -> float:
     """Importance-sampling exponent annealed linearly from ``beta0`` at step 0 to 1.0 at
     ``total_steps``, and 1.0 after: ``min(1, beta0 + (1 - beta0) * step / total_steps)``.
@@ -215,16 +128,27 @@ def beta_schedule(step: int, total_steps: int, beta0: float = 0.4) -> float:
     return min(1.0, beta0 + (1.0 - beta0) * step / total_steps)
 
 
-class VectorPrioritizedReplayBuffer(PrioritizedReplayBuffer):
-    """``PrioritizedReplayBuffer`` with the trees updated and searched in batches (numpy).
+class VectorPrioritizedReplayBuffer(ReplayBuffer):
+    """Proportional prioritized replay on the vectorised trees, built from a DQN config:
+    ``VectorPrioritizedReplayBuffer(obs_dim, config)`` with ``config`` a ``dqn.DQNConfig`` (or
+    anything with ``memory_size``, ``batch_size`` and ``alpha``).
 
-    Same interface and same sampling rule (stratified, proportional to ``p**alpha``), same
-    weights, same checks; made for training loops. ``sample_batch`` does the whole batch's
-    tree descent in one go and ``update_priorities`` updates both trees level by level.
+    Transition ``i`` is drawn with probability ``P(i) = p_i**alpha / sum_k p_k**alpha``;
+    ``alpha`` >= 0 sets how much priorities matter (0: uniform). A new transition gets the
+    largest priority seen so far (1.0 at the start), so it is replayed at least once soon.
+    ``memory_size`` need not be a power of two: the trees are rounded up to the next one, and
+    their extra leaves stay at 0 (sum tree) and inf (min tree), so they are never drawn.
+    ``sample_batch`` does the whole batch's tree descent in one go and ``update_priorities``
+    updates both trees level by level.
     """
 
-    def __init__(self, obs_dim: int, size: int, batch_size: int = 32, alpha: float = 0.6):
-        super().__init__(obs_dim, size, batch_size, alpha)
+    def __init__(self, obs_dim: int, config):
+        size, batch_size, alpha = config.memory_size, config.batch_size, config.alpha
+        super().__init__(obs_dim, size, batch_size)
+        if not (math.isfinite(alpha) and alpha >= 0.0):
+            raise ValueError(f"alpha must be a finite number >= 0 (0 gives uniform sampling), got {alpha!r}.")
+        self.alpha = float(alpha)
+        self.max_priority = 1.0
         tree_capacity = next_power_of_two(size)
         self.sum_tree = VectorSumTree(tree_capacity)
         self.min_tree = VectorMinTree(tree_capacity)
@@ -234,7 +158,7 @@ class VectorPrioritizedReplayBuffer(PrioritizedReplayBuffer):
 
     def store(self, obs, act: int, rew: float, next_obs, done: bool) -> int:
         """Store one transition with the current max priority; returns its slot index."""
-        index = ReplayBuffer.store(self, obs, act, rew, next_obs, done)
+        index = super().store(obs, act, rew, next_obs, done)
         self._one_value[0] = self.max_priority**self.alpha
         for tree in (self.sum_tree, self.min_tree):
             self._one_node[0] = index + tree.capacity
@@ -242,8 +166,16 @@ class VectorPrioritizedReplayBuffer(PrioritizedReplayBuffer):
         return index
 
     def sample_batch(self, beta: float, rng=None) -> dict[str, np.ndarray]:
-        """Like ``PrioritizedReplayBuffer.sample_batch``: arrays of (B, ...), ``weights`` float32
-        (B,) in (0, 1] and ``indices`` int64 (B,)."""
+        """A batch drawn in proportion to priority, with importance-sampling weights.
+
+        Stratified: the total priority is cut into ``batch_size`` equal segments and one
+        prefix sum is drawn uniformly in each (so a batch covers the whole range; a
+        transition can still appear twice if its priority spans two segments). Returns the
+        arrays of ``ReplayBuffer.sample_batch`` plus ``weights`` float32 (B,) =
+        ``(N * P(i))**-beta / max_weight`` with ``max_weight = (N * p_min / total)**-beta``,
+        in (0, 1], and ``indices`` int64 (B,) for ``update_priorities``. ``beta`` >= 0
+        (see ``beta_schedule``).
+        """
         if not (math.isfinite(beta) and beta >= 0.0):
             raise ValueError(f"beta must be a finite number >= 0 (usually annealed from 0.4 to 1), got {beta!r}.")
         self._check_can_sample()
@@ -261,7 +193,12 @@ class VectorPrioritizedReplayBuffer(PrioritizedReplayBuffer):
         return batch
 
     def update_priorities(self, indices, priorities) -> None:
-        """Like ``PrioritizedReplayBuffer.update_priorities``: checks everything, then writes."""
+        """Set the priorities (e.g. ``|TD error| + eps``, before ``alpha``) of stored transitions.
+
+        ``indices`` int (K,) must be in [0, len); ``priorities`` (K,) must be finite and > 0.
+        Everything is checked before anything is written. A repeated index keeps its last
+        priority. The max priority (given to new transitions) only ever grows.
+        """
         indices, priorities = self._checked_update(indices, priorities)
         if indices.size == 0:
             return
@@ -269,3 +206,18 @@ class VectorPrioritizedReplayBuffer(PrioritizedReplayBuffer):
         self.sum_tree._write(indices + self.sum_tree.capacity, scaled)
         self.min_tree._write(indices + self.min_tree.capacity, scaled)
         self.max_priority = max(self.max_priority, float(priorities.max()))
+
+    def _checked_update(self, indices, priorities) -> tuple[np.ndarray, np.ndarray]:
+        """``update_priorities``'s arguments as flat arrays (indices (K,) int, priorities (K,)
+        float64), once every one is checked: priorities by ``validate_priorities`` (one per
+        index, finite and > 0), indices integers referring to stored transitions."""
+        indices = np.asarray(indices).reshape(-1)
+        priorities = validate_priorities(priorities, length=indices.size)
+        if indices.size == 0:
+            return indices, priorities
+        if not np.issubdtype(indices.dtype, np.integer):
+            raise IndexError(f"indices must be integers, got dtype {indices.dtype}.")
+        if indices.min() < 0 or indices.max() >= len(self):
+            out = indices[(indices < 0) | (indices >= len(self))]
+            raise IndexError(f"indices must refer to stored transitions, 0 to {len(self) - 1}, got {short_repr(out)}.")
+        return indices, priorities

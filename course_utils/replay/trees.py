@@ -1,9 +1,9 @@
 """Segment trees for prioritized replay, and the one check of priorities (``validate_priorities``).
 
-Two versions of the trees: ``SumSegmentTree`` / ``MinSegmentTree`` are plain readable Python
-(the tutorial's exercise, one leaf at a time); ``VectorSumTree`` / ``VectorMinTree`` do a
-whole batch at once with numpy (for training). All of them keep a complete binary tree in one
-list or array of ``2 * capacity``: node 1 is the root, node ``k`` has children ``2k`` and
+``VectorSumTree`` / ``VectorMinTree`` update and search a whole batch of leaves at once with
+numpy (for training). The plain one-leaf-at-a-time trees are the tutorial's Exercise 2: their
+reference is harvested into ``solutions`` (instructor side). The trees keep a complete binary
+tree in one array of ``2 * capacity``: node 1 is the root, node ``k`` has children ``2k`` and
 ``2k + 1``, leaf ``i`` is node ``capacity + i`` (node 0 is unused).
 
 A sum tree's leaves are priorities to the power ``alpha`` (0 for an empty slot); the buffers
@@ -13,7 +13,6 @@ in ``per`` and the sum trees here check priorities with ``validate_priorities``.
 from __future__ import annotations
 
 import math
-import operator
 
 import numpy as np
 
@@ -21,8 +20,8 @@ import numpy as np
 def validate_priorities(priorities, length: int | None = None, *, allow_zero: bool = False, name: str = "priorities"):
     """Check priorities, before anything is written; return them as a float or a flat float64 array.
 
-    A Python ``float`` (or ``int``) is checked as one value and returned as a float (the plain
-    trees' fast path); anything else becomes a flat float64 array of shape (K,). Every value
+    A Python ``float`` (or ``int``) is checked as one value and returned as a float (a fast path
+    for one value); anything else becomes a flat float64 array of shape (K,). Every value
     must be finite and > 0 (>= 0 with ``allow_zero``, for tree leaves, where 0 marks an empty
     slot). ``length``: the number of indices the priorities go with (K must equal it).
     ``name`` is what the message calls the values. Raises ``ValueError`` saying what is wrong
@@ -73,129 +72,6 @@ def next_power_of_two(n: int) -> int:
 
 
 # --------------------------------------------------------------------------------------
-# Segment trees (plain Python: the students' exercise)
-
-
-class _SegmentTree:
-    """A complete binary tree over ``capacity`` leaves stored in a list of ``2 * capacity``.
-
-    Node 1 is the root; node ``k`` has children ``2k`` and ``2k + 1``; leaf ``i`` is node
-    ``capacity + i`` (node 0 is unused). Every inner node holds ``operation`` of its two
-    children, so a range query or a leaf update touches ``log2(capacity)`` nodes.
-    """
-
-    def __init__(self, capacity: int, operation, neutral: float):
-        self.capacity = _check_capacity(capacity)
-        self.operation = operation
-        self.neutral = neutral
-        self.tree = [neutral] * (2 * self.capacity)
-
-    def _check_index(self, index) -> int:
-        if isinstance(index, bool) or not isinstance(index, int | np.integer):
-            raise IndexError(f"leaf index must be an integer, got {index!r}.")
-        if not 0 <= index < self.capacity:
-            raise IndexError(f"leaf index {index} is out of range: the tree has leaves 0 to {self.capacity - 1}.")
-        return int(index)
-
-    def __len__(self) -> int:
-        return self.capacity
-
-    def __setitem__(self, index: int, value: float) -> None:
-        node = self._check_index(index) + self.capacity
-        self.tree[node] = float(value)
-        node //= 2
-        while node >= 1:
-            self.tree[node] = self.operation(self.tree[2 * node], self.tree[2 * node + 1])
-            node //= 2
-
-    def __getitem__(self, index: int) -> float:
-        return self.tree[self._check_index(index) + self.capacity]
-
-    def _reduce(self, start: int, end: int | None) -> float:
-        """``operation`` over leaves ``start, ..., end - 1`` (half-open; ``end=None``: capacity)."""
-        if end is None:
-            end = self.capacity
-        if not 0 <= start <= end <= self.capacity:
-            raise ValueError(
-                f"the leaf range [start, end) must satisfy 0 <= start <= end <= {self.capacity}, got [{start}, {end})."
-            )
-        if start == 0 and end == self.capacity:
-            return self.tree[1]
-        result = self.neutral
-        low, high = start + self.capacity, end + self.capacity
-        while low < high:
-            if low % 2 == 1:  # low is a right child: take it alone, move past it
-                result = self.operation(result, self.tree[low])
-                low += 1
-            if high % 2 == 1:  # high - 1 is a left child: take it alone
-                high -= 1
-                result = self.operation(result, self.tree[high])
-            low //= 2
-            high //= 2
-        return result
-
-
-class SumSegmentTree(_SegmentTree):
-    """Sums of leaves over any range, and prefix-sum search, each in O(log capacity).
-
-    ``capacity`` must be a positive power of two. Leaves start at 0 and must be finite and
-    non-negative (they are priorities). ``tree[i] = value`` sets leaf ``i``; ``tree[i]``
-    reads it; ``sum(start, end)`` adds leaves ``start .. end - 1`` (half-open, so
-    ``sum(0, n)`` includes leaf ``n - 1``: older reference code called ``sum(0, len - 1)``
-    with an inclusive mind and left the newest transition out of the total).
-    """
-
-    def __init__(self, capacity: int):
-        super().__init__(capacity, operator.add, 0.0)
-
-    def __setitem__(self, index: int, value: float) -> None:
-        value = validate_priorities(float(value), allow_zero=True, name="sum-tree leaves")
-        super().__setitem__(index, value)
-
-    def sum(self, start: int = 0, end: int | None = None) -> float:
-        """Sum of leaves ``start, ..., end - 1``; ``end=None`` means ``capacity``; empty range: 0."""
-        return self._reduce(start, end)
-
-    def retrieve(self, prefix_sum: float) -> int:
-        """The smallest leaf index ``i`` with ``leaf[0] + ... + leaf[i] > prefix_sum``.
-
-        ``prefix_sum`` must lie in [0, total]. Drawing it uniformly from [0, total) picks leaf
-        ``i`` with probability ``leaf[i] / total``. The descent never enters a subtree whose
-        sum is 0, so the answer is always a positive leaf: ``prefix_sum == total`` (or a
-        rounding error just below it) gives the last positive leaf.
-        """
-        total = self.tree[1]
-        if not 0.0 <= prefix_sum <= total:
-            raise ValueError(f"prefix_sum must lie in [0, total] = [0, {total!r}], got {prefix_sum!r}.")
-        if total <= 0.0:
-            raise ValueError("the tree is empty (all leaves are 0): set some positive leaves before retrieve.")
-        node = 1
-        while node < self.capacity:
-            left, right = 2 * node, 2 * node + 1
-            if prefix_sum < self.tree[left] or self.tree[right] <= 0.0:
-                node = left
-            else:
-                prefix_sum -= self.tree[left]
-                node = right
-        return node - self.capacity
-
-
-class MinSegmentTree(_SegmentTree):
-    """Minimum of leaves over any range in O(log capacity); leaves start at +inf.
-
-    ``capacity`` must be a positive power of two. ``tree[i] = value`` sets leaf ``i``;
-    ``min(start, end)`` is the smallest of leaves ``start .. end - 1`` (half-open).
-    """
-
-    def __init__(self, capacity: int):
-        super().__init__(capacity, min, math.inf)
-
-    def min(self, start: int = 0, end: int | None = None) -> float:
-        """Smallest of leaves ``start, ..., end - 1``; ``end=None`` means ``capacity``; empty range: inf."""
-        return self._reduce(start, end)
-
-
-# --------------------------------------------------------------------------------------
 # Numpy-vectorised segment trees (for training)
 
 _WHOLE_LEVEL_WIDTH = 128
@@ -209,7 +85,7 @@ and one ``searchsorted`` (skipping the first 10 levels of the descent), then des
 
 class _VectorSegmentTree:
     """A segment tree over ``capacity`` leaves in one float64 array, updated for a batch of
-    leaves at once. Same layout as ``SumSegmentTree``: node 1 is the root, node ``k`` has
+    leaves at once. Node 1 is the root, node ``k`` has
     children ``2k`` and ``2k + 1``, leaf ``i`` is node ``capacity + i`` (node 0 unused).
     """
 
@@ -271,8 +147,8 @@ class _VectorSegmentTree:
 class VectorSumTree(_VectorSegmentTree):
     """A sum tree updated and searched for a whole batch at once with numpy.
 
-    ``tree`` is a float64 array of ``2 * capacity`` with the same layout and the same sums
-    as ``SumSegmentTree``. ``capacity`` must be a positive power of two; leaves start at 0
+    ``tree`` is a float64 array of ``2 * capacity`` (the layout above), each inner node the sum
+    of its two children. ``capacity`` must be a positive power of two; leaves start at 0
     and must be finite and non-negative.
     """
 
@@ -343,7 +219,7 @@ class VectorSumTree(_VectorSegmentTree):
 class VectorMinTree(_VectorSegmentTree):
     """A min tree updated for a batch of leaves at once; leaves start at +inf.
 
-    Same layout as ``MinSegmentTree``; ``min()`` is the smallest leaf (the root).
+    Each inner node is the smaller of its two children; ``min()`` is the smallest leaf (the root).
     """
 
     _operation = np.minimum

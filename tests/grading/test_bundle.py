@@ -59,11 +59,10 @@ def test_the_bundle_holds_notebooks_the_student_wheel_a_readme_and_the_two_comma
     assert "course_utils/assets/checkpoints.json" in names and "course_utils/lunar/checks/losses.py" in names
 
 
-KNOWN_LEAKS = {"course_utils/replay/trees.py", "course_utils/replay/memory.py"}
-"""Tutorial 4's plain segment trees and circular memory still hold the exercises' code in the
-student package (the notebook's fallbacks and the benchmark's baseline; its plain prioritized
-buffer too, written differently enough to pass this scan): moving them to the instructor side is
-the next step of the student-bundle issue. Any other file holding solution code fails this test."""
+KNOWN_LEAKS = set()
+"""Files of the bundle known to hold solution code: none. Tutorial 4's plain segment trees, plain
+prioritized buffer and working memory ``add`` now live only in the harvested, instructor-side
+``replay/solutions.py``; any file of the bundle holding solution code fails this test."""
 
 
 def _windows(text: str, size: int = 3) -> set[str]:
@@ -224,16 +223,11 @@ for row in GRADED:
 print(json.dumps({"candidates": len(candidates), "leaks": sorted(leaks)}))
 """
 
-KNOWN_ANSWER_LEAKS = {
-    ("test_memory_add", "course_utils.replay.memory:CircularReplayMemory"),
-    ("test_prioritized_buffer", "course_utils.replay.per:PrioritizedReplayBuffer"),
-    ("test_prioritized_buffer", "course_utils.replay.per:VectorPrioritizedReplayBuffer"),
-    ("test_segment_trees", "course_utils.replay.trees:SumSegmentTree+course_utils.replay.trees:MinSegmentTree"),
-}
+KNOWN_ANSWER_LEAKS = set()
 """Public names of the student package that pass an exercise's hidden test when handed in as the
-answer: tutorial 4's plain memory, trees and buffers (the shared discounted-return helper takes
-its discount by keyword, so it is no drop-in answer to tutorial 2's Exercise 1). Removing them is
-the next step of the student-bundle issue; a new one fails."""
+answer: none. Tutorial 4's ``CircularReplayMemory.add`` raises ``NotImplementedError`` (Exercise 1),
+the plain trees and buffer are gone, and the vectorised buffer is built from a DQN config (and the
+shared discounted-return helper takes its discount by keyword); any such name fails this test."""
 
 
 def test_no_public_function_or_class_of_the_student_package_is_an_answer(bundle, student_env, tmp_path):

@@ -16,7 +16,7 @@ def rows(tmp_path_factory):
         tmp_path_factory,
         ASSIGNMENT,
         memory_only=("memory_add",),
-        # the buffer without the trees: the notebook falls back to the course's trees for it
+        # the buffer without the trees: its hidden test gives it the reference trees
         buffer_only=("prioritized_buffer",),
     )
 

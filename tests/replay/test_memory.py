@@ -3,6 +3,7 @@ import torch
 
 from course_utils.replay.checks import _numbered_batch, check_memory_add
 from course_utils.replay.memory import CircularReplayMemory, ReplayMemoryError, cartpole_batches, plot_memory
+from course_utils.replay.solutions import CircularMemory  # the exercise's reference (instructor side)
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +29,7 @@ def test_cartpole_batches_have_every_field_with_consistent_shapes(batches):
 
 def test_the_reference_sequence_fills_overwrites_and_wraps(batches):
     """The story of the reference docs: capacity 20, batches of 5, then a 10-entry batch that wraps."""
-    memory = CircularReplayMemory(capacity=20, batch_size=16, warmup=19, seed=0)
+    memory = CircularMemory(capacity=20, batch_size=16, warmup=19, seed=0)
     assert len(memory) == 0
     for i in range(4):
         assert memory + batches[i] is memory
@@ -52,7 +53,7 @@ def test_the_reference_sequence_fills_overwrites_and_wraps(batches):
 
 
 def test_sampling_refuses_before_warmup_then_visits_every_entry(batches):
-    memory = CircularReplayMemory(capacity=20, batch_size=16, warmup=19, seed=3)
+    memory = CircularMemory(capacity=20, batch_size=16, warmup=19, seed=3)
     memory + batches[0] + batches[1] + batches[2]
     with pytest.raises(ReplayMemoryError, match="warm-up of 19"):
         memory.sample()
@@ -64,13 +65,13 @@ def test_sampling_refuses_before_warmup_then_visits_every_entry(batches):
         assert torch.equal(sampled["state"], memory.memory["state"][indices])
         seen |= set(indices.tolist())
     assert seen == set(range(20))
-    _, first = CircularReplayMemory(20, 16, 19, seed=3).add(_cat(*batches[:4])).sample()
-    _, again = CircularReplayMemory(20, 16, 19, seed=3).add(_cat(*batches[:4])).sample()
+    _, first = CircularMemory(20, 16, 19, seed=3).add(_cat(*batches[:4])).sample()
+    _, again = CircularMemory(20, 16, 19, seed=3).add(_cat(*batches[:4])).sample()
     assert torch.equal(first, again)  # seeded
 
 
 def test_update_td_writes_exactly_those_slots(batches):
-    memory = CircularReplayMemory(capacity=20, batch_size=4, warmup=4)
+    memory = CircularMemory(capacity=20, batch_size=4, warmup=4)
     memory + _cat(*batches[:4])
     memory.update_td(torch.full((5, 1), 1.0), torch.arange(5, 10))
     td = memory.memory["td_error"]
@@ -80,7 +81,7 @@ def test_update_td_writes_exactly_those_slots(batches):
 
 
 def test_bad_batches_get_clear_errors(batches):
-    memory = CircularReplayMemory(capacity=8, batch_size=2, warmup=2)
+    memory = CircularMemory(capacity=8, batch_size=2, warmup=2)
     with pytest.raises(TypeError, match="dict of tensors"):
         memory.add([1, 2, 3])
     with pytest.raises(KeyError, match="unknown fields"):
@@ -91,13 +92,13 @@ def test_bad_batches_get_clear_errors(batches):
     with pytest.raises(ValueError, match="field 'state'"):
         memory.add({**batches[1], "state": torch.zeros(5, 3)})
     with pytest.raises(ValueError, match="warmup"):
-        CircularReplayMemory(capacity=4, warmup=5)
+        CircularMemory(capacity=4, warmup=5)
     with pytest.raises(ReplayMemoryError, match="empty"):
-        CircularReplayMemory(capacity=4, warmup=2)[0:2]
+        CircularMemory(capacity=4, warmup=2)[0:2]
 
 
 def test_a_batch_longer_than_the_memory_keeps_its_newest_entries():
-    memory = CircularReplayMemory(capacity=4, batch_size=2, warmup=2)
+    memory = CircularMemory(capacity=4, batch_size=2, warmup=2)
     memory.add(_numbered_batch(0, 3))
     memory.add(_numbered_batch(3, 6))  # numbers 3..8: only 5..8 can stay
     assert sorted(memory.memory["step"].tolist()) == [5, 6, 7, 8] and len(memory) == 4
@@ -106,7 +107,7 @@ def test_a_batch_longer_than_the_memory_keeps_its_newest_entries():
 def test_plot_memory_draws_both_panels(batches):
     import matplotlib.pyplot as plt
 
-    memory = CircularReplayMemory(capacity=20, batch_size=4, warmup=4)
+    memory = CircularMemory(capacity=20, batch_size=4, warmup=4)
     for batch in batches[:5]:
         memory + batch
     fig = plot_memory(memory)
@@ -143,7 +144,7 @@ class _WrapToEnd(CircularReplayMemory):
         self.size = min(self.size + n, self.capacity)
 
 
-class _SizeGrows(CircularReplayMemory):
+class _SizeGrows(CircularMemory):
     def add(self, batch):
         super().add(batch)
         self.size = self.size + 0 if self.size < self.capacity else self.size + 1
@@ -176,8 +177,15 @@ class _Todo(CircularReplayMemory):
         raise NotImplementedError()
 
 
+def test_the_student_package_leaves_add_to_the_student():
+    memory = CircularReplayMemory(capacity=4, batch_size=2, warmup=2)
+    with pytest.raises(NotImplementedError, match="Exercise 1.*CircularMemory"):
+        memory.add({"state": torch.zeros(2, 4)})
+    assert check_memory_add(CircularReplayMemory) is False
+
+
 def test_check_accepts_correct_solutions(capsys):
-    assert check_memory_add(CircularReplayMemory)
+    assert check_memory_add(CircularMemory)
     assert check_memory_add(_ModuloIndexing, strict=True)
     assert "✅" in capsys.readouterr().out
 

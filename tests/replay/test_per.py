@@ -1,14 +1,18 @@
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
 from course_utils.replay.checks import check_prioritized_buffer
-from course_utils.replay.per import (
-    PrioritizedReplayBuffer,
-    ReplayBuffer,
-    VectorPrioritizedReplayBuffer,
-    beta_schedule,
-)
+from course_utils.replay.dqn import DQNConfig
+from course_utils.replay.per import ReplayBuffer, VectorPrioritizedReplayBuffer, beta_schedule
+from course_utils.replay.solutions import PrioritizedReplayBuffer  # the exercise's reference (instructor side)
 from course_utils.replay.trees import validate_priorities
+
+
+def _prioritized(obs_dim: int, size: int, batch_size: int = 32, alpha: float = 0.6) -> VectorPrioritizedReplayBuffer:
+    """The course's prioritized buffer, built from a config as DQN builds it."""
+    return VectorPrioritizedReplayBuffer(obs_dim, SimpleNamespace(memory_size=size, batch_size=batch_size, alpha=alpha))
 
 # --------------------------------------------------------------------------------------
 # Replay buffers
@@ -50,7 +54,7 @@ def test_uniform_buffer_refuses_small_batches_and_bad_shapes():
 
 
 def test_new_transitions_get_the_max_priority():
-    buffer = PrioritizedReplayBuffer(obs_dim=2, size=8, batch_size=2, alpha=0.5)
+    buffer = _prioritized(obs_dim=2, size=8, batch_size=2, alpha=0.5)
     _fill(buffer, 3)
     assert [buffer.sum_tree[i] for i in range(3)] == [1.0, 1.0, 1.0]
     buffer.update_priorities([1], [9.0])
@@ -64,7 +68,7 @@ def test_new_transitions_get_the_max_priority():
 
 def test_sampling_frequencies_follow_priorities_to_the_alpha():
     alpha = 0.6
-    buffer = PrioritizedReplayBuffer(obs_dim=2, size=6, batch_size=4, alpha=alpha)  # trees rounded up to 8
+    buffer = _prioritized(obs_dim=2, size=6, batch_size=4, alpha=alpha)  # trees rounded up to 8
     _fill(buffer, 6)
     priorities = np.array([0.1, 1.0, 2.0, 4.0, 0.5, 8.0])
     buffer.update_priorities(np.arange(6), priorities)
@@ -80,7 +84,7 @@ def test_sampling_frequencies_follow_priorities_to_the_alpha():
 
 
 def test_uniform_sampling_when_alpha_is_zero():
-    buffer = PrioritizedReplayBuffer(obs_dim=2, size=4, batch_size=4, alpha=0.0)
+    buffer = _prioritized(obs_dim=2, size=4, batch_size=4, alpha=0.0)
     _fill(buffer, 4)
     buffer.update_priorities([0, 1, 2, 3], [0.01, 1.0, 10.0, 100.0])
     batch = buffer.sample_batch(beta=1.0, rng=5)
@@ -90,7 +94,7 @@ def test_uniform_sampling_when_alpha_is_zero():
 
 def test_weights_match_the_formula_and_reach_one_for_the_min_priority():
     alpha, beta = 0.7, 0.5
-    buffer = PrioritizedReplayBuffer(obs_dim=2, size=16, batch_size=8, alpha=alpha)
+    buffer = _prioritized(obs_dim=2, size=16, batch_size=8, alpha=alpha)
     _fill(buffer, 20)  # wrapped: all 16 slots hold transitions
     rng = np.random.default_rng(6)
     priorities = rng.uniform(0.05, 3.0, 16)
@@ -112,10 +116,9 @@ def test_weights_match_the_formula_and_reach_one_for_the_min_priority():
     assert seen_min
 
 
-@pytest.mark.parametrize("Buffer", [PrioritizedReplayBuffer, VectorPrioritizedReplayBuffer])
-def test_update_priorities_errors_and_sampling_refused_before_batch_size(Buffer):
-    """The plain buffer and the vectorised one refuse the same bad input with the same messages."""
-    buffer = Buffer(obs_dim=2, size=8, batch_size=4)
+def test_update_priorities_errors_and_sampling_refused_before_batch_size():
+    """The vectorised buffer checks everything before writing, with ``validate_priorities``'s messages."""
+    buffer = _prioritized(obs_dim=2, size=8, batch_size=4)
     _fill(buffer, 3)
     with pytest.raises(ValueError, match="holds only 3 transitions"):
         buffer.sample_batch(beta=0.4, rng=0)
@@ -138,7 +141,7 @@ def test_update_priorities_errors_and_sampling_refused_before_batch_size(Buffer)
     assert buffer.sum_tree[0] == 1.0 and buffer.max_priority == 1.0
     buffer.update_priorities([], [])  # nothing to do
     with pytest.raises(ValueError, match="alpha"):
-        Buffer(obs_dim=2, size=8, batch_size=4, alpha=-0.1)
+        _prioritized(obs_dim=2, size=8, batch_size=4, alpha=-0.1)
     _fill(buffer, 1, start=3)
     buffer.sample_batch(beta=0.4, rng=0)
     with pytest.raises(ValueError, match="beta"):
@@ -182,10 +185,10 @@ def test_compounding_beta_update_reaches_one_almost_at_once():
 # The vectorised prioritized buffer
 
 
-def test_vector_buffer_samples_like_the_plain_buffer():
+def test_vector_buffer_samples_like_the_reference_plain_buffer():
     alpha, beta = 0.6, 0.5
     plain = PrioritizedReplayBuffer(obs_dim=2, size=12, batch_size=6, alpha=alpha)
-    fast = VectorPrioritizedReplayBuffer(obs_dim=2, size=12, batch_size=6, alpha=alpha)
+    fast = VectorPrioritizedReplayBuffer(2, DQNConfig(memory_size=12, batch_size=6, alpha=alpha))
     _fill(plain, 15)
     _fill(fast, 15)
     priorities = np.random.default_rng(9).uniform(0.1, 4.0, 12)
@@ -265,6 +268,8 @@ def test_buffer_check_flags_the_pitfalls(wrong, message):
         check_prioritized_buffer(wrong, strict=True)
 
 
-def test_buffer_check_accepts_both_course_buffers():
+def test_buffer_check_accepts_the_reference_and_the_vectorised_buffer_is_no_drop_in_answer(capsys):
     assert check_prioritized_buffer(PrioritizedReplayBuffer, strict=True)
-    assert check_prioritized_buffer(VectorPrioritizedReplayBuffer, strict=True)
+    with pytest.raises(TypeError):  # it is built from a DQN config, not (obs_dim, size, batch_size, alpha)
+        VectorPrioritizedReplayBuffer(obs_dim=2, size=8, batch_size=4, alpha=0.5)
+    assert check_prioritized_buffer(VectorPrioritizedReplayBuffer) is False
