@@ -49,14 +49,22 @@ def _bench(args) -> int:
     return 0
 
 
+def _stale() -> list[str]:
+    """What ``course release`` would change: the harvested solutions, the released notebooks and
+    tutorial 3's expected values (``course release --check``; ``course bundle`` refuses a stale tree)."""
+    from course_utils import grading
+    from course_utils.grading import harvest
+    from course_utils.lunar import reference
+
+    return harvest.stale_solutions() + grading.stale_notebooks() + reference.stale_expected()
+
+
 def _release(args) -> int:
     from course_utils import grading
     from course_utils.grading import harvest
 
     if args.check:
-        from course_utils.lunar import reference
-
-        stale = harvest.stale_solutions() + grading.stale_notebooks() + reference.stale_expected()
+        stale = _stale()
         if stale:
             for line in stale:
                 print(f"stale: {line}", file=sys.stderr)
@@ -76,13 +84,10 @@ def _release(args) -> int:
 
 
 def _bundle(args) -> int:
-    from course_utils.grading import harvest
     from course_utils.grading.bundle import BundleError, build_bundle
-    from course_utils.grading.student_notebooks import stale_notebooks
-    from course_utils.lunar import reference
 
     try:
-        result = build_bundle(args.out, stale=harvest.stale_solutions() + reference.stale_expected() + stale_notebooks())
+        result = build_bundle(args.out, stale=_stale())
     except BundleError as error:
         print(f"course bundle: {error}", file=sys.stderr)
         return 1

@@ -23,39 +23,37 @@ def test_the_contracts_hold():
     assert "0 broken" in result.stdout
 
 
-def test_a_tutorial_importing_grading_breaks_the_build(tmp_path):
+def lint_with_an_extra_import(tmp_path, module: str, imported: str) -> subprocess.CompletedProcess:
+    """``lint_imports`` on a copy of the package where ``module`` (a path below course_utils/)
+    gains ``from <package> import <name>`` inside a function (hidden imports count too)."""
     shutil.copytree(ROOT / "course_utils", tmp_path / "course_utils", ignore=shutil.ignore_patterns("__pycache__"))
-    training = tmp_path / "course_utils" / "colour" / "training.py"
-    peek = "\n\ndef _peek():\n    from course_utils.grading import autograder  # noqa: F401\n"
-    training.write_text(training.read_text() + peek)
+    package, _, name = imported.rpartition(".")
+    path = tmp_path / "course_utils" / module
+    path.write_text(path.read_text() + f"\n\ndef _peek():\n    from {package} import {name}  # noqa: F401\n")
     result = lint_imports(tmp_path)
-    assert result.returncode != 0
+    assert result.returncode != 0, result.stdout[-3000:]
+    return result
+
+
+def test_a_tutorial_importing_grading_breaks_the_build(tmp_path):
+    result = lint_with_an_extra_import(tmp_path, "colour/training.py", "course_utils.grading.autograder")
     assert "Tutorials never import grading BROKEN" in result.stdout
     assert "course_utils.colour.training -> course_utils.grading.autograder" in result.stdout
 
 
 def test_a_tutorial_importing_another_breaks_the_build(tmp_path):
-    shutil.copytree(ROOT / "course_utils", tmp_path / "course_utils", ignore=shutil.ignore_patterns("__pycache__"))
-    dqn = tmp_path / "course_utils" / "replay" / "dqn.py"
-    dqn.write_text(dqn.read_text() + "\n\ndef _peek():\n    from course_utils.lunar import env  # noqa: F401\n")
-    result = lint_imports(tmp_path)
-    assert result.returncode != 0 and "Tutorials never import each other BROKEN" in result.stdout
+    result = lint_with_an_extra_import(tmp_path, "replay/dqn.py", "course_utils.lunar.env")
+    assert "Tutorials never import each other BROKEN" in result.stdout
 
 
 def test_an_environment_importing_its_trainer_breaks_the_build(tmp_path):
-    shutil.copytree(ROOT / "course_utils", tmp_path / "course_utils", ignore=shutil.ignore_patterns("__pycache__"))
-    env = tmp_path / "course_utils" / "harlow" / "env.py"
-    env.write_text(env.read_text() + "\n\ndef _peek():\n    from course_utils.harlow import train  # noqa: F401\n")
-    result = lint_imports(tmp_path)
-    assert result.returncode != 0 and "Tutorial 1 in layers" in result.stdout and "BROKEN" in result.stdout
+    result = lint_with_an_extra_import(tmp_path, "harlow/env.py", "course_utils.harlow.train")
+    assert "Tutorial 1 in layers" in result.stdout and "BROKEN" in result.stdout
 
 
 def test_a_lower_grading_layer_importing_a_higher_one_breaks_the_build(tmp_path):
-    shutil.copytree(ROOT / "course_utils", tmp_path / "course_utils", ignore=shutil.ignore_patterns("__pycache__"))
-    intake = tmp_path / "course_utils" / "grading" / "intake.py"
-    intake.write_text(intake.read_text() + "\n\ndef _peek():\n    from course_utils.grading import worker  # noqa: F401\n")
-    result = lint_imports(tmp_path)
-    assert result.returncode != 0 and "Grading in layers: each module imports only those below it BROKEN" in result.stdout
+    result = lint_with_an_extra_import(tmp_path, "grading/intake.py", "course_utils.grading.worker")
+    assert "Grading in layers: each module imports only those below it BROKEN" in result.stdout
 
 
 def test_no_module_is_over_600_lines():

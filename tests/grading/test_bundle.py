@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from course_utils.exercises import TUTORIALS
+from course_utils.grading import harvest
 from course_utils.grading.bundle import BundleError, build_bundle, student_modules
 from course_utils.paths import PACKAGE, SOLUTIONS
 
@@ -152,14 +153,7 @@ for path in sys.argv[1:]:
 def _answered(student: Path, target: Path) -> int:
     """``student`` with every solution cell replaced by the solution notebook's (markers removed),
     written to ``target``; returns the number of check cells (each prints one verdict)."""
-    solution = json.loads((SOLUTIONS / student.name).read_text())
-    answers = {
-        cell["metadata"]["nbgrader"]["grade_id"]: "".join(
-            line for line in cell["source"] if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")
-        )
-        for cell in solution["cells"]
-        if cell["cell_type"] == "code" and (cell.get("metadata", {}).get("nbgrader") or {}).get("solution")
-    }
+    answers = dict(harvest.solution_cells(SOLUTIONS / student.name))
     notebook = json.loads(student.read_text())
     for cell in notebook["cells"]:
         grade_id = (cell.get("metadata", {}).get("nbgrader") or {}).get("grade_id")
