@@ -2,13 +2,22 @@
 game (show it, let it play itself when nobody can click, or block "Run all" until it ends).
 
 A game class sets up its schedule, calls ``self._start(prefix, prompt)`` and defines
-``attempts``, ``choose(action)`` (appending to ``self.actions`` and ``self.rewards``) and
-``_render()``; ``ButtonGame`` adds ``attempt``, ``done``, ``score``, the buttons' click handler,
-the game-over screen (``_render_game_over``), ``show``, ``autoplay`` and ``play``.
+``attempts``, ``choose(action)`` (appending to ``self.actions`` and ``self.rewards``),
+``_render()`` and ``results()`` (which starts with ``self._require_finished()``); ``ButtonGame``
+adds ``attempt``, ``done``, ``score``, the buttons' click handler, the game-over screen
+(``_render_game_over``), ``show``, ``autoplay`` and ``play``.
+
+Blocking needs a front-end whose widget messages reach the kernel while a cell runs (JupyterLab,
+Notebook 7). Where they cannot (some VS Code and Colab set-ups, a front-end without widgets),
+``play`` finds out by asking the front-end to echo a value (``FrontEndProbe``), says so in one
+sentence and stops waiting: the student plays, then runs the next cell, whose ``results()``
+says what to do while the game is unfinished.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 
 import numpy as np
@@ -27,6 +36,56 @@ def check_side(action) -> int:
     if isinstance(action, bool | np.bool_) or not isinstance(action, int | np.integer) or action not in (0, 1):
         raise ValueError(f"action must be 0 (left) or 1 (right), got {action!r}.")
     return int(action)
+
+
+NO_CLICKS_WHILE_RUNNING = (
+    "This front-end cannot send clicks to the notebook while a cell is running, so the game does not "
+    "wait here: play it above, then run the next cell."
+)
+
+
+def _probe_timeout_from_env() -> float:
+    """``COURSE_PROBE_TIMEOUT`` (seconds, default 10): the browser tests shorten it to prove that
+    JupyterLab answers the probe rather than a click arriving in time."""
+    text = os.environ.get("COURSE_PROBE_TIMEOUT", "10")
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:
+        raise ValueError(f"COURSE_PROBE_TIMEOUT must be a positive number of seconds, got {text!r}.")
+    return seconds
+
+
+class GameNotFinished(RuntimeError):
+    """``results()`` of a game that is still waiting for its player (see ``ButtonGame.play``)."""
+
+
+class FrontEndProbe:
+    """Asks the front-end to send a value back to the kernel, to learn whether its widget messages
+    arrive.
+
+    A ``jsdlink`` is carried out by the front-end's widget manager: as soon as it has the link, it
+    copies ``source.value`` (1) into ``target.value`` (0) and sends the new value to the kernel.
+    So ``answered`` turns true only where the front-end runs widgets and its messages reach the
+    kernel; while a cell runs, that also needs the game's event loop to read them. Nothing is
+    displayed.
+    """
+
+    def __init__(self):
+        import ipywidgets as widgets
+
+        self.source = widgets.IntText(value=1)
+        self.target = widgets.IntText(value=0)
+        self.link = widgets.jsdlink((self.source, "value"), (self.target, "value"))
+
+    @property
+    def answered(self) -> bool:
+        return self.target.value == 1
+
+    def close(self) -> None:
+        for widget in (self.link, self.source, self.target):
+            widget.close()
 
 
 class ButtonGame:
@@ -51,6 +110,8 @@ class ButtonGame:
         self.actions: list[int] = []
         self.rewards: list[int] = []
         self.autoplayed = False
+        self.waiting = False  # True once `play` has returned early and the player has yet to finish
+        self._probe: FrontEndProbe | None = None
         self._build_widgets(prefix, prompt)
         self._render()
 
@@ -106,26 +167,65 @@ class ButtonGame:
             (self.left if rng.random() < 0.5 else self.right).click()
         return self
 
+    #: Seconds ``play`` gives the front-end to answer its ``FrontEndProbe`` (or to deliver a click)
+    #: before it decides that clicks cannot arrive while the cell runs.
+    probe_timeout: float = _probe_timeout_from_env()
+
     def play(self, block: bool = True, timeout: float = 30 * 60):
         """Show the game; with ``block`` wait until it ends (at most ``timeout`` seconds), so "Run all"
         stops here and the next cells see the player's choices.
 
         When nobody can click (``course_utils.headless()``: CI, nbgrader, nbmake), the game plays
-        itself instead, through its own buttons, and returns at once.
+        itself instead, through its own buttons, and returns at once. Where the front-end cannot
+        deliver clicks while a cell runs (no answer to a ``FrontEndProbe`` and no click within
+        ``probe_timeout`` seconds), ``play`` says so and returns; so does ``block=False``. Then
+        ``results()`` raises ``GameNotFinished``, saying what to do, until the game is over.
         """
         self.show()
         if headless():
             return self.autoplay(seed=0)
-        if block:
-            from jupyter_ui_poll import ui_events
-
-            deadline = time.monotonic() + timeout
-            with ui_events() as poll:
-                while not self.done and time.monotonic() < deadline:
-                    poll(10)
-                    time.sleep(0.05)
-            if not self.done:
-                self.message.value += (
-                    f"<br>Stopped waiting after {timeout / 60:.0f} minutes; the next cells use the attempts made so far."
-                )
+        self._probe = FrontEndProbe()
+        if not block or not self._wait_for_player(timeout):
+            self.waiting = not self.done
+            if block and self.waiting:
+                print(NO_CLICKS_WHILE_RUNNING)
+        if self._probe.answered or self.done:
+            self._probe.close()
         return self
+
+    def _wait_for_player(self, timeout: float) -> bool:
+        """Process the front-end's messages until the game ends or ``timeout`` seconds pass. False
+        when the front-end shows no sign of delivering them (see ``probe_timeout``)."""
+        with contextlib.ExitStack() as stack:
+            try:
+                from jupyter_ui_poll import ui_events
+
+                poll = stack.enter_context(ui_events())
+            except Exception:  # no kernel to poll (a plain Python or terminal IPython session)
+                return False
+            start = time.monotonic()
+            while not self.done and time.monotonic() - start < timeout:
+                poll(10)
+                if self.attempt == 0 and not self._probe.answered and time.monotonic() - start > self.probe_timeout:
+                    return False
+                time.sleep(0.05)
+        if not self.done:
+            self.message.value += (
+                f"<br>Stopped waiting after {timeout / 60:.0f} minutes; the next cells use the attempts made so far."
+            )
+        return True
+
+    def _require_finished(self) -> None:
+        """Raise ``GameNotFinished`` with what to do if ``play`` returned before the game ended."""
+        if not self.waiting or self.done:
+            return
+        if self.attempt == 0 and self._probe is not None and not self._probe.answered:
+            raise GameNotFinished(
+                "No click has reached the game yet, and this front-end has not answered the game's widgets: "
+                "it may not show them. Open the notebook in JupyterLab or Jupyter Notebook 7 to play, or call "
+                "the game's autoplay() to let it play itself at random; then run this cell again."
+            )
+        raise GameNotFinished(
+            f"The game above is not finished: {self.attempt} of {self.attempts} attempts played. Finish it, "
+            "then run this cell again (or call the game's autoplay() to play the rest at random)."
+        )

@@ -6,9 +6,11 @@ fixed reward (red 1, yellow 2, green 3, blue 4), which the player has to discove
 mode 2.
 
 The game is event-driven: ``game.show()`` displays it and returns. ``game.play(block=True)``
-also waits (with jupyter-ui-poll) until the last attempt, so "Run all" stops at the game.
-When nobody can click (``course_utils.headless()``: CI, nbgrader, nbmake), ``play`` makes
-the game play itself by clicking its own buttons at random, and returns at once.
+also waits (with jupyter-ui-poll) until the last attempt, so "Run all" stops at the game (where
+the front-end cannot deliver clicks to a running cell, it says so and returns; see
+``course_utils.game``). When nobody can click (``course_utils.headless()``: CI, nbgrader,
+nbmake), ``play`` makes the game play itself by clicking its own buttons at random, and returns
+at once.
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ class ColourGame(ButtonGame):
 
     def results(self) -> Trials:
         """The attempts made so far, in the same form as an agent's trials."""
+        self._require_finished()
         n = self.attempt
         return Trials(
             inputs=np.zeros((n, 9), dtype=np.float32),

@@ -221,9 +221,11 @@ asset the notebooks use and says what is wrong, if anything.
 
 ## Where to run the notebooks
 The games are widgets with Left and Right buttons. Use **JupyterLab** (what `course lab` starts) or
-**Jupyter Notebook 7**. In VS Code or Google Colab the widgets display, but a cell that waits for your
-clicks may not receive them. If a game does not react, play it and then run the next cell by
-hand. The rest of the course works everywhere.
+**Jupyter Notebook 7**: there the game cell waits for your clicks, so *Run all* stops at the game
+until you have played. Some front-ends (VS Code and Google Colab, depending on their set-up)
+cannot pass clicks to a cell while it runs. The game finds this out within about ten seconds
+and says so in one sentence; then play it, and run the next cell when you have finished (that
+cell reminds you if the game is not over yet). The rest of the course works everywhere.
 
 ## Exercises and grading
 Each exercise is a cell with `raise NotImplementedError()` to replace with your code. The cell

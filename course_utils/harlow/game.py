@@ -7,9 +7,10 @@ random from attempt to attempt. The player has to discover the rule: the reward 
 the symbol, not the side, so from the second attempt of a problem on, it can be perfect.
 
 The game is event-driven, like the colour game: ``game.show()`` displays it and returns;
-``game.play(block=True)`` also waits (with jupyter-ui-poll) until the last attempt. When
-nobody can click (``course_utils.headless()``), ``play`` makes the game play itself by
-clicking its own buttons at random, and returns at once.
+``game.play(block=True)`` also waits (with jupyter-ui-poll) until the last attempt (where the
+front-end cannot deliver clicks to a running cell, it says so and returns; see
+``course_utils.game``). When nobody can click (``course_utils.headless()``), ``play`` makes the
+game play itself by clicking its own buttons at random, and returns at once.
 """
 
 from __future__ import annotations
@@ -152,6 +153,7 @@ class HarlowGame(ButtonGame):
 
     def results(self) -> GameResults:
         """The attempts made so far; ``harlow.accuracy_by_trial(r.trial, r.correct)`` groups them."""
+        self._require_finished()
         n = self.attempt
         index = np.arange(n)
         actions = np.asarray(self.actions, dtype=np.int64)

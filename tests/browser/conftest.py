@@ -34,6 +34,9 @@ LOGS = ARTIFACTS / "browser"
 CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
 SERVER_START_S = 90
 WAIT_MS = 90_000  # the longest any single wait on the page may take
+# The games give the front-end this long to answer their probe before they stop blocking; the game
+# test waits longer than this before its first click, so only the probe can keep the cell blocked.
+PROBE_TIMEOUT_S = 2
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -133,7 +136,12 @@ def lab(tmp_path_factory):
         home,
         "jupyter-server",
         extra_args=("--LabApp.expose_app_in_browser=True",),
-        env_extra={"COURSE_FAST": "1", "COURSE_HEADLESS": "0", "MPLBACKEND": "module://matplotlib_inline.backend_inline"},
+        env_extra={
+            "COURSE_FAST": "1",
+            "COURSE_HEADLESS": "0",
+            "COURSE_PROBE_TIMEOUT": str(PROBE_TIMEOUT_S),
+            "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+        },
     )
 
 

@@ -19,7 +19,7 @@ import time
 import numpy as np
 import pytest
 
-from browser.conftest import NOTEBOOKS, SCREENSHOTS
+from browser.conftest import NOTEBOOKS, PROBE_TIMEOUT_S, SCREENSHOTS
 from browser.lab_page import (
     cells,
     errors,
@@ -31,6 +31,7 @@ from browser.lab_page import (
     text,
     wait_run_finished,
 )
+from course_utils.game import NO_CLICKS_WHILE_RUNNING
 
 pytestmark = pytest.mark.browser
 
@@ -190,7 +191,10 @@ def _play(page, name: str, game_index: int, rules) -> None:
     total = int(re.search(r"Attempt 1 of (\d+)", _status(page, prefix)).group(1))
     screenshot(page, SCREENSHOTS, f"{name}_game_start")
 
-    # "Run all" is blocked at the game: the game cell runs, everything after it waits.
+    # "Run all" is blocked at the game: the game cell runs, everything after it waits. No click comes
+    # before the probe's time is up, so JupyterLab itself must have answered the game's probe.
+    page.wait_for_timeout(1000 * (PROBE_TIMEOUT_S + 2))
+    assert NO_CLICKS_WHILE_RUNNING not in game_cell.inner_text(), "JupyterLab should answer the game's probe"
     state = cells(page)
     assert state[game_index]["state"] == "running", "the game cell should block until the game ends"
     later = [c for c in state[game_index + 1 :] if c["type"] == "code"]
