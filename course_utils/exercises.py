@@ -67,8 +67,8 @@ def MinTree(capacity):  # noqa: N802 (the notebook's name): the harvested MinSeg
 """The header of each harvested ``solutions.py``: the imports the notebook's setup cell gives the
 solution cells (solution cells use these names bare). Tutorial 4's buffer cell builds its trees
 from ``SumTree``/``MinTree``, which the notebook binds to the student's trees (and the buffer's
-hidden test to the reference trees, so the buffer is graded on its own); the harvested buffer
-uses the harvested trees."""
+hidden test to the check's slow stand-in trees, so the buffer is graded on its own); the
+harvested buffer uses the harvested trees."""
 
 
 @dataclass(frozen=True)

@@ -62,18 +62,65 @@ def landlock_abi() -> int:
     return max(0, int(version))
 
 
-def readable_paths() -> list[Path]:
-    """What a sandboxed kernel may read: the Python installation(s) and their packages, the
-    course package and its assets, system libraries, and /etc without its secrets."""
+INSTRUCTOR_ONLY = ("solutions", "reference")
+"""Module names a kernel may not read in any tutorial subpackage: the harvested solutions and
+tutorial 3's reference (the student bundle leaves them out too); ``grading/`` is unreadable whole."""
+
+
+def _instructor_only(path: Path) -> bool:
+    """A file of the course package that no student kernel needs and none may read."""
+    relative = path.relative_to(PACKAGE).parts
+    if relative and relative[0] == "grading":
+        return True
+    return path.is_file() and path.name.split(".")[0] in INSTRUCTOR_ONLY
+
+
+def package_rules() -> tuple[list[Path], list[Path]]:
+    """The course package as (folders a kernel may list, files it may read): every folder and
+    file except the instructor-only ones (``INSTRUCTOR_ONLY``, ``grading/``), compiled ``.pyc``
+    files included. Landlock grants a folder's rights to everything beneath it, so each file
+    gets a rule and the folders only the right to be listed."""
+    folders, files = [PACKAGE], []
+    for path in sorted(PACKAGE.rglob("*")):
+        if _instructor_only(path):
+            continue
+        (folders if path.is_dir() else files).append(path)
+    return folders, files
+
+
+def _without_package(path: Path) -> tuple[list[Path], list[Path]]:
+    """(trees, folders to list only) that give everything under ``path`` but the course package:
+    ``path`` itself when the package is not inside it (an editable install), else its other
+    entries, going down the folders that lead to the package (a copy in site-packages)."""
+    if path == PACKAGE or not PACKAGE.is_relative_to(path):
+        return ([] if path == PACKAGE else [path]), []
+    trees, listed = [], [path]
+    for entry in path.iterdir():
+        more_trees, more_listed = _without_package(entry)
+        trees += more_trees
+        listed += more_listed
+    return trees, listed
+
+
+def readable_paths() -> tuple[list[Path], list[Path]]:
+    """(trees a sandboxed kernel may read, folders it may only list): the Python installation(s)
+    and their packages, the course's assets, system libraries, and /etc without its secrets;
+    not the course package, which ``package_rules`` opens file by file."""
     paths = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
     paths |= {Path(p).resolve() for p in sys.path if p and Path(p).is_dir() and "site-packages" in p}
-    paths |= {PACKAGE, ROOT / "assets"}
+    paths |= {ROOT / "assets", PACKAGE / "assets"}
     paths |= {Path(p) for p in ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/opt", "/proc", "/sys")}
     etc = Path("/etc")
     if etc.is_dir():
         paths |= {p for p in etc.iterdir() if p.name not in _ETC_SECRETS}
         paths |= {p for p in (etc / "ssl").glob("*") if p.name != "private"}
-    return sorted(p for p in paths if p.exists())
+    trees, listed = set(), set()
+    for path in paths:
+        if path.exists():
+            more_trees, more_listed = _without_package(path)
+            trees |= set(more_trees)
+            listed |= set(more_listed)
+    return sorted(trees), sorted(listed)
 
 
 def _add_path_rule(libc, ruleset: int, path: Path, access: int) -> None:
@@ -94,7 +141,8 @@ def _add_path_rule(libc, ruleset: int, path: Path, access: int) -> None:
 
 
 def restrict_self(writable: Path) -> str:
-    """Apply Landlock to this process and its future children: read ``readable_paths()``,
+    """Apply Landlock to this process and its future children: read ``readable_paths()`` and the
+    course package but its instructor-only modules (``package_rules``),
     write only under ``writable``, connect nowhere (TCP), signal nothing outside the sandbox.
     Returns a one-line description; raises OSError when unsupported."""
     abi = landlock_abi()
@@ -113,8 +161,14 @@ def restrict_self(writable: Path) -> str:
         raise OSError(ctypes.get_errno(), f"landlock_create_ruleset: {os.strerror(ctypes.get_errno())}")
     try:
         read = (_FS_EXECUTE | _FS_READ_FILE | _FS_READ_DIR) & fs_all
-        for path in readable_paths():
+        trees, listed = readable_paths()
+        folders, files = package_rules()
+        for path in trees:
             _add_path_rule(libc, ruleset, path, read)
+        for path in listed + folders:
+            _add_path_rule(libc, ruleset, path, _FS_READ_DIR)
+        for path in files:
+            _add_path_rule(libc, ruleset, path, (_FS_EXECUTE | _FS_READ_FILE) & fs_all)
         _add_path_rule(libc, ruleset, Path("/dev"), _FS_READ_DIR)
         for device in ("null", "zero", "full", "random", "urandom"):
             _add_path_rule(libc, ruleset, Path("/dev") / device, (_FS_READ_FILE | _FS_WRITE_FILE) & fs_all)

@@ -84,6 +84,46 @@ for attempt in ("open({str(outside)!r}).read()", "open('/tmp/course-sandbox-esca
     assert not Path("/tmp/course-sandbox-escape").exists()
 
 
+@pytest.mark.skipif(kernel_restrictions.landlock_abi() < 1, reason="Landlock not available on this kernel")
+def test_a_kernel_reads_the_course_package_but_not_its_solutions_or_the_grader(tmp_path):
+    """Grading kernels run in the instructor's environment: without this, an answer cell could
+    import the harvested solutions there (they are not in the student bundle)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    code = f"""
+kr.restrict_self(Path({str(work)!r}))
+sys.path.remove({str(SCRIPT.parent)!r})
+from course_utils.colour.checks import RETURNS
+from course_utils.replay.per import ReplayBuffer
+print("checks import", RETURNS.name)
+for module in ("course_utils.colour.solutions", "course_utils.replay.solutions", "course_utils.lunar.reference",
+               "course_utils.grading.judging"):
+    try:
+        __import__(module)
+        print("LEAKED", module)
+    except (PermissionError, ImportError) as error:
+        print("denied", module, type(error).__name__)
+for path in (kr.PACKAGE / "harlow" / "solutions.py", kr.PACKAGE / "grading" / "bundle.py"):
+    try:
+        open(path).read()
+        print("LEAKED", path)
+    except PermissionError:
+        print("denied", path.name)
+"""
+    result = child(code)
+    assert "checks import discounted_returns" in result.stdout, result.stdout + result.stderr
+    assert "LEAKED" not in result.stdout and result.stdout.count("denied") == 6, result.stdout + result.stderr
+
+
+def test_the_package_rules_leave_out_exactly_the_instructor_only_modules():
+    folders, files = kernel_restrictions.package_rules()
+    names = {path.relative_to(kernel_restrictions.PACKAGE).as_posix() for path in files}
+    assert {"colour/checks.py", "checking.py", "records.py", "replay/per.py"} <= names
+    stems = {name.split("/")[-1].split(".")[0] for name in names}
+    assert not any(name.startswith("grading/") for name in names) and not stems & {"solutions", "reference"}
+    assert all(path.is_dir() for path in folders) and kernel_restrictions.PACKAGE / "grading" not in folders
+
+
 @pytest.mark.skipif(kernel_restrictions.landlock_abi() < 4, reason="TCP filtering needs Landlock ABI 4")
 def test_landlock_refuses_tcp_connections(tmp_path):
     import socket

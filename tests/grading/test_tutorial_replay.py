@@ -16,7 +16,7 @@ def rows(tmp_path_factory):
         tmp_path_factory,
         ASSIGNMENT,
         memory_only=("memory_add",),
-        # the buffer without the trees: its hidden test gives it the reference trees
+        # the buffer without the trees: its hidden test gives it the check's stand-in trees
         buffer_only=("prioritized_buffer",),
     )
 

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from course_utils.replay.checks import check_segment_trees
+from course_utils.replay.checks import SlowMinTree, SlowSumTree, check_segment_trees
 from course_utils.replay.solutions import MinSegmentTree, SumSegmentTree  # the exercise's reference (instructor side)
 from course_utils.replay.trees import (
     VectorMinTree,
@@ -300,3 +300,17 @@ def test_tree_check_accepts_the_course_trees_and_flags_mistakes(capsys):
         check_segment_trees(_LinearSum, MinSegmentTree, strict=True)
     assert check_segment_trees(_HalfOpenBug, MinSegmentTree) is False
     assert "❌" in capsys.readouterr().out
+
+
+def test_the_buffer_s_stand_in_trees_agree_with_the_course_trees_but_fail_the_tree_check(capsys):
+    rng = np.random.default_rng(3)
+    values = rng.uniform(0.0, 2.0, 16) * (rng.random(16) > 0.3)
+    slow, slow_min, fast, fast_min = SlowSumTree(16), SlowMinTree(16), SumSegmentTree(16), MinSegmentTree(16)
+    for i, v in enumerate(values):
+        slow[i] = fast[i] = slow_min[i] = fast_min[i] = float(v)
+    for start, end in [(0, 16), (3, 9), (5, 5), (0, None)]:
+        assert math.isclose(slow.sum(start, end), fast.sum(start, end)) and slow_min.min(start, end) == fast_min.min(start, end)
+    for q in np.linspace(0.0, float(values.sum()), 41):
+        assert slow.retrieve(float(q)) == fast.retrieve(float(q))
+    assert not check_segment_trees(SlowSumTree, SlowMinTree)
+    assert "too slow" in capsys.readouterr().out
