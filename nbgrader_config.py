@@ -37,10 +37,13 @@ from nbgrader.preprocessors import (  # noqa: E402
     SaveAutoGrades,
 )
 
+from course_utils.grading.judging import JudgeRecords  # noqa: E402
 from course_utils.grading.sanitize import SanitizeNotebook, feedback_config  # noqa: E402
 
+# The hidden tests only record what the student's code returned; JudgeRecords judges the records
+# in nbgrader's own process, after execution and before the grades are saved.
 c.Autograde.autograde_preprocessors = [
-    Execute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata,
+    Execute, JudgeRecords, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata,
     SanitizeNotebook,
 ]
 feedback_config(c)

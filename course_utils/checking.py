@@ -1,5 +1,17 @@
 """The exercise-check framework: run student code on cases, judge it, say what is wrong.
 
+An ``Exercise`` is checked in two halves: ``drive`` runs the student's code on a list of cases
+and writes down what came back as a record of plain data (``course_utils.records``); ``judge``
+compares that record with the record of the course's own answer on the same cases and raises
+``Problem`` with a hint at the first difference. The student's check cell runs both halves in
+its own kernel, on the public cases, against records stored with the package
+(``assets/check_records.json``, written by ``course release``). When a notebook is graded, the
+hidden test cell runs only ``drive``, on other (hidden) cases, and shows the record
+(``Exercise.submit``); the grader reads it and judges it in its own process
+(``course_utils.grading.judging``), where nothing the student's code did can reach, against
+the course's answer driven there. The same two functions serve both, so a verdict means the same
+in the check cell and in the gradebook.
+
 Each tutorial's ``check_*`` functions (``harlow.checks``, ``colour.checks``,
 ``lunar.checks``, ``replay.checks``) run the student's code through ``call`` and raise
 ``Problem`` at the first thing that is wrong; ``verdict`` turns that into the student's
@@ -17,12 +29,18 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import io
+import json
 import signal
 import threading
 import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
+
+from course_utils import records
 
 TIME_LIMIT = 10.0
 """Seconds a single call into student code may take before the check gives up."""
@@ -114,9 +132,10 @@ def call_student(what: str, fn, *args, **kwargs):
         raise Problem(f"{what} raised {type(error).__name__}: {error}{where}.") from None
 
 
-def verdict(exercise: str, check, strict: bool) -> bool:
-    """Run ``check``; report ``Problem``s (and anything else the answer made the check trip over,
-    e.g. a class without the method the check calls) as the exercise's verdict, never a traceback."""
+def outcome(exercise: str, check) -> tuple[bool, str]:
+    """Run ``check``: (passed, the message for the student). ``Problem``s, and anything else the
+    answer made the check trip over (e.g. a class without the method the check calls), become a
+    "not yet" message, never a traceback."""
     try:
         try:
             check()
@@ -128,13 +147,100 @@ def verdict(exercise: str, check, strict: bool) -> bool:
                 "Compare your code with the names and return values the exercise asks for."
             ) from None
     except Problem as problem:
-        message = f"{exercise}: not yet. {problem}"
-        if strict:
-            raise AssertionError(message) from None
-        print(f"❌ {message}")
-        return False
-    print(f"✅ {exercise}: all checks passed. Well done!")
-    return True
+        return False, f"{exercise}: not yet. {problem}"
+    return True, f"{exercise}: all checks passed. Well done!"
+
+
+def verdict(exercise: str, check, strict: bool) -> bool:
+    """``outcome`` for a notebook cell: print it with a mark and return whether it passed; with
+    ``strict``, raise ``AssertionError`` with the message instead of printing a failure."""
+    passed, message = outcome(exercise, check)
+    if not passed and strict:
+        raise AssertionError(message)
+    print(f"{'✅' if passed else '❌'} {message}")
+    return passed
+
+
+def attempt(what: str, fn, *args, **kwargs):
+    """``call_student``, for ``drive``: what came back, or ``records.error`` saying what went wrong."""
+    try:
+        return call_student(what, fn, *args, **kwargs)
+    except Problem as problem:
+        return records.error(str(problem))
+
+
+def raise_if_error(value) -> None:
+    """In ``judge``: a call into student code that failed (``attempt``) fails the check with its message."""
+    if isinstance(value, records.StudentError):
+        raise Problem(value.message)
+
+
+CHECK_RECORDS = "check_records.json"
+"""The course's own records on every exercise's public cases (in the package's assets)."""
+
+
+@functools.lru_cache(maxsize=1)
+def _stored_records() -> dict:
+    from course_utils.paths import ASSETS
+
+    return json.loads((ASSETS / CHECK_RECORDS).read_text())
+
+
+def stored_record(grade_id: str):
+    """The course's own answer, driven on the exercise's public cases, as a decoded record."""
+    try:
+        data = _stored_records()[grade_id]
+    except KeyError:
+        raise KeyError(f"no stored record for {grade_id!r}: run `course release` to write {CHECK_RECORDS}.") from None
+    return records.decode(data)
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One graded exercise, checked by the same two functions in the check cell and in grading.
+
+    name: how the verdict names the exercise ("ReplayMemory").
+    grade_id: the hidden-test cell that grades it.
+    cases: ``cases(hidden)``: the inputs (plain data); the hidden ones differ from the public ones.
+    drive: ``drive(cases, *answers)``: run the answers on the cases; return what came back, as
+        ``records.encode`` can write it (calls into student code go through ``attempt``).
+    judge: ``judge(got, expected, cases)``: compare two decoded records; raise ``Problem``.
+    reference: the names of the course's answers in ``course_utils.<tutorial>.solutions``, in the
+        order ``drive`` takes them (the grader drives them to get ``expected``).
+    """
+
+    name: str
+    grade_id: str
+    cases: Callable
+    drive: Callable
+    judge: Callable
+    reference: tuple[str, ...]
+
+    def record(self, *answers, hidden: bool) -> str:
+        """Drive ``answers`` on the public or hidden cases: the record as JSON text."""
+        return records.dump(self.drive(self.cases(hidden), *answers))
+
+    def judge_record(self, text: str, expected, hidden: bool) -> None:
+        """Read a record (``records.load``) and judge it against ``expected``; raise ``Problem``."""
+        try:
+            got = records.load(text)
+        except records.RecordError as problem:
+            raise Problem(f"the record of your answer could not be read: {problem}.") from None
+        self.judge(got, expected, self.cases(hidden))
+
+    def check(self, *answers, strict: bool = False) -> bool:
+        """The student's check cell: drive and judge the public cases here, with hints."""
+        def check():
+            self.judge_record(self.record(*answers, hidden=False), stored_record(self.grade_id), hidden=False)
+
+        return verdict(self.name, check, strict)
+
+    def submit(self, *answers) -> None:
+        """The hidden test cell: drive the hidden cases and show the record for the grader to judge."""
+        from IPython.display import display
+
+        payload = json.dumps({"grade_id": self.grade_id, "record": self.record(*answers, hidden=True)})
+        display({records.RECORD_MIME: payload, "text/plain": f"{self.name}: answer recorded for grading."}, raw=True)
 
 
 def passes(check, *answers) -> bool:

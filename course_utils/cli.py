@@ -50,13 +50,15 @@ def _bench(args) -> int:
 
 
 def _stale() -> list[str]:
-    """What ``course release`` would change: the harvested solutions, the released notebooks and
-    tutorial 3's expected values (``course release --check``; ``course bundle`` refuses a stale tree)."""
+    """What ``course release`` would change: the harvested solutions, the released notebooks,
+    tutorial 3's expected values and the check cells' stored records (``course release --check``;
+    ``course bundle`` refuses a stale tree)."""
     from course_utils import grading
-    from course_utils.grading import harvest
+    from course_utils.grading import harvest, judging
     from course_utils.lunar import reference
 
-    return harvest.stale_solutions() + grading.stale_notebooks() + reference.stale_expected()
+    stale = harvest.stale_solutions() + grading.stale_notebooks() + reference.stale_expected()
+    return stale + judging.stale_check_records()
 
 
 def _release(args) -> int:
@@ -77,9 +79,11 @@ def _release(args) -> int:
         print(f"harvested {path}")
     for path in grading.release():
         print(f"released {path}")
+    from course_utils.grading import judging
     from course_utils.lunar import reference  # imported after the harvest: it runs the solutions just written
 
     print(f"wrote {reference.write_expected()}")
+    print(f"wrote {judging.write_check_records()}")
     return 0
 
 

@@ -1,66 +1,245 @@
 """Tutorial 2's exercise checks (colour replay): discounted returns and the replay memory.
 
-See ``checking`` for how a check reports to the student (``strict=False``) and to nbgrader
-(``strict=True``).
+Each exercise is an ``Exercise`` (see ``checking``): ``drive`` runs the student's answer on a
+list of cases and records what came back; ``judge`` compares that with the course's own answer
+on the same cases. The check cell runs both on the public cases; grading runs ``drive`` on the
+hidden cases in the student's kernel and ``judge`` in the grader.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from course_utils.checking import Problem, call_student, fmt, verdict
-from course_utils.returns import discounted_returns as reference_returns
+from course_utils.checking import Exercise, Problem, attempt, fmt, raise_if_error
+from course_utils.records import Opaque, encode
 
 # --------------------------------------------------------------------------------------
-# Tutorial 2, colour replay
+# Exercise 1: discounted returns
 
 
-_RETURNS_CASES = [
-    ([1.0, 1.0, 1.0], 0.5, "three rewards of 1 with gamma 0.5"),
-    ([0.0, 0.0, 1.0], 0.9, "a single reward at the end"),
-    ([2.0], 0.91, "a single trial"),
-    ([0.25, 0.5, 0.75, 1.0], 0.0, "gamma 0: each return is its own reward"),
-    ([0.25, 0.5, 0.75, 1.0], 1.0, "gamma 1: each return is the sum of what is left"),
-]
+def _returns_cases(hidden: bool) -> list[tuple[list[float], float, str]]:
+    """(rewards, gamma, description) for each call; the hidden ones have other lengths and gammas."""
+    if not hidden:
+        rng = np.random.default_rng(2)
+        return [
+            ([1.0, 1.0, 1.0], 0.5, "three rewards of 1 with gamma 0.5"),
+            ([0.0, 0.0, 1.0], 0.9, "a single reward at the end"),
+            ([2.0], 0.91, "a single trial"),
+            ([0.25, 0.5, 0.75, 1.0], 0.0, "gamma 0: each return is its own reward"),
+            ([0.25, 0.5, 0.75, 1.0], 1.0, "gamma 1: each return is the sum of what is left"),
+            (list(rng.integers(1, 5, 100) / 4), 0.91, "100 trials like the agent's, gamma 0.91"),
+        ]
+    rng = np.random.default_rng(7919)
+    return [
+        ([3.0, -1.0], 0.8, "two rewards, the second negative, gamma 0.8"),
+        ([0.5] * 7, 0.95, "seven rewards of 0.5 with gamma 0.95"),
+        ([0.0, 4.0, 0.0, 0.0, 1.0], 0.6, "rewards with gaps, gamma 0.6"),
+        (list(rng.integers(1, 5, 37) / 4), 0.73, "37 trials, gamma 0.73"),
+        (list(rng.integers(1, 5, 250) / 4), 0.99, "250 trials, gamma 0.99"),
+    ]
+
+
+def _drive_returns(cases, discounted_returns) -> list[dict]:
+    out = []
+    for rewards, gamma, _ in cases:
+        given = np.array(rewards)
+        returned = encode(attempt("discounted_returns", discounted_returns, given, gamma))
+        out.append({"returns": returned, "changed_input": not np.array_equal(given, np.array(rewards))})
+    return out
+
+
+def _numbers(value, what: str) -> np.ndarray:
+    """A decoded value as a flat float array, or a ``Problem`` saying what came back instead."""
+    raise_if_error(value)
+    if isinstance(value, Opaque):
+        raise Problem(f"{what}: expected numbers, got {value.description}.")
+    try:
+        return np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise Problem(f"{what}: expected numbers, got {value!r}.") from None
+
+
+def _judge_returns(got: list[dict], expected: list[dict], cases) -> None:
+    if len(got) != len(cases):
+        raise Problem(f"the record holds {len(got)} cases instead of {len(cases)}.")
+    for (rewards, gamma, description), mine, reference in zip(cases, got, expected, strict=True):
+        raise_if_error(mine["returns"])
+        if mine["changed_input"] is not False:
+            raise Problem("your function changed the rewards it was given; build a new array instead.")
+        values = _numbers(mine["returns"], f"for {description}")
+        want = np.asarray(reference["returns"], dtype=float)
+        if values.shape != want.shape:
+            raise Problem(
+                f"for {description} (T = {len(rewards)}), expected {len(want)} returns, got {values.size}. "
+                "Hint: there is one return per trial."
+            )
+        if not np.allclose(values, want, rtol=1e-5, atol=1e-6):
+            hint = (
+                "Hint: your returns are in reverse order."
+                if np.allclose(values[::-1], want, rtol=1e-5, atol=1e-6)
+                else "Hint: work backwards from the last trial, Q_t = r_t + gamma * Q_(t+1)."
+            )
+            raise Problem(
+                f"for {description}: rewards {fmt(rewards)}, gamma {gamma}: expected {fmt(want)}, got {fmt(values)}. {hint}"
+            )
+
+
+RETURNS = Exercise(
+    name="discounted_returns",
+    grade_id="test_discounted_returns",
+    cases=_returns_cases,
+    drive=_drive_returns,
+    judge=_judge_returns,
+    reference=("discounted_returns",),
+)
 
 
 def check_discounted_returns(discounted_returns, strict: bool = False) -> bool:
     """Check ``discounted_returns(rewards, gamma)`` -> returns of shape (T,)."""
-
-    def check():
-        rng = np.random.default_rng(2)
-        cases = list(_RETURNS_CASES) + [(list(rng.integers(1, 5, 100) / 4), 0.91, "100 trials like the agent's, gamma 0.91")]
-        for rewards, gamma, description in cases:
-            given = np.array(rewards)
-            got = call_student("discounted_returns", discounted_returns, given, gamma)
-            expected = reference_returns(np.asarray(rewards, dtype=np.float64), gamma=gamma)
-            if not np.array_equal(given, np.array(rewards)):
-                raise Problem("your function changed the rewards it was given; build a new array instead.")
-            try:
-                got = np.asarray(got, dtype=float).reshape(-1)
-            except (TypeError, ValueError):
-                raise Problem(f"for {description}, expected numbers, got {got!r}.") from None
-            if got.shape != expected.shape:
-                raise Problem(
-                    f"for {description} (T = {len(rewards)}), expected {len(expected)} returns, got {got.size}. "
-                    "Hint: there is one return per trial."
-                )
-            if not np.allclose(got, expected, rtol=1e-5, atol=1e-6):
-                reversed_order = np.allclose(got[::-1], expected, rtol=1e-5, atol=1e-6)
-                hint = (
-                    "Hint: your returns are in reverse order."
-                    if reversed_order
-                    else "Hint: work backwards from the last trial, Q_t = r_t + gamma * Q_(t+1)."
-                )
-                raise Problem(
-                    f"for {description}: rewards {fmt(rewards)}, gamma {gamma}: "
-                    f"expected {fmt(expected)}, got {fmt(got)}. {hint}"
-                )
-
-    return verdict("discounted_returns", check, strict)
+    return RETURNS.check(discounted_returns, strict=strict)
 
 
-def check_replay_memory(ReplayMemory, strict: bool = False) -> bool:
+# --------------------------------------------------------------------------------------
+# Exercise 2: the replay memory
+#
+# A case is a script: ("new", capacity), ("write", item), or a look at the memory, ("slots",
+# first_n_or_None, what), ("write_pointer", what), ("len", what), ("read", n, what, last_n_or_None),
+# each look with the hint shown when it differs from the course's memory.
+
+_PUBLIC_MEMORY = [
+    [
+        ("new", 3), ("write", "a"),
+        ("slots", None, "after writing 'a' into an empty memory of capacity 3, slots", "write into slots[write_pointer]."),
+        ("write_pointer", "then write_pointer", "move the write pointer one slot on after writing."),
+        ("len", "then len(memory)", "count every write in n_written."),
+        ("read", 2, "reading twice from a memory that holds only 'a'", None,
+         "read slots[read_pointer], then move the read pointer on, wrapping after the last filled slot: % len(self)."),
+        ("write", "b"), ("write", "c"),
+        ("slots", None, "after writing 'a', 'b', 'c', slots", "write into slots[write_pointer]."),
+        ("write_pointer", "then write_pointer", "after the last slot the write pointer wraps to 0: % self.capacity."),
+        ("write", "d"),
+        ("slots", None, "writing 'd' into a full memory of capacity 3, slots",
+         "when full, the oldest experience (in slot 0) is overwritten first."),
+        ("len", "then len(memory)", "the memory never holds more than its capacity."),
+    ],
+    [
+        ("new", 3), *[("write", item) for item in "abcd"],
+        ("read", 5, "reading 5 times after writing 'a' to 'd' into capacity 3", None,
+         "reads go round the slots in order, starting at slot 0."),
+    ],
+    [
+        ("new", 250), *[("write", item) for item in range(1000)],
+        ("len", "after 1000 writes into capacity 250, len(memory)", "len is min(n_written, capacity)."),
+        ("slots", 3, "and the first 3 slots", "the newest 250 experiences are kept."),
+        ("read", 251, "and 251 reads end with", 2, "the read pointer wraps back to slot 0."),
+    ],
+]
+
+
+def _memory_cases(hidden: bool) -> list[list[tuple]]:
+    if not hidden:
+        return _PUBLIC_MEMORY
+    return [
+        [
+            ("new", 5), *[("write", item) for item in ("x", 7, "y")],
+            ("slots", None, "after writing 'x', 7, 'y' into capacity 5, slots", "write into slots[write_pointer]."),
+            ("write_pointer", "then write_pointer", "move the write pointer one slot on after each write."),
+            ("len", "then len(memory)", "count every write."),
+            ("read", 4, "reading 4 times from a memory holding 3 of 5", None,
+             "reads wrap after the last filled slot: % len(self)."),
+            *[("write", item) for item in range(10, 14)],
+            ("slots", None, "after 7 writes into capacity 5, slots", "when full, the oldest experience is overwritten first."),
+            ("write_pointer", "then write_pointer", "the write pointer wraps to 0 after the last slot."),
+            ("len", "then len(memory)", "the memory never holds more than its capacity."),
+        ],
+        [
+            ("new", 1), ("write", "p"), ("write", "q"),
+            ("slots", None, "after two writes into capacity 1, slots", "with one slot, each write replaces the last."),
+            ("read", 3, "reading 3 times from capacity 1", None, "a memory of one slot always reads that slot."),
+        ],
+        [
+            ("new", 64), *[("write", item) for item in range(203)],
+            ("len", "after 203 writes into capacity 64, len(memory)", "len is min(n_written, capacity)."),
+            ("slots", 5, "and the first 5 slots", "the newest 64 experiences are kept."),
+            ("write_pointer", "and write_pointer", "the write pointer is n_written % capacity."),
+            ("read", 70, "and 70 reads end with", 3, "the read pointer wraps back to slot 0."),
+        ],
+    ]
+
+
+def _is_error(value) -> bool:
+    return type(value) is dict and "__error__" in value
+
+
+def _drive_memory(cases, ReplayMemory) -> list[list]:  # noqa: N803 (the exercise's class name)
+    """For each script, what each step gave: None for a write, a value for a look, or an error
+    (after which the script stops)."""
+    out = []
+    for script in cases:
+        seen, memory = [], None
+        for step in script:
+            kind = step[0]
+            if kind == "new":
+                memory = attempt(f"ReplayMemory({step[1]})", ReplayMemory, step[1])
+                value = memory if _is_error(memory) else None
+            elif kind == "write":
+                value = attempt(f"write({step[1]!r})", lambda m, item: m.write(item), memory, step[1])
+            elif kind == "slots":
+                value = attempt("slots", lambda m, n: list(m.slots)[:n] if n else list(m.slots), memory, step[1])
+            elif kind == "write_pointer":
+                value = attempt("write_pointer", lambda m: m.write_pointer, memory)
+            elif kind == "len":
+                value = attempt("len(memory)", len, memory)
+            else:
+                value = []
+                for _ in range(step[1]):
+                    item = attempt("read()", lambda m: m.read(), memory)
+                    if _is_error(item):
+                        value = item
+                        break
+                    value.append(item)
+                else:
+                    value = value[-step[3] :] if step[3] else value
+            seen.append(encode(value))
+            if _is_error(value):
+                break
+        out.append(seen)
+    return out
+
+
+def _look(step: tuple) -> tuple[str, str]:
+    """What a look step shows the student, and its hint."""
+    return (step[2], step[-1]) if step[0] in ("slots", "read") else (step[1], step[2])
+
+
+def _judge_memory(got: list[list], expected: list[list], cases) -> None:
+    if len(got) != len(cases):
+        raise Problem(f"the record holds {len(got)} scripts instead of {len(cases)}.")
+    for script, mine, reference in zip(cases, got, expected, strict=True):
+        for index, step in enumerate(script):
+            if index >= len(mine):
+                raise Problem("the record of your memory stops early.")
+            value = mine[index]
+            raise_if_error(value)
+            if step[0] in ("new", "write"):
+                continue
+            what, hint = _look(step)
+            if isinstance(value, Opaque) or value != reference[index]:
+                shown = value.description if isinstance(value, Opaque) else repr(value)
+                raise Problem(f"{what}: expected {reference[index]!r}, got {shown}. Hint: {hint}")
+
+
+MEMORY = Exercise(
+    name="ReplayMemory",
+    grade_id="test_replay_memory",
+    cases=_memory_cases,
+    drive=_drive_memory,
+    judge=_judge_memory,
+    reference=("ReplayMemory",),
+)
+
+
+def check_replay_memory(ReplayMemory, strict: bool = False) -> bool:  # noqa: N803 (the exercise's class name)
     """Check a ``ReplayMemory(capacity)`` class with ``write(x)``, ``read()`` and ``len``.
 
     The expected behaviour: ``write`` puts the experience in ``slots[write_pointer]`` and
@@ -68,65 +247,8 @@ def check_replay_memory(ReplayMemory, strict: bool = False) -> bool:
     first); ``read`` returns ``slots[read_pointer]`` and moves that pointer on, wrapping
     after the last filled slot.
     """
+    return MEMORY.check(ReplayMemory, strict=strict)
 
-    def new(capacity):
-        return call_student(f"ReplayMemory({capacity})", ReplayMemory, capacity)
 
-    def write(memory, item):
-        call_student(f"write({item!r})", memory.write, item)
-
-    def reads(memory, n):
-        return [call_student("read()", memory.read) for _ in range(n)]
-
-    def expect(what, got, expected, hint):
-        if got != expected:
-            raise Problem(f"{what}: expected {expected!r}, got {got!r}. Hint: {hint}")
-
-    def check():
-        memory = new(3)
-        write(memory, "a")
-        expect(
-            "after writing 'a' into an empty memory of capacity 3, slots",
-            list(memory.slots),
-            ["a", None, None],
-            "write into slots[write_pointer].",
-        )
-        expect("then write_pointer", memory.write_pointer, 1, "move the write pointer one slot on after writing.")
-        expect("then len(memory)", len(memory), 1, "count every write in n_written.")
-        expect(
-            "reading twice from a memory that holds only 'a'",
-            reads(memory, 2),
-            ["a", "a"],
-            "read slots[read_pointer], then move the read pointer on, wrapping after the last filled slot: % len(self).",
-        )
-        write(memory, "b")
-        write(memory, "c")
-        expect("after writing 'a', 'b', 'c', slots", list(memory.slots), ["a", "b", "c"], "write into slots[write_pointer].")
-        expect(
-            "then write_pointer", memory.write_pointer, 0, "after the last slot the write pointer wraps to 0: % self.capacity."
-        )
-        write(memory, "d")
-        expect(
-            "writing 'd' into a full memory of capacity 3, slots",
-            list(memory.slots),
-            ["d", "b", "c"],
-            "when full, the oldest experience (in slot 0) is overwritten first.",
-        )
-        expect("then len(memory)", len(memory), 3, "the memory never holds more than its capacity.")
-        memory = new(3)
-        for item in "abcd":
-            write(memory, item)
-        expect(
-            "reading 5 times after writing 'a' to 'd' into capacity 3",
-            reads(memory, 5),
-            ["d", "b", "c", "d", "b"],
-            "reads go round the slots in order, starting at slot 0.",
-        )
-        memory = new(250)
-        for item in range(1000):
-            write(memory, item)
-        expect("after 1000 writes into capacity 250, len(memory)", len(memory), 250, "len is min(n_written, capacity).")
-        expect("and the first 3 slots", list(memory.slots[:3]), [750, 751, 752], "the newest 250 experiences are kept.")
-        expect("and 251 reads end with", reads(memory, 251)[-2:], [999, 750], "the read pointer wraps back to slot 0.")
-
-    return verdict("ReplayMemory", check, strict)
+EXERCISES = {exercise.grade_id: exercise for exercise in (RETURNS, MEMORY)}
+"""This tutorial's exercises by the grade id of their hidden-test cell."""

@@ -4,7 +4,8 @@
 the released notebook (``notebook_repair``), grades them in parallel (Dask, ``dispatch``), each
 in its own throwaway course folder with its kernel sandboxed (``worker``, ``sandbox``), merges
 the results into the instructor's gradebook and writes ``grades.csv``, per-student feedback HTML
-and ``summary.md``. A submission whose content, instructor notebook, limits and course package
+and ``summary.md`` (and ``summary.html``: a histogram per exercise, the flagged submissions and
+the problems). A submission whose content, instructor notebook, limits and course package
 are unchanged since the last run is not graded again.
 
 The instructor's nbgrader course folder is ``grading/`` at the repository root (out of git).
@@ -26,11 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course_utils.grading.escaping import csv_cell, markdown_cell, plain_text
+from course_utils.grading.flags import flags
 from course_utils.grading.intake import IntakeLimits, Submission, collect, grade_ids
 from course_utils.grading.nbgrader_run import tools_on_path
 from course_utils.grading.notebook_repair import repair
 from course_utils.grading.sandbox import Limits
 from course_utils.grading.student_notebooks import assignments, generate_here
+from course_utils.grading.summary_html import summary_html
 from course_utils.paths import ASSETS, COURSE_DIR, PACKAGE, ROOT, SOLUTIONS
 
 
@@ -112,6 +115,17 @@ class Report:
             if s.problems:
                 score = f"{s.score:g}/{s.max_score:g}" if s.assignment else "not graded"
                 cells = [markdown_cell(s.name), s.assignment or "-", score, markdown_cell("; ".join(s.problems))]
+                lines.append("| " + " | ".join(cells) + " |")
+        flagged = [s for s in _in_order(self.submissions) if s.flags]
+        if flagged:
+            lines += ["", "## Flagged for review", "",
+                      "Code in these submissions does what no answer needs (patching modules, reaching frames or "
+                      "IPython's hooks, importing the course's internals, rigged comparisons). The grades above "
+                      "were judged outside the students' kernels and do not depend on it; look before trusting.", "",
+                      "| student | assignment | score | what the code does |", "|---|---|---|---|"]
+            for s in flagged:
+                score = f"{s.score:g}/{s.max_score:g}" if s.assignment else "not graded"
+                cells = [markdown_cell(s.name), s.assignment or "-", score, markdown_cell("; ".join(s.flags))]
                 lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines) + "\n"
 
@@ -230,7 +244,7 @@ def autograde(
     progress: bool = True,
 ) -> Report:
     """Autograde every submission in ``folder``; write ``out/grades.csv``, ``out/feedback/``
-    and ``out/summary.md``.
+    and ``out/summary.md`` with ``out/summary.html``.
 
     Submissions are graded in parallel with Dask (``dispatch.grade_all``): ``workers``
     local worker processes (default: one per core; 0 grades in this process), or the cluster
@@ -279,6 +293,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
             try:  # the boundary around one submission: whatever it holds, the others go on
                 sub.content, notes = repair(sub.content, released[sub.assignment])
                 sub.problems += notes
+                sub.flags = flags(sub.content, released[sub.assignment])
                 key = _key(sub.content, sources[sub.assignment], limits)
             except Exception as error:
                 sub.problems.append(f"could not be prepared for grading ({type(error).__name__}: {str(error)[:200]})")
@@ -354,6 +369,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
         retried=retried,
     )
     report.summary_path.write_text(report.markdown(), encoding="utf-8", errors="backslashreplace")
+    report.summary_path.with_suffix(".html").write_text(summary_html(report), encoding="utf-8", errors="backslashreplace")
     return report
 
 
@@ -388,7 +404,8 @@ def _write_csv(submissions: list[Submission], out: Path) -> Path:
     path = out / "grades.csv"
     with path.open("w", newline="", encoding="utf-8", errors="backslashreplace") as f:
         writer = csv.writer(f)
-        writer.writerow(["student", "assignment", "score", "max_score", *grade_names, "gradebook_id", "source", "problems"])
+        header = ["student", "assignment", "score", "max_score", *grade_names, "gradebook_id", "source", "problems", "flags"]
+        writer.writerow(header)
         for s in _in_order(submissions):
             writer.writerow(
                 [
@@ -400,6 +417,7 @@ def _write_csv(submissions: list[Submission], out: Path) -> Path:
                     csv_cell(s.student),
                     csv_cell(s.source),
                     csv_cell("; ".join(s.problems)),
+                    csv_cell("; ".join(s.flags)),
                 ]
             )
     return path

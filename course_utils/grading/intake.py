@@ -79,6 +79,7 @@ class Submission:
     status: str = ""  # "graded" (this run), "unchanged" (kept from an earlier run) or "not graded"
     key: str | None = None
     name: str = ""
+    flags: list[str] = field(default_factory=list)  # what its code does that no answer needs (``flags``)
 
     def __post_init__(self):
         self.name = self.name or self.student

@@ -251,8 +251,11 @@ def _config(course: Path, limits: dict, spec: Path):
     from course_utils.grading.sanitize import SanitizeNotebook, feedback_config
 
     feedback_config(config)  # the feedback HTML: nothing the student wrote may run
+    from course_utils.grading.judging import JudgeRecords
+
     config.Autograde.autograde_preprocessors = [
         LimitedExecute,
+        JudgeRecords,  # the hidden tests' records, judged here, where the student's code cannot reach
         IgnorePattern,
         ClearMetadataPreprocessor,
         LimitOutput,

@@ -33,15 +33,15 @@ def test_strict_mode_raises_assertion_with_the_same_message():
         check_discounted_returns(lambda rewards, gamma: np.asarray(rewards), strict=True)
 
 
-@pytest.mark.parametrize(
-    "wrong, hint",
-    [
-        (lambda r, g: np.cumsum(np.asarray(r)[::-1] * 1.0)[::-1] * 0 + 1, "work backwards"),
-        (lambda r, g: solutions.discounted_returns(r, g)[::-1], "reverse order"),
-        (lambda r, g: solutions.discounted_returns(r, g)[:-1], "one return per trial"),
-        (lambda r, g: "nope", "expected numbers"),
-    ],
-)
+WRONG_RETURNS = [
+    (lambda r, g: np.cumsum(np.asarray(r)[::-1] * 1.0)[::-1] * 0 + 1, "work backwards"),
+    (lambda r, g: solutions.discounted_returns(r, g)[::-1], "reverse order"),
+    (lambda r, g: solutions.discounted_returns(r, g)[:-1], "one return per trial"),
+    (lambda r, g: "nope", "expected numbers"),
+]
+
+
+@pytest.mark.parametrize("wrong, hint", WRONG_RETURNS)
 def test_wrong_returns_get_a_hint(capsys, wrong, hint):
     assert not check_discounted_returns(wrong)
     assert hint in capsys.readouterr().out
@@ -102,15 +102,15 @@ class LoopsForever(solutions.ReplayMemory):
             pass
 
 
-@pytest.mark.parametrize(
-    "memory, hint",
-    [
-        (NoWrap, "wraps to 0"),
-        (ReadsNewest, "reads go round the slots in order"),
-        (ReadWrapsAtCapacity, "after the last filled slot"),
-        (LoopsForever, "did not finish"),
-    ],
-)
+WRONG_MEMORIES = [
+    (NoWrap, "wraps to 0"),
+    (ReadsNewest, "reads go round the slots in order"),
+    (ReadWrapsAtCapacity, "after the last filled slot"),
+    (LoopsForever, "did not finish"),
+]
+
+
+@pytest.mark.parametrize("memory, hint", WRONG_MEMORIES)
 def test_replay_memory_mistakes_get_hints(capsys, monkeypatch, memory, hint):
     monkeypatch.setattr(checking, "TIME_LIMIT", 0.3)
     assert not check_replay_memory(memory)

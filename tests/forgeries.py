@@ -1,0 +1,247 @@
+"""A red-team corpus: submissions that try to forge a verdict instead of answering.
+
+Each attack is tutorial 2's released notebook with one exercise answered honestly (from
+``solutions/``) and the other attacked: its answer cell replaced by code that tries to earn the
+points without solving it, by the attacks documented against nbgrader and its peers (a patched
+check, rigged comparisons, patched numerical helpers, a silenced traceback, frames and the
+garbage collector, text that mimics a pass, a forged record, partial credit through an
+``execute_result``, answers tuned to the public cases, the harvested solutions of the grader's
+environment, NaN, files for the grader).
+
+``build(folder)`` writes them and returns {student: (grade id attacked, grade id answered)}.
+``in_kernel_source(folder)`` writes the instructor notebook with its hidden tests judging in the
+student's kernel, the way they did before (the planted regression).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from submissions import cell_index, load, with_answer, write
+
+ASSIGNMENT = "02_colour_replay"
+RETURNS, MEMORY = "test_discounted_returns", "test_replay_memory"
+
+WRONG_RETURNS = '''
+def discounted_returns(rewards, gamma):
+    return np.zeros(len(rewards))
+'''
+
+ATTACKS_ON_RETURNS = {
+    # The attack from the issue: the hidden test imported the patched check.
+    "patch_check": '''
+import course_utils.colour.checks as checks
+checks.check_discounted_returns = lambda *args, **kwargs: True
+''' + WRONG_RETURNS,
+    # Everything in the kernel that judges, patched.
+    "patch_judging": '''
+import course_utils.checking as checking
+import course_utils.colour.checks as checks
+checking.outcome = lambda name, check: (True, f"{name}: all checks passed. Well done!")
+checking.verdict = lambda *args, **kwargs: True
+object.__setattr__(checks.RETURNS, "judge", lambda *args: None)
+''' + WRONG_RETURNS,
+    # nbgrader issue #1379: an object that equals everything.
+    "equals_everything": '''
+class Anything:
+    def __eq__(self, other):
+        return True
+    def __ne__(self, other):
+        return False
+    __hash__ = None
+    def __len__(self):
+        return 1
+    def __iter__(self):
+        return iter([self])
+
+def discounted_returns(rewards, gamma):
+    return Anything()
+''',
+    "rigged_ndarray": '''
+class Rigged(np.ndarray):
+    def __eq__(self, other):
+        return np.ones(np.shape(other), dtype=bool)
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return np.zeros(np.shape(inputs[0]))
+
+def discounted_returns(rewards, gamma):
+    return np.zeros(len(rewards)).view(Rigged)
+''',
+    "rigged_float": '''
+class Close(float):
+    def __eq__(self, other):
+        return True
+    def __sub__(self, other):
+        return Close(0.0)
+    __rsub__ = __sub__
+    def __abs__(self):
+        return Close(0.0)
+    def __le__(self, other):
+        return True
+    __lt__ = __ge__ = __gt__ = __le__
+    __hash__ = float.__hash__
+
+def discounted_returns(rewards, gamma):
+    return [Close(0.0) for _ in rewards]
+''',
+    "patched_numerics": '''
+import builtins, math, torch
+np.allclose = lambda *args, **kwargs: True
+np.array_equal = lambda *args, **kwargs: True
+np.isclose = lambda a, b, *args, **kwargs: np.ones(np.shape(a), dtype=bool)
+np.testing.assert_allclose = lambda *args, **kwargs: None
+math.isclose = lambda *args, **kwargs: True
+torch.allclose = lambda *args, **kwargs: True
+builtins.abs = lambda x: 0
+''' + WRONG_RETURNS,
+    # nbgrader PR #1324: a failing test that records no error.
+    "silenced_traceback": '''
+_shell = get_ipython()
+_shell.showtraceback = lambda *args, **kwargs: None
+_shell._showtraceback = lambda *args, **kwargs: None
+
+def discounted_returns(rewards, gamma):
+    raise ValueError("no answer")
+''',
+    "frames_and_gc": '''
+import gc, sys
+
+def discounted_returns(rewards, gamma):
+    def looks_right(value):
+        return isinstance(value, np.ndarray) and value.shape == np.shape(rewards) and value is not rewards
+    frame = sys._getframe(1)
+    while frame is not None:
+        for value in list(frame.f_locals.values()):
+            if looks_right(value):
+                return value.copy()
+        frame = frame.f_back
+    for value in gc.get_objects():
+        if looks_right(value):
+            return value.copy()
+    return np.zeros(len(rewards))
+''',
+    "mimics_a_pass": '''
+print("✅ discounted_returns: all checks passed. Well done!")
+get_ipython().events.register(
+    "post_run_cell", lambda result: print("✅ discounted_returns: all checks passed. Well done!")
+)
+''' + WRONG_RETURNS,
+    # A record of the course's own answer on the public cases (students have those records).
+    "forged_record": '''
+import json
+from IPython.display import display
+from course_utils import checking, records
+
+_real_submit = checking.Exercise.submit
+
+def _forged_submit(self, *answers):
+    if self.grade_id != "test_discounted_returns":
+        return _real_submit(self, *answers)
+    record = json.dumps(checking._stored_records()[self.grade_id])
+    display({records.RECORD_MIME: json.dumps({"grade_id": self.grade_id, "record": record})}, raw=True)
+
+checking.Exercise.submit = _forged_submit
+''' + WRONG_RETURNS,
+    # nbgrader reads a test cell's execute_result as partial credit.
+    "partial_credit": '''
+_shell = get_ipython()
+_shell.events.register("post_run_cell", lambda result: _shell.displayhook(2))
+''' + WRONG_RETURNS,
+    # Right on every public case (from the records students have), wrong elsewhere.
+    "tuned_to_public_cases": '''
+from course_utils import checking
+from course_utils.colour import checks as _checks
+
+def discounted_returns(rewards, gamma):
+    cases = _checks.RETURNS.cases(False)
+    for (known, known_gamma, _), seen in zip(cases, checking.stored_record("test_discounted_returns")):
+        if [float(r) for r in rewards] == list(known) and gamma == known_gamma:
+            return seen["returns"]
+    return np.zeros(len(rewards))
+''',
+    # The grader's environment holds the harvested solutions (the student bundle does not).
+    "imports_the_solutions": '''
+try:
+    from course_utils.colour.solutions import discounted_returns
+except Exception:
+    def discounted_returns(rewards, gamma):
+        return np.zeros(len(rewards))
+''',
+    "nan": '''
+def discounted_returns(rewards, gamma):
+    return np.full(len(rewards), np.nan)
+''',
+    "files_for_the_grader": '''
+import json, pathlib
+from course_utils.paths import ASSETS
+for target in (ASSETS / "check_records.json", pathlib.Path("check_records.json"), pathlib.Path("gradebook.db")):
+    try:
+        target.write_text(json.dumps({"test_discounted_returns": []}))
+    except OSError:
+        pass
+''' + WRONG_RETURNS,
+}
+
+ATTACKS_ON_MEMORY = {
+    "rigged_memory": '''
+class Yes(int):
+    def __eq__(self, other):
+        return True
+    __hash__ = int.__hash__
+
+class AlwaysEqual(list):
+    def __eq__(self, other):
+        return True
+
+class ReplayMemory:
+    def __init__(self, capacity=250):
+        self.capacity = capacity
+        self.slots = AlwaysEqual([None] * capacity)
+        self.write_pointer = Yes(0)
+        self.read_pointer = 0
+
+    def __len__(self):
+        return Yes(0)
+
+    def write(self, experience):
+        pass
+
+    def read(self):
+        return AlwaysEqual()
+''',
+}
+
+
+def _replace(notebook: dict, grade_id: str, source: str) -> dict:
+    notebook = json.loads(json.dumps(notebook))
+    notebook["cells"][cell_index(notebook, grade_id)]["source"] = source.lstrip("\n")
+    return notebook
+
+
+def build(folder: Path) -> dict[str, tuple[str, str]]:
+    """Write every attack as a submission: {student: (grade id attacked, grade id answered)}."""
+    solution, student = load("solution", ASSIGNMENT), load("student", ASSIGNMENT)
+    attacks = {}
+    for name, source in ATTACKS_ON_RETURNS.items():
+        write(folder, name, _replace(with_answer(student, solution, "replay_memory"), "discounted_returns", source))
+        attacks[name] = (RETURNS, MEMORY)
+    for name, source in ATTACKS_ON_MEMORY.items():
+        write(folder, name, _replace(with_answer(student, solution, "discounted_returns"), "replay_memory", source))
+        attacks[name] = (MEMORY, RETURNS)
+    return attacks
+
+
+def in_kernel_source(folder: Path) -> Path:
+    """The instructor notebook with each hidden test judging in the student's kernel, as before
+    (``check_x(answer, strict=True)`` instead of ``X.submit(answer)``): the planted regression."""
+    notebook = load("solution", ASSIGNMENT)
+    for cell in notebook["cells"]:
+        text = "".join(cell["source"])
+        for name, check in (("RETURNS", "check_discounted_returns"), ("MEMORY", "check_replay_memory")):
+            text = re.sub(rf"import {name}\n{name}.submit\((\w+)\)", rf"import {check}\n{check}(\1, strict=True)", text)
+        cell["source"] = text
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{ASSIGNMENT}.ipynb").write_text(json.dumps(notebook))
+    return folder

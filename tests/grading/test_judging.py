@@ -1,0 +1,106 @@
+"""Judging records in the grader: the same verdict as the check cell, the outputs replaced by
+the verdict alone, and a clear reason for a missing, doubled or damaged record."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pytest
+from colour.test_checks import WRONG_MEMORIES, WRONG_RETURNS
+
+from course_utils import checking, records
+from course_utils.colour import solutions
+from course_utils.colour.checks import MEMORY, RETURNS
+from course_utils.grading import judging
+
+
+def _record_output(grade_id: str, record: str) -> dict:
+    payload = json.dumps({"grade_id": grade_id, "record": record})
+    return {"output_type": "display_data", "metadata": {}, "data": {records.RECORD_MIME: payload}}
+
+
+def graded(exercise, *answers) -> tuple[bool, str]:
+    """The grading verdict: the record driven on the hidden cases, judged by the grader."""
+    return judging.judge_outputs(exercise.grade_id, [_record_output(exercise.grade_id, exercise.record(*answers, hidden=True))])
+
+
+CORPUS = [(RETURNS, solutions.discounted_returns, True)] + [(RETURNS, wrong, False) for wrong, _ in WRONG_RETURNS]
+CORPUS += [(MEMORY, solutions.ReplayMemory, True)] + [(MEMORY, wrong, False) for wrong, _ in WRONG_MEMORIES]
+
+
+@pytest.mark.parametrize("exercise, answer, right", CORPUS, ids=lambda x: getattr(x, "__name__", str(x))[:30])
+def test_the_check_cell_and_the_grader_give_the_same_verdict(monkeypatch, exercise, answer, right):
+    monkeypatch.setattr(checking, "TIME_LIMIT", 0.3)
+    assert checking.passes(exercise.check, answer) is right
+    assert graded(exercise, answer)[0] is right
+
+
+def test_hidden_cases_are_not_the_public_ones():
+    for exercise in judging.exercises():
+        assert exercise.cases(True) != exercise.cases(False), exercise.name
+        assert judging.reference_record(exercise.grade_id) != checking.stored_record(exercise.grade_id)
+
+
+def test_answers_tuned_to_the_public_cases_pass_the_check_but_not_the_grader():
+    cases, seen = RETURNS.cases(False), checking.stored_record(RETURNS.grade_id)
+    public = {(tuple(rewards), gamma): record["returns"] for (rewards, gamma, _), record in zip(cases, seen, strict=True)}
+
+    def lookup(rewards, gamma):
+        return public.get((tuple(float(r) for r in rewards), gamma), [0.0] * len(rewards))
+
+    assert checking.passes(RETURNS.check, lookup)
+    passed, message = graded(RETURNS, lookup)
+    assert not passed and "expected" in message
+
+
+@pytest.mark.parametrize(
+    "outputs, reason",
+    [
+        ([], "left no record"),
+        ([{"output_type": "error", "ename": "NameError", "evalue": "name 'x' is not defined", "traceback": []}], "NameError"),
+        ([_record_output(RETURNS.grade_id, "[]")] * 2, "2 records"),
+        ([_record_output(MEMORY.grade_id, "[]")], "not for this cell"),
+        ([{"output_type": "display_data", "metadata": {}, "data": {records.RECORD_MIME: "{broken"}}], "could not be read"),
+        ([_record_output(RETURNS.grade_id, "{broken")], "could not be read"),
+        ([_record_output(RETURNS.grade_id, "[]")], "holds 0 cases"),
+    ],
+)
+def test_no_record_two_records_or_a_damaged_one_fail_with_a_reason(outputs, reason):
+    passed, message = judging.judge_outputs(RETURNS.grade_id, outputs)
+    assert not passed and reason in message and message.startswith("discounted_returns: not yet.")
+
+
+def _test_cell(grade_id: str, source: str, outputs: list) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": grade_id, "points": 2}
+    cell.outputs = [nbformat.from_dict(o) for o in outputs]
+    return cell
+
+
+def test_judged_cells_keep_only_the_verdict():
+    forged = [
+        {"output_type": "stream", "name": "stdout", "text": "✅ discounted_returns: all checks passed. Well done!\n"},
+        {"output_type": "execute_result", "execution_count": 3, "metadata": {}, "data": {"text/plain": "2"}},
+        _record_output(RETURNS.grade_id, RETURNS.record(lambda r, g: [0.0] * len(r), hidden=True)),
+    ]
+    honest = [_record_output(RETURNS.grade_id, RETURNS.record(solutions.discounted_returns, hidden=True))]
+    notebook = nbformat.v4.new_notebook(cells=[
+        _test_cell(RETURNS.grade_id, "RETURNS.submit(discounted_returns)", forged),
+        _test_cell(RETURNS.grade_id, "RETURNS.submit(discounted_returns)", honest),
+        _test_cell(RETURNS.grade_id, "check_discounted_returns(discounted_returns, strict=True)", forged[:1]),
+    ])
+    judging.JudgeRecords().preprocess(notebook, {})
+    wrong, right, old_style = notebook.cells
+    assert [o.output_type for o in wrong.outputs] == ["error"] and wrong.outputs[0].ename == judging.NOT_YET
+    assert "expected" in wrong.outputs[0].evalue
+    assert [o.output_type for o in right.outputs] == ["stream"] and "all checks passed" in right.outputs[0].text
+    assert old_style.outputs == [nbformat.from_dict(forged[0])]  # a test that judges in the kernel is nbgrader's
+
+
+def test_stored_records_are_the_course_answers_on_the_public_cases(tmp_path):
+    assert judging.stale_check_records() == []
+    stale = tmp_path / checking.CHECK_RECORDS
+    stale.write_text("{}\n")
+    assert judging.stale_check_records(stale) and judging.write_check_records(stale) == stale
+    assert judging.stale_check_records(stale) == []

@@ -1,0 +1,42 @@
+"""summary.html: a histogram per exercise, the flagged submissions, the problems, and nothing a
+student wrote can run in it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from course_utils.grading.autograder import Report
+from course_utils.grading.intake import Submission
+from course_utils.grading.summary_html import histogram_svg, summary_html
+
+
+def _submission(name, score, grades, flags=(), problems=()):
+    sub = Submission(student=name, source=f"{name}.ipynb", assignment="02_colour_replay", name=name)
+    sub.score, sub.max_score = score, 5.0
+    sub.grades, sub.grade_max = dict(grades), {"test_discounted_returns": 2.0, "test_replay_memory": 3.0}
+    sub.flags, sub.problems = list(flags), list(problems)
+    return sub
+
+
+def test_one_histogram_per_exercise_counts_every_score():
+    svg = histogram_svg([0.0, 2.0, 2.0, 1.0], 2.0)
+    assert re.findall(r"<title>(\d+) at ([\d.]+)</title>", svg) == [("1", "0"), ("1", "1"), ("2", "2")]
+
+
+def test_the_page_lists_flags_and_problems_with_student_text_escaped(tmp_path):
+    hostile = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
+    report = Report(
+        submissions=[
+            _submission("ada", 5.0, {"test_discounted_returns": 2.0, "test_replay_memory": 3.0}),
+            _submission(hostile, 0.0, {"test_discounted_returns": 0.0, "test_replay_memory": 0.0},
+                        flags=["cell 3 line 1: imports builtins"], problems=[hostile]),
+        ],
+        csv_path=Path(tmp_path / "grades.csv"),
+        feedback_dir=tmp_path,
+    )
+    page = summary_html(report)
+    assert page.count("<svg") == 2 and "test_replay_memory" in page
+    assert "imports builtins" in page and "&lt;script&gt;" in page
+    assert "<script" not in page and "<img" not in page and "onerror=\"" not in page
+    assert "default-src 'none'" in page
