@@ -70,8 +70,8 @@ def test_stored_episodes_are_no_episode_class():
 def test_course_release_writes_and_checks_the_expected_values(monkeypatch, tmp_path, capsys):
     from argparse import Namespace
 
-    from course_utils import cli, grading
-    from course_utils.grading import harvest
+    from course_utils import checking, cli, grading
+    from course_utils.grading import harvest, judging
 
     monkeypatch.setattr(harvest, "write_solutions", lambda: [])
     monkeypatch.setattr(grading, "release", lambda: [])
@@ -80,9 +80,13 @@ def test_course_release_writes_and_checks_the_expected_values(monkeypatch, tmp_p
     target = tmp_path / "lunar_expected.json"
     write = reference.write_expected
     monkeypatch.setattr(reference, "write_expected", lambda: write(target))
+    records = tmp_path / checking.CHECK_RECORDS
+    write_records = judging.write_check_records
+    monkeypatch.setattr(judging, "write_check_records", lambda: write_records(records))
     assert cli._release(Namespace(check=False)) == 0
-    assert capsys.readouterr().out == f"wrote {target}\n"
+    assert capsys.readouterr().out == f"wrote {target}\nwrote {records}\n"
     assert target.read_bytes() == reference.EXPECTED_FILE.read_bytes()
+    assert records.read_bytes() == (reference.EXPECTED_FILE.parent / checking.CHECK_RECORDS).read_bytes()
     monkeypatch.setattr(reference, "stale_expected", lambda: ["lunar_expected.json: 'losses' differs"])
     assert cli._release(Namespace(check=True)) == 1
     assert "stale: lunar_expected.json: 'losses' differs" in capsys.readouterr().err
