@@ -51,7 +51,9 @@ def bench_grading(submissions: int = 40, workers: int = 2, train_steps: int = 80
     """Submissions per minute for ``submissions`` synthetic submissions (a third full marks,
     a third partial, a third untouched) graded with 1 worker, with ``workers`` workers (local
     cluster), and through a ``dask scheduler`` plus ``workers`` ``dask worker`` processes on
-    127.0.0.1.
+    127.0.0.1. ``records_*`` grades the same submissions with hidden tests that record and a
+    grader that judges (``judging``, the course's way) with 1 and ``workers`` workers;
+    ``records_vs_kernel_*`` is its cost per submission over the asserts judged in the kernel.
 
     Each submission first trains a small model for ``train_steps`` gradient steps (about 1 s
     of CPU; real submissions of this course train for 20 to 70 s), so that the figures are
@@ -70,12 +72,13 @@ def bench_grading(submissions: int = 40, workers: int = 2, train_steps: int = 80
     figures: dict = {"benchmark": "grading", "submissions": submissions, "workers": workers, "cores": os.cpu_count()}
     figures["train_steps"] = train_steps
     figures["load_average_before"] = round(os.getloadavg()[0], 2)
+    scores: dict[str, list] = {}
     with tempfile.TemporaryDirectory(prefix="course-bench-grading-") as tmp:
         tmp = Path(tmp)
 
-        def submissions_folder(label: str, steps: int) -> tuple[Path, Path]:
+        def submissions_folder(label: str, steps: int, records: bool = False) -> tuple[Path, Path]:
             source = tmp / f"solutions-{label}"
-            solution = json.loads(synthetic_assignment(source, train_steps=steps).read_text())
+            solution = json.loads(synthetic_assignment(source, train_steps=steps, records=records).read_text())
             folder = tmp / f"submissions-{label}"
             folder.mkdir()
             variants = [student_version(solution, "add", "square"), student_version(solution, "add"), student_version(solution)]
@@ -102,10 +105,14 @@ def bench_grading(submissions: int = 40, workers: int = 2, train_steps: int = 80
             task_cpu = figures[f"{label}_worker_cpu_s"] + figures[f"{label}_coordinator_cpu_s"]
             figures[f"{label}_cores_used"] = round(task_cpu / report.grading_seconds, 2)
             figures[f"{label}_graded_ok"] = graded
+            scores[label] = sorted((s.name, s.score) for s in report.submissions)
 
         work = submissions_folder("train", train_steps)
         run("workers_1", *work, workers=1)
         run(f"workers_{workers}", *work, workers=workers)
+        recorded = submissions_folder("records", train_steps, records=True)
+        run("records_workers_1", *recorded, workers=1)
+        run(f"records_workers_{workers}", *recorded, workers=workers)
         address, processes = _start_dask_cluster(workers)
         try:
             run("scheduler", *work, scheduler=address)
@@ -126,6 +133,14 @@ def bench_grading(submissions: int = 40, workers: int = 2, train_steps: int = 80
     )
     figures[f"overhead_speedup_{workers}_vs_1"] = round(
         figures[f"overhead_workers_{workers}_per_minute"] / figures["overhead_workers_1_per_minute"], 2
+    )
+    # Judging from records (the hidden tests drive and record in the kernel, the grader judges)
+    # against today's way (asserts judged in the kernel), same submissions and work otherwise.
+    for kind in ("wall_s", "worker_cpu_s"):
+        figures[f"records_vs_kernel_{kind}"] = round(figures[f"records_workers_1_{kind}"] / figures[f"workers_1_{kind}"], 3)
+    figures["records_same_scores"] = scores["records_workers_1"] == scores["workers_1"] == scores[f"records_workers_{workers}"]
+    figures[f"records_speedup_{workers}_vs_1"] = round(
+        figures[f"records_workers_{workers}_per_minute"] / figures["records_workers_1_per_minute"], 2
     )
     figures["load_average_after"] = round(os.getloadavg()[0], 2)
     figures["note"] = "shared machine: wall figures include contention from other jobs; see the cpu figures"

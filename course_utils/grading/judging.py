@@ -28,7 +28,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat.notebooknode import NotebookNode
 from traitlets import Bool
 
-from course_utils import records
+from course_utils import records, synthetic_exercises
 from course_utils.checking import CHECK_RECORDS, Exercise, outcome
 from course_utils.exercises import GRADED
 from course_utils.paths import ASSETS
@@ -38,16 +38,19 @@ NOT_YET = "NotYet"
 
 
 def exercise_for(grade_id: str) -> Exercise | None:
-    """The ``Exercise`` a hidden-test cell grades, or None (a written answer, an unknown cell)."""
+    """The ``Exercise`` a hidden-test cell grades, or None (a written answer, an unknown cell):
+    the course's (``exercises.GRADED``), then the synthetic assignment's (``synthetic_exercises``)."""
     cell = next((cell for cell in GRADED if cell.grade_id == grade_id), None)
-    if cell is None or cell.check is None:
+    if cell is None:
+        return synthetic_exercises.EXERCISES.get(grade_id)
+    if cell.check is None:
         return None
     module = importlib.import_module(cell.check.split(":")[0])
     return getattr(module, "EXERCISES", {}).get(grade_id)
 
 
 def exercises() -> list[Exercise]:
-    """Every exercise judged from records, in the order of the exercise index."""
+    """Every course exercise judged from records, in the order of the exercise index."""
     found = (exercise_for(cell.grade_id) for cell in GRADED)
     return [exercise for exercise in found if exercise is not None]
 
@@ -55,8 +58,8 @@ def exercises() -> list[Exercise]:
 @functools.cache
 def _reference_text(grade_id: str, hidden: bool) -> str:
     exercise = exercise_for(grade_id)
-    tutorial = next(cell.tutorial for cell in GRADED if cell.grade_id == grade_id)
-    solutions = importlib.import_module(f"course_utils.{tutorial}.solutions")
+    tutorial = next((cell.tutorial for cell in GRADED if cell.grade_id == grade_id), None)
+    solutions = importlib.import_module(f"course_utils.{tutorial}.solutions") if tutorial else synthetic_exercises
     answers = [getattr(solutions, name) for name in exercise.reference]
     with contextlib.redirect_stdout(io.StringIO()):
         return exercise.record(*answers, hidden=hidden)

@@ -35,13 +35,18 @@ for step in range({steps}):
     w -= 0.1 * X.T @ (p - y) / len(y)"""
 
 
-def synthetic_assignment(folder: str | os.PathLike, name: str = TINY, train_steps: int = 0) -> Path:
+def synthetic_assignment(folder: str | os.PathLike, name: str = TINY, train_steps: int = 0, records: bool = False) -> Path:
     """Write ``folder/<name>.ipynb``: an instructor notebook with two exercises (``add``, 1
     point; ``square``, 2 points) and hidden tests, runnable in about a second. With
     ``train_steps`` it first trains a small model for that many gradient steps (``TRAIN_CELL``,
-    a locked cell): a submission that computes, as real ones do, instead of grading overhead only."""
+    a locked cell): a submission that computes, as real ones do, instead of grading overhead only.
+    With ``records`` the hidden tests submit records that the grader judges
+    (``course_utils.synthetic_exercises``), as the course's do; otherwise they are asserts that
+    judge in the student's kernel (nbgrader's usual way)."""
     import nbformat
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    from course_utils.synthetic_exercises import SUBMIT
 
     def meta(grade_id, grade=False, solution=False, points=None):
         info = {"grade": grade, "solution": solution, "locked": not solution, "grade_id": grade_id}
@@ -57,6 +62,8 @@ def synthetic_assignment(folder: str | os.PathLike, name: str = TINY, train_step
     if train_steps:
         cells.append(new_code_cell(TRAIN_CELL.format(steps=int(train_steps)), metadata=meta("train")))
     for (exercise, solution), (test, (points, source)) in zip(TINY_SOLUTIONS.items(), TINY_TESTS.items(), strict=True):
+        if records:
+            source = source.split("### BEGIN HIDDEN TESTS")[0] + f"### BEGIN HIDDEN TESTS\n{SUBMIT[test]}\n### END HIDDEN TESTS"
         cells.append(new_code_cell(solution, metadata=meta(exercise, solution=True)))
         cells.append(new_code_cell(source, metadata=meta(test, grade=True, points=points)))
     kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}

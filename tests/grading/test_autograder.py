@@ -115,9 +115,12 @@ def test_grading_benchmark_measures_every_configuration():
     from course_utils.grading.bench import bench_grading
 
     figures = bench_grading(submissions=4, train_steps=2000)
-    for label in ("workers_1", "workers_2", "scheduler", "overhead_workers_1", "overhead_workers_2"):
+    labels = ("workers_1", "workers_2", "records_workers_1", "records_workers_2", "scheduler", "overhead_workers_1",
+              "overhead_workers_2")
+    for label in labels:
         assert figures[f"{label}_graded_ok"] == 4 and figures[f"{label}_per_minute"] > 0
     assert figures["speedup_2_vs_1"] > 0 and figures["overhead_speedup_2_vs_1"] > 0
+    assert figures["records_same_scores"] and figures["records_vs_kernel_wall_s"] > 0
 
 
 def test_synthetic_submissions_can_train_first(tmp_path):

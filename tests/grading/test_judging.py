@@ -104,3 +104,30 @@ def test_stored_records_are_the_course_answers_on_the_public_cases(tmp_path):
     stale.write_text("{}\n")
     assert judging.stale_check_records(stale) and judging.write_check_records(stale) == stale
     assert judging.stale_check_records(stale) == []
+
+
+def test_the_synthetic_assignment_judged_from_records_scores_like_its_asserts(tmp_path):
+    """The grading benchmark compares the two ways on this assignment: same scores."""
+    import csv
+
+    from course_utils import grading
+    from course_utils.grading.synthetic import student_version, synthetic_assignment
+
+    scores = {}
+    for records_on in (False, True):
+        source = tmp_path / f"source-{records_on}"
+        solution = json.loads(synthetic_assignment(source, records=records_on).read_text())
+        folder = tmp_path / f"submissions-{records_on}"
+        folder.mkdir()
+        for name, answered in (("full", ("add", "square")), ("half", ("add",)), ("none", ())):
+            (folder / f"{name}.ipynb").write_text(json.dumps(student_version(solution, *answered)))
+        tuned = student_version(solution, "add", "square")
+        add_cell = next(c for c in tuned["cells"] if c["metadata"]["nbgrader"]["grade_id"] == "add")
+        add_cell["source"] = "def add(a, b):\n    return 3"  # right on the visible case only
+        (folder / "tuned.ipynb").write_text(json.dumps(tuned))
+        report = grading.autograde(folder, out=tmp_path / f"out-{records_on}", course_dir=tmp_path / f"course-{records_on}",
+                                   source=source, workers=0, progress=False)
+        scores[records_on] = {row["student"]: row["score"] for row in csv.DictReader(report.csv_path.open())}
+        feedback = (report.feedback_dir / "full").glob("*.html")
+        assert ("add: all checks passed" in next(feedback).read_text()) is records_on  # the grader's verdict
+    assert scores[True] == scores[False] == {"full": "3", "half": "1", "none": "0", "tuned": "2"}
