@@ -245,3 +245,53 @@ def in_kernel_source(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{ASSIGNMENT}.ipynb").write_text(json.dumps(notebook))
     return folder
+
+
+# --------------------------------------------------------------------------------------
+# The monkeypatch attack on one exercise of every other tutorial: the notebook answered honestly
+# everywhere else (the solution notebook), the attacked answer cell patching that tutorial's
+# checks (and every Exercise's judge) and answering wrongly. Graded in each tutorial's own
+# grading test run: {tutorial: (notebook, solution cell attacked, its hidden-test grade id, source)}.
+
+_PATCH = """
+import course_utils.checking as _checking
+import course_utils.{module} as _checks
+for _name in dir(_checks):
+    if _name.startswith("check_"):
+        setattr(_checks, _name, lambda *args, **kwargs: True)
+for _exercise in getattr(_checks, "EXERCISES", {{}}).values():
+    object.__setattr__(_exercise, "judge", lambda *args: None)
+_checking.outcome = lambda name, check: (True, f"{{name}}: all checks passed. Well done!")
+"""
+
+MONKEYPATCH_ATTACKS = {
+    "harlow": ("01_harlow_meta_rl", "evaluate_individual", "test_evaluate_individual", _PATCH.format(module="harlow.checks") + '''
+def evaluate_individual(env, agent, optimizer_func, num_tasks=10, num_gradient_steps=25, num_trials=6,
+                        num_evaluation_trials=20):
+    return 0.0, [0.0] * num_tasks
+'''),
+    "lunar": ("03_policy_gradients", "entropy_loss", "test_entropy_loss", _PATCH.format(module="lunar.checks") + '''
+class ActionEntropyLoss(nn.Module):
+    def __init__(self, n_actions, beta=1.0):
+        super().__init__()
+        self.n_actions, self.beta, self.max_entropy = n_actions, beta, 1.0
+
+    def calc_max_entropy(self):
+        return 1.0
+
+    def forward(self, batch, action_scores):
+        loss_e = action_scores.sum() * 0.0
+        return loss_e, dict(loss_e=loss_e.item())
+'''),
+    "replay": ("04_prioritized_replay", "memory_add", "test_memory_add", _PATCH.format(module="replay.checks") + '''
+class CircularMemory(CircularReplayMemory):
+    def add(self, batch):
+        return self
+'''),
+}
+
+
+def monkeypatch_attack(tutorial: str) -> dict:
+    """The solution notebook of ``tutorial`` with one answer cell replaced by the monkeypatch attack."""
+    notebook, cell, _, source = MONKEYPATCH_ATTACKS[tutorial]
+    return _replace(load("solution", notebook), cell, source)
