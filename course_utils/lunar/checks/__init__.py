@@ -18,6 +18,14 @@ from course_utils.lunar.checks.agents import (
     check_policy_net,
 )
 from course_utils.lunar.checks.losses import (
+    AAC_AGENT,
+    AAC_LOSS,
+    AAC_NET,
+    BPG_LOSS,
+    ENTROPY_LOSS,
+    LOSS_EXERCISES,
+    POLICY_TRAINER,
+    VPG_LOSS,
     check_aac_agent,
     check_aac_loss,
     check_aac_net,
@@ -28,6 +36,13 @@ from course_utils.lunar.checks.losses import (
 )
 
 __all__ = [
+    "AAC_AGENT",
+    "AAC_LOSS",
+    "AAC_NET",
+    "BPG_LOSS",
+    "ENTROPY_LOSS",
+    "POLICY_TRAINER",
+    "VPG_LOSS",
     "check_aac_agent",
     "check_aac_loss",
     "check_aac_net",
@@ -43,3 +58,6 @@ __all__ = [
     "check_policy_trainer",
     "check_vpg_loss",
 ]
+
+EXERCISES = {**LOSS_EXERCISES}
+"""This tutorial's exercises judged from records, by the grade id of their hidden-test cell."""

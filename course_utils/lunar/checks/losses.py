@@ -1,148 +1,255 @@
 """Exercise checks of tutorial 3 (policy gradients on LunarLander), exercises 6-8: the three
 losses, ``PolicyTrainer.train_batch`` and the advantage actor-critic's network, agent and loss.
 
-As in ``agents``, each check tests one piece on its own, with its own stand-ins for the
-pieces it needs (a small network and two simple losses for the trainer) and the fixed batch
-of ``assets/lunar_expected.json`` (``course_utils.lunar.expected``) as input. Nothing here
-uses the reference solutions (``course_utils.lunar.solutions``), which students do not get.
+Each exercise is an ``Exercise`` (see ``checking``): ``drive`` runs the student's class on a
+list of cases (the batches of ``loss_records``, the check's own small network and stand-in
+losses for the trainer, stand-in networks for the agent) and records what came back;
+``judge`` compares that record with the course's own answer's record on the same cases. The
+check cell runs both on the public cases (the fixed batch of ``assets/lunar_expected.json``);
+grading drives the hidden cases (other batches, sizes, betas, deltas, networks and seeds) in the
+student's kernel and judges them in the grader. Nothing here uses the reference solutions
+(``course_utils.lunar.solutions``), which students do not get.
 """
 
 from __future__ import annotations
 
-import copy
+import math
 
-import numpy as np
 import torch
 from torch import nn
 
-from course_utils.checking import Problem, call_student, verdict
-from course_utils.lunar.checks.agents import check_agent_distribution
-from course_utils.lunar.checks.common import _close, _FakeEnv, _tensor
-from course_utils.lunar.env import make_env
-from course_utils.lunar.expected import expected_batch, load_expected
-
-MAX_ENTROPY_4 = float(np.log(4))
-
-
-def _loss_value(what: str, result):
-    """A loss class returns ``(loss_tensor, dict)``; return the loss tensor."""
-    if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)):
-        raise Problem(f"{what} should return a pair (loss, dict of values to record), got {type(result).__name__}.")
-    loss = result[0]
-    if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
-        raise Problem(f"{what} should return the loss as a one-number torch tensor, got {loss!r}.")
-    return loss
-
+from course_utils.checking import Exercise, Problem, attempt, raise_if_error
+from course_utils.lunar.checks import loss_records as lr
+from course_utils.lunar.checks.aac_checks import AAC_AGENT, AAC_LOSS, AAC_NET
+from course_utils.lunar.checks.aac_checks import check_aac_agent as check_aac_agent
+from course_utils.lunar.checks.aac_checks import check_aac_loss as check_aac_loss
+from course_utils.lunar.checks.aac_checks import check_aac_net as check_aac_net
+from course_utils.records import encode
 
 # ---------------------------------------------------------------------------------------------
-# 6. Losses
+# 6. Losses: VanillaPolicyGradientLoss and BaselinePolicyGradientLoss
 
 
-def _loss_check(name: str, make_loss, expected_key: str, hints):
-    def check():
-        expected = load_expected()
-        _, batch, scores, values = expected_batch(expected)
-        loss_fn = call_student(f"{name}(...)", make_loss)
-        leaf = scores.clone().requires_grad_(True)
-        loss = _loss_value(f"{name}(batch, action_scores)", call_student(f"{name}(batch, action_scores)", loss_fn, batch, leaf))
-        want = expected["losses"][expected_key]
-        if not loss.requires_grad:
-            raise Problem(
-                "the loss has no gradient with respect to the action scores: do not detach them or "
-                "convert them to numbers before computing the loss."
-            )
-        got = loss.item()
-        if not _close(got, want, 1e-4):
-            hint = next((h for test, h in hints if test(got, want, expected)), "compare with the formula above.")
-            raise Problem(
-                f"on the stored batch (210 steps of 4 episodes) the loss should be {want:.4f}, got {got:.4f}. Hint: {hint}"
-            )
-        return loss_fn, batch, leaf
+def _pg_cases(hidden: bool) -> list:
+    """The batches the loss is called on (see ``loss_records``)."""
+    return list(lr.HIDDEN_BATCHES) if hidden else ["stored"]
 
-    return check
+
+def _drive_pg(name: str):
+    def drive(cases, Loss) -> dict:  # noqa: N803 (the exercise's class name)
+        loss_fn = attempt(f"{name}()", Loss)
+        if lr.is_error(loss_fn):
+            return {"error": loss_fn}
+        out = []
+        for spec in cases:
+            batch, scores, _ = lr.make_inputs(spec)
+            record, _ = lr.observe_loss(f"{name}(batch, action_scores)", loss_fn, batch, scores.requires_grad_(True))
+            shifted, scores, _ = lr.make_inputs(spec, shift=lr.SHIFT)
+            record["shifted"], _ = lr.observe_loss(f"{name}(batch, action_scores)", loss_fn, shifted, scores)
+            out.append(record)
+        return {"calls": out}
+
+    return drive
+
+
+def _calls(got: dict, cases) -> list:
+    raise_if_error(got.get("error"))
+    calls = got.get("calls")
+    if type(calls) is not list or len(calls) != len(cases):
+        raise Problem(f"the record holds {len(calls) if type(calls) is list else 'no'} calls instead of {len(cases)}.")
+    return calls
+
+
+def _loss_checked(name: str, mine: dict, reference: dict, spec, hints) -> float:
+    """The recorded loss, which must have a gradient and equal the course's (else the first hint that fits)."""
+    got = lr.loss_value(mine, f"{name}(batch, action_scores)")
+    want = lr.loss_value(reference, "the course's loss")
+    if mine.get("requires_grad") is not True:
+        raise Problem(
+            "the loss has no gradient with respect to the action scores: do not detach them or "
+            "convert them to numbers before computing the loss."
+        )
+    if not lr.close(got, want):
+        hint = next((h for test, h in hints if test(got, want)), "compare with the formula above.")
+        raise Problem(f"on {lr.describe(spec)} the loss should be {want:.4f}, got {got:.4f}. Hint: {hint}")
+    return got
 
 
 def _is(value):
-    return lambda got, want, expected: _close(got, value(want, expected), 1e-4)
+    return lambda got, want: lr.close(got, value(want))
 
 
-def check_vpg_loss(VanillaPolicyGradientLoss, strict: bool = False) -> bool:
+def _judge_vpg(got: dict, expected: dict, cases) -> None:
+    for spec, mine, reference in zip(cases, _calls(got, cases), expected["calls"], strict=True):
+        steps, episodes = lr.batch_size(spec)
+        hints = [
+            (_is(lambda w: -w), "the sign is flipped: we minimise the NEGATIVE of q * log pi."),
+            (_is(lambda w, n=steps: w * n), "take the mean over the batch's steps, not the sum."),
+            (_is(lambda w, n=steps, e=episodes: w * n / e),
+             "divide by the number of steps in the batch (the mean over samples)."),
+        ]
+        _loss_checked("VanillaPolicyGradientLoss", mine, reference, spec, hints)
+
+
+VPG_LOSS = Exercise(
+    name="VanillaPolicyGradientLoss",
+    grade_id="test_vpg_loss",
+    cases=_pg_cases,
+    drive=_drive_pg("VanillaPolicyGradientLoss"),
+    judge=_judge_vpg,
+    reference=("VanillaPolicyGradientLoss",),
+)
+
+
+def check_vpg_loss(VanillaPolicyGradientLoss, strict: bool = False) -> bool:  # noqa: N803
     """``VanillaPolicyGradientLoss()(batch, action_scores)`` -> (loss, dict(loss_p=...))."""
-    hints = [
-        (_is(lambda w, e: -w), "the sign is flipped: we minimise the NEGATIVE of q * log pi."),
-        (_is(lambda w, e: w * 210), "take the mean over the batch's steps, not the sum."),
-        (_is(lambda w, e: w * 210 / 4), "divide by the number of steps in the batch (the mean over samples)."),
-    ]
-    return verdict(
-        "VanillaPolicyGradientLoss", _loss_check("VanillaPolicyGradientLoss", VanillaPolicyGradientLoss, "vpg", hints), strict
-    )
+    return VPG_LOSS.check(VanillaPolicyGradientLoss, strict=strict)
 
 
-def check_bpg_loss(BaselinePolicyGradientLoss, strict: bool = False) -> bool:
-    """``BaselinePolicyGradientLoss()(batch, action_scores)`` -> (loss, dict(loss_p=..., baseline=...))."""
-    hints = [
-        (_is(lambda w, e: e["losses"]["vpg"]), "the baseline was not subtracted: weigh log pi by q - mean(q)."),
-        (_is(lambda w, e: -w), "the sign is flipped: we minimise -(q - b) * log pi."),
-        (_is(lambda w, e: w * 210), "take the mean over the batch's steps, not the sum."),
-    ]
-    base = _loss_check("BaselinePolicyGradientLoss", BaselinePolicyGradientLoss, "bpg", hints)
+def _judge_bpg(got: dict, expected: dict, cases) -> None:
+    name = "BaselinePolicyGradientLoss"
+    for spec, mine, reference in zip(cases, _calls(got, cases), expected["calls"], strict=True):
+        steps, _ = lr.batch_size(spec)
+        raised = mine.get("shifted", {})
 
-    def check():
-        loss_fn, batch, scores = base()
-        _, info = loss_fn(batch, scores)
-        if "baseline" not in info:
+        def unshifted(got, want, raised=raised):  # subtracting the mean q makes the loss blind to the shift
+            try:
+                return not lr.close(lr.loss_value(raised, name), got)
+            except Problem:
+                return False
+
+        hints = [
+            (unshifted, "the baseline was not subtracted: weigh log pi by q - mean(q)."),
+            (_is(lambda w: -w), "the sign is flipped: we minimise -(q - b) * log pi."),
+            (_is(lambda w, n=steps: w * n), "take the mean over the batch's steps, not the sum."),
+        ]
+        _loss_checked(name, mine, reference, spec, hints)
+        values, want = lr.info(mine), lr.info(reference)["baseline"]
+        if "baseline" not in values:
             raise Problem("the dict should also record the baseline: dict(loss_p=..., baseline=...).")
-        want = load_expected()["losses"]["baseline"]
-        if not _close(info["baseline"], want, 1e-4):
-            raise Problem(f"the baseline should be the mean q-value of the batch, {want:.4f}, got {info['baseline']!r}.")
+        baseline = values["baseline"]
+        if not (lr.is_number(baseline) and lr.close(lr.number(baseline, "the baseline"), want)):
+            raise Problem(f"the baseline should be the mean q-value of the batch, {want:.4f}, got {lr.shown(baseline)}.")
+        got_raised, want_raised = lr.loss_value(raised, name), lr.loss_value(reference["shifted"], name)
+        if not lr.close(got_raised, want_raised):
+            raise Problem(
+                f"on {lr.describe(spec)} with every q-value raised by {lr.SHIFT:g}, the loss should be {want_raised:.4f}, "
+                f"got {got_raised:.4f}. Hint: with the baseline subtracted, raising every q-value changes nothing."
+            )
 
-    return verdict("BaselinePolicyGradientLoss", check, strict)
+
+BPG_LOSS = Exercise(
+    name="BaselinePolicyGradientLoss",
+    grade_id="test_bpg_loss",
+    cases=_pg_cases,
+    drive=_drive_pg("BaselinePolicyGradientLoss"),
+    judge=_judge_bpg,
+    reference=("BaselinePolicyGradientLoss",),
+)
 
 
-def check_entropy_loss(ActionEntropyLoss, strict: bool = False) -> bool:
-    """``ActionEntropyLoss(4, beta)``: ``max_entropy`` = log 4 and the loss -beta * mean(H) / max_entropy."""
-    hints = [
-        (
-            _is(lambda w, e: -w),
-            "the sign is flipped: the loss is MINUS the (normalised) entropy, so minimising it raises the entropy.",
-        ),
-        (_is(lambda w, e: w * MAX_ENTROPY_4), "divide the entropy by max_entropy so it lies between 0 and 1."),
-        (_is(lambda w, e: -w * MAX_ENTROPY_4), "the loss is -entropy / max_entropy (both the sign and the division)."),
-        (_is(lambda w, e: w * 210), "take the mean over the batch's steps, not the sum."),
+def check_bpg_loss(BaselinePolicyGradientLoss, strict: bool = False) -> bool:  # noqa: N803
+    """``BaselinePolicyGradientLoss()(batch, action_scores)`` -> (loss, dict(loss_p=..., baseline=...))."""
+    return BPG_LOSS.check(BaselinePolicyGradientLoss, strict=strict)
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. ActionEntropyLoss
+#
+# A case is a step: ("max_entropy", n_actions) reads ActionEntropyLoss(n_actions).max_entropy;
+# ("loss", n_actions, beta, batch) calls ActionEntropyLoss(n_actions, beta) on a batch.
+
+
+def _entropy_cases(hidden: bool) -> list:
+    if not hidden:
+        return [("max_entropy", 4), ("loss", 4, 1.0, "stored"), ("loss", 4, 2.0, "stored"), ("loss", 4, 1.0, {"uniform": 6})]
+    batch = {"seed": 303, "lengths": [18, 44, 27]}
+    return [
+        ("max_entropy", 6),
+        ("loss", 6, 1.0, batch),
+        ("loss", 6, 0.35, batch),
+        ("loss", 4, 1.0, lr.HIDDEN_BATCHES[1]),
+        ("loss", 3, 1.0, {"uniform": 9}),
+        ("loss", 3, 0.6, {"uniform": 5}),
     ]
-    base = _loss_check("ActionEntropyLoss", lambda: ActionEntropyLoss(4, 1.0), "entropy_beta1", hints)
 
-    def check():
-        loss_fn = call_student("ActionEntropyLoss(4)", ActionEntropyLoss, 4)
-        max_entropy = float(getattr(loss_fn, "max_entropy", float("nan")))
-        if not _close(max_entropy, MAX_ENTROPY_4, 1e-5):
-            raise Problem(
-                f"max_entropy for 4 actions should be log(4) = {MAX_ENTROPY_4:.5f} (a uniform distribution), got {max_entropy}."
-            )
-        loss_fn, batch, scores = base()
-        doubled = _loss_value(
-            "ActionEntropyLoss(4, beta=2)",
-            call_student("ActionEntropyLoss(4, 2.0)(batch, action_scores)", ActionEntropyLoss(4, 2.0), batch, scores),
+
+def _drive_entropy(cases, ActionEntropyLoss) -> list:  # noqa: N803 (the exercise's class name)
+    out = []
+    for step in cases:
+        if step[0] == "max_entropy":
+            loss_fn = attempt(f"ActionEntropyLoss({step[1]})", ActionEntropyLoss, step[1])
+            value = loss_fn if lr.is_error(loss_fn) else attempt("max_entropy", getattr, loss_fn, "max_entropy", None)
+            out.append({"max_entropy": encode(value)})
+            continue
+        _, n_actions, beta, spec = step
+        loss_fn = attempt(f"ActionEntropyLoss({n_actions}, {beta:g})", ActionEntropyLoss, n_actions, beta)
+        if lr.is_error(loss_fn):
+            out.append({"error": loss_fn})
+            continue
+        batch, scores, _ = lr.make_inputs(spec, n_actions)
+        record, _ = lr.observe_loss(
+            f"ActionEntropyLoss({n_actions}, {beta:g})(batch, action_scores)", loss_fn, batch, scores.requires_grad_(True)
         )
-        want = 2 * load_expected()["losses"]["entropy_beta1"]
-        if not _close(doubled, want, 1e-4):
+        out.append(record)
+    return out
+
+
+def _judge_entropy(got: list, expected: list, cases) -> None:
+    if type(got) is not list or len(got) != len(cases):
+        raise Problem(f"the record holds {len(got) if type(got) is list else 'no'} steps instead of {len(cases)}.")
+    for step, mine, reference in zip(cases, got, expected, strict=True):
+        if step[0] == "max_entropy":
+            n_actions, value = step[1], mine.get("max_entropy")
+            want = math.log(n_actions)
+            if not (lr.is_number(value) and lr.close(lr.number(value, "max_entropy"), want, 1e-5)):
+                raise Problem(
+                    f"max_entropy for {n_actions} actions should be log({n_actions}) = {want:.5f} (a uniform distribution), "
+                    f"got {lr.shown(value)}."
+                )
+            continue
+        _, n_actions, beta, spec = step
+        what = f"ActionEntropyLoss({n_actions}, {beta:g})"
+        if "uniform" in spec:
+            got_loss = lr.loss_value(mine, what)
+            if not lr.close(got_loss, -beta, 1e-5):
+                raise Problem(
+                    f"for uniform probabilities the loss (beta={beta:g}) should be {-beta:g}, got {got_loss:.4f}."
+                )
+            continue
+        if beta == 1.0:
+            steps, _ = lr.batch_size(spec)
+            top = math.log(n_actions)
+            hints = [
+                (_is(lambda w: -w),
+                 "the sign is flipped: the loss is MINUS the (normalised) entropy, so minimising it raises the entropy."),
+                (_is(lambda w, m=top: w * m), "divide the entropy by max_entropy so it lies between 0 and 1."),
+                (_is(lambda w, m=top: -w * m), "the loss is -entropy / max_entropy (both the sign and the division)."),
+                (_is(lambda w, n=steps: w * n), "take the mean over the batch's steps, not the sum."),
+            ]
+            _loss_checked(what, mine, reference, spec, hints)
+            continue
+        got_loss, want = lr.loss_value(mine, what), lr.loss_value(reference, what)
+        if not lr.close(got_loss, want):
             raise Problem(
-                f"with beta=2 the loss should be twice as large ({want:.4f}), got {float(doubled):.4f}. Hint: multiply by beta."
+                f"with beta={beta:g} the loss on {lr.describe(spec)} should be {want:.4f} ({beta:g} times the loss with "
+                f"beta=1), got {got_loss:.4f}. Hint: multiply by beta."
             )
-        uniform = torch.zeros(6, 4, requires_grad=True)
-        flat = _loss_value("ActionEntropyLoss", loss_fn(_Batch(6), uniform))
-        if not _close(flat, -1.0, 1e-5):
-            raise Problem(f"for uniform probabilities the loss (beta=1) should be -1, got {float(flat):.4f}.")
-
-    return verdict("ActionEntropyLoss", check, strict)
 
 
-class _Batch:
-    def __init__(self, n):
-        self.actions = torch.zeros(n, dtype=torch.long)
-        self.q_vals = torch.zeros(n)
-        self.states = torch.zeros(n, 8)
-        self.total_rewards = torch.zeros(1)
+ENTROPY_LOSS = Exercise(
+    name="ActionEntropyLoss",
+    grade_id="test_entropy_loss",
+    cases=_entropy_cases,
+    drive=_drive_entropy,
+    judge=_judge_entropy,
+    reference=("ActionEntropyLoss",),
+)
+
+
+def check_entropy_loss(ActionEntropyLoss, strict: bool = False) -> bool:  # noqa: N803
+    """``ActionEntropyLoss(4, beta)``: ``max_entropy`` = log 4 and the loss -beta * mean(H) / max_entropy."""
+    return ENTROPY_LOSS.check(ActionEntropyLoss, strict=strict)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -150,19 +257,14 @@ class _Batch:
 
 
 class _TrainerNet(nn.Module):
-    """The trainer check's model: 8 observations -> 16 hidden (ReLU) -> 4 action scores."""
+    """The trainer check's model: 8 observations -> ``hidden`` (ReLU) -> ``n_actions`` action scores."""
 
-    def __init__(self):
+    def __init__(self, hidden: int = 16, n_actions: int = 4):
         super().__init__()
-        self.layers = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+        self.layers = nn.Sequential(nn.Linear(8, hidden), nn.ReLU(), nn.Linear(hidden, n_actions))
 
     def forward(self, x):
         return self.layers(x)
-
-
-def _trainer_net() -> nn.Module:
-    torch.manual_seed(0)
-    return _TrainerNet()
 
 
 class _ImitationLoss:
@@ -185,145 +287,110 @@ class _ScoreSizeLoss:
         return loss, dict(loss_size=loss.item())
 
 
-def _reference_step(model, optimizer, loss_fns, batch) -> tuple[float, dict]:
-    """What ``train_batch`` should do: one optimizer step on the sum of all losses, after zero_grad."""
-    scores = model(batch.states)
-    total, info = 0.0, {}
-    for loss_fn in loss_fns:
-        loss, values = loss_fn(batch, scores)
-        total = total + loss
-        info.update(values)
-    optimizer.zero_grad()
-    total.backward()
-    optimizer.step()
-    return total.item(), info
+def _trainer_cases(hidden: bool) -> list[dict]:
+    """The model (seed, hidden units), the stand-in losses' weight, SGD's learning rate, the batch and how many steps."""
+    if not hidden:
+        return [{"seed": 0, "hidden": 16, "weight": 0.5, "lr": 0.01, "batch": "stored", "steps": 2}]
+    return [
+        {"seed": 7, "hidden": 24, "weight": 0.8, "lr": 0.02, "batch": {"seed": 404, "lengths": [22, 35, 18]}, "steps": 3},
+        {"seed": 3, "hidden": 8, "weight": 0.2, "lr": 0.05, "batch": lr.HIDDEN_BATCHES[1], "steps": 2},
+    ]
 
 
-def check_policy_trainer(PolicyTrainer, strict: bool = False) -> bool:
-    """``PolicyTrainer(model, optimizer, loss_fns, dataloader).train_batch(batch)`` -> (total loss, dict)."""
+def _params(model: nn.Module) -> dict:
+    return {name: p.detach().clone() for name, p in model.named_parameters()}
 
-    def check():
-        expected = load_expected()
-        _, batch, _, _ = expected_batch(expected)
-        model = _trainer_net()
-        reference = copy.deepcopy(model)
-        losses = [_ImitationLoss(), _ScoreSizeLoss(0.5)]
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-        trainer = call_student(
+
+def _drive_trainer(cases, PolicyTrainer) -> list[dict]:  # noqa: N803 (the exercise's class name)
+    out = []
+    for case in cases:
+        torch.manual_seed(case["seed"])
+        model = _TrainerNet(case["hidden"])
+        batch, _, _ = lr.make_inputs(case["batch"])
+        optimizer = torch.optim.SGD(model.parameters(), lr=case["lr"])
+        losses = [_ImitationLoss(), _ScoreSizeLoss(case["weight"])]
+        record = {"initial": _params(model), "steps": []}
+        trainer = attempt(
             "PolicyTrainer(model, optimizer, loss_fns, dataloader=None)", PolicyTrainer, model, optimizer, losses, None
         )
-        ref_optimizer = torch.optim.SGD(reference.parameters(), lr=0.01)
-        for step in range(2):
-            result = call_student("train_batch(batch)", trainer.train_batch, batch)
-            want_total, want_losses = _reference_step(reference, ref_optimizer, losses, batch)
-            if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)):
-                raise Problem(f"train_batch should return (total_loss, dict of losses), got {result!r:.200}.")
-            total, info = result
-            if isinstance(total, torch.Tensor):
-                total = total.item()
-            if not _close(total, want_total, 1e-4):
+        if lr.is_error(trainer):
+            record["error"] = trainer
+            out.append(record)
+            continue
+        for _ in range(case["steps"]):
+            result = attempt("train_batch(batch)", getattr(trainer, "train_batch", None), batch)
+            if lr.is_error(result):
+                record["steps"].append({"error": result})
+                break
+            pair = isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)
+            text = attempt("repr", repr, result)
+            step = {"pair": pair, "returned": text[:200] if type(text) is str else type(result).__name__}
+            if pair:
+                step["total"], step["info"] = encode(result[0]), encode(result[1])
+            step["params"] = _params(model)
+            record["steps"].append(step)
+        out.append(record)
+    return out
+
+
+def _judge_trainer(got: list, expected: list, cases) -> None:
+    if type(got) is not list or len(got) != len(cases):
+        raise Problem(f"the record holds {len(got) if type(got) is list else 'no'} cases instead of {len(cases)}.")
+    for case, mine, reference in zip(cases, got, expected, strict=True):
+        raise_if_error(mine.get("error"))
+        steps = mine.get("steps")
+        if type(steps) is not list or len(steps) < case["steps"] and not (steps and "error" in steps[-1]):
+            raise Problem("the record of your trainer stops early.")
+        for index, (step, want) in enumerate(zip(steps, reference["steps"], strict=False)):
+            raise_if_error(step.get("error"))
+            if step.get("pair") is not True:
+                raise Problem(f"train_batch should return (total_loss, dict of losses), got {step.get('returned')!s:.200}.")
+            total, want_total = step.get("total"), lr.number(want["total"], "the course's total")
+            if not (lr.is_number(total) and lr.close(lr.number(total, "the total loss"), want_total)):
                 raise Problem(
-                    f"the total loss should be the sum of all loss functions' losses ({want_total:.4f}), got {total!r}."
+                    f"the total loss should be the sum of all loss functions' losses ({want_total:.4f}), got {lr.shown(total)}."
                 )
-            missing = set(want_losses) - set(info)
+            values = step.get("info")
+            missing = set(want["info"]) - set(values if type(values) is dict else {})
             if missing:
                 raise Problem(f"the dict should merge the dicts the loss functions return; missing {sorted(missing)}.")
-            for (name, p), q in zip(model.named_parameters(), reference.parameters(), strict=True):
-                if torch.allclose(p, q, atol=1e-6):
-                    continue
-                if step == 0 and all(torch.equal(a, b) for a, b in zip(model.parameters(), _initial(), strict=True)):
-                    raise Problem("the parameters did not change: call optimizer.step() after loss.backward().")
-                raise Problem(
-                    f"after {step + 1} call(s) of train_batch the parameter {name} differs from one plain gradient step "
-                    "per batch. "
-                    "Hint: optimizer.zero_grad() before backward(), so gradients do not pile up across batches."
-                )
-
-    def _initial():
-        return list(_trainer_net().parameters())
-
-    return verdict("PolicyTrainer.train_batch", check, strict)
+            _judge_parameters(index, step.get("params"), want["params"], reference["initial"])
 
 
-# ---------------------------------------------------------------------------------------------
-# 8. AAC
-
-
-def check_aac_net(AACPolicyNet, strict: bool = False) -> bool:
-    """``AACPolicyNet.build_for_env(env)`` -> module returning (action scores (N, 4), state values (N, 1))."""
-
-    def check():
-        env = make_env()
-        torch.manual_seed(0)
-        net = call_student("AACPolicyNet.build_for_env(env)", AACPolicyNet.build_for_env, env)
-        env.close()
-        x = torch.randn(5, 8)
-        out = call_student("net(x)", net, x)
-        if not (isinstance(out, tuple) and len(out) == 2):
-            raise Problem(f"forward should return a pair (action_scores, state_values), got {type(out).__name__}.")
-        scores = _tensor("the action scores for 5 observations", out[0], (5, 4))
-        values = _tensor("the state values for 5 observations", out[1])
-        if tuple(values.shape) not in ((5, 1), (5,)):
-            raise Problem(f"the state values should have shape (5, 1): one number per state, got {tuple(values.shape)}.")
-        if torch.allclose(values.reshape(-1)[0], values.reshape(-1)[1]) or torch.allclose(scores[0], scores[1]):
-            raise Problem("different observations gave the same outputs: do both heads use the input?")
-        (scores.sum() + values.sum()).backward()
-        if all(p.grad is None or not p.grad.any() for p in net.parameters()):
-            raise Problem("no gradient reaches the parameters.")
-        other = call_student(
-            "AACPolicyNet.build_for_env(env with 3 observations, 2 actions)", AACPolicyNet.build_for_env, _FakeEnv(3, 2)
+def _judge_parameters(index: int, params, want: dict, initial: dict) -> None:
+    params = params if type(params) is dict else {}
+    for name, q in want.items():
+        p = params.get(name)
+        if isinstance(p, torch.Tensor) and p.shape == q.shape and torch.allclose(p, q, atol=1e-6):
+            continue
+        unchanged = all(
+            isinstance(params.get(n), torch.Tensor) and params[n].shape == a.shape and torch.equal(params[n], a)
+            for n, a in initial.items()
         )
-        out = call_student("net(x)", other, torch.randn(7, 3))
-        _tensor("for an environment with 3 observations and 2 actions, the action scores", out[0], (7, 2))
-
-    return verdict("AACPolicyNet", check, strict)
-
-
-def check_aac_agent(AACPolicyAgent, strict: bool = False) -> bool:
-    """``AACPolicyAgent.current_action_distribution`` uses the policy head of a (scores, values) network."""
-    return check_agent_distribution(AACPolicyAgent, strict=strict, aac=True)
-
-
-def check_aac_loss(AACPolicyGradientLoss, strict: bool = False) -> bool:
-    """``AACPolicyGradientLoss(delta)(batch, (action_scores, state_values))`` -> (loss, dict)."""
-
-    def check():
-        expected = load_expected()
-        _, batch, scores, values = expected_batch(expected)
-        losses = expected["losses"]
-        loss_fn = call_student("AACPolicyGradientLoss(delta=1.0)", AACPolicyGradientLoss, 1.0)
-        s = scores.clone().requires_grad_(True)
-        v = values.view(-1, 1).clone().requires_grad_(True)
-        loss = _loss_value(
-            "AACPolicyGradientLoss", call_student("loss_fn(batch, (action_scores, state_values))", loss_fn, batch, (s, v))
+        if index == 0 and unchanged:
+            raise Problem("the parameters did not change: call optimizer.step() after loss.backward().")
+        raise Problem(
+            f"after {index + 1} call(s) of train_batch the parameter {name} differs from one plain gradient step per batch. "
+            "Hint: optimizer.zero_grad() before backward(), so gradients do not pile up across batches."
         )
-        got, want = loss.item(), losses["aac_delta1"]
-        if not _close(got, want, 1e-4):
-            if _close(got, losses["vpg"] + losses["aac_loss_v"], 1e-4):
-                hint = "the policy part should weigh log pi by the advantage q - v, not by q."
-            elif _close(got, losses["aac_loss_p"], 1e-4):
-                hint = "add the value loss: delta * mean((v - q)^2)."
-            elif _close(got, losses["aac_loss_v"] - losses["aac_loss_p"], 1e-4):
-                hint = "the sign of the policy part is flipped: minimise -(q - v) * log pi."
-            else:
-                hint = "loss = -mean((q - v) * log pi(a|s)) + delta * mean((v - q)^2)."
-            raise Problem(f"on the stored batch with delta=1 the loss should be {want:.4f}, got {got:.4f}. Hint: {hint}")
-        loss.backward()
-        n = len(batch)
-        want_grad = 2.0 * (values - batch.q_vals) / n  # only the value loss may push the values
-        if v.grad is None or not torch.allclose(v.grad.view(-1), want_grad, atol=1e-5):
-            raise Problem(
-                "the gradient with respect to the state values should come from the value loss alone. "
-                "Hint: use state_values.detach() in the advantage, so the policy loss does not move v."
-            )
-        half = _loss_value(
-            "AACPolicyGradientLoss(0.5)",
-            call_student("AACPolicyGradientLoss(0.5)(...)", AACPolicyGradientLoss(0.5), batch, (scores, values.view(-1, 1))),
-        )
-        want_half = losses["aac_loss_p"] + 0.5 * losses["aac_loss_v"]
-        if not _close(half, want_half, 1e-4):
-            raise Problem(
-                f"with delta=0.5 the loss should be {want_half:.4f}, got {float(half):.4f}. Hint: weigh the value loss by delta."
-            )
 
-    return verdict("AACPolicyGradientLoss", check, strict)
+
+POLICY_TRAINER = Exercise(
+    name="PolicyTrainer.train_batch",
+    grade_id="test_policy_trainer",
+    cases=_trainer_cases,
+    drive=_drive_trainer,
+    judge=_judge_trainer,
+    reference=("PolicyTrainer",),
+)
+
+
+def check_policy_trainer(PolicyTrainer, strict: bool = False) -> bool:  # noqa: N803
+    """``PolicyTrainer(model, optimizer, loss_fns, dataloader).train_batch(batch)`` -> (total loss, dict)."""
+    return POLICY_TRAINER.check(PolicyTrainer, strict=strict)
+
+
+LOSS_EXERCISES = {
+    exercise.grade_id: exercise for exercise in (VPG_LOSS, BPG_LOSS, ENTROPY_LOSS, POLICY_TRAINER, AAC_NET, AAC_AGENT, AAC_LOSS)
+}
+"""Exercises 6-8 by the grade id of their hidden-test cell (the package merges them into ``EXERCISES``)."""

@@ -1,0 +1,288 @@
+"""Exercise checks of tutorial 3, exercise 8: the advantage actor-critic's network, agent and
+loss (``losses`` re-exports them with the other checks of exercises 6-8).
+
+As in ``losses``, each exercise is an ``Exercise``: ``drive`` runs the student's class on the
+cases (stand-in environments and networks of its own, the batches of ``loss_records``) and
+records what came back; ``judge`` compares the record with the course's own answer's record on
+the same cases. Nothing here uses the reference solutions (``course_utils.lunar.solutions``).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from course_utils.checking import Exercise, Problem, attempt, fmt, raise_if_error
+from course_utils.lunar.checks import loss_records as lr
+from course_utils.lunar.checks.common import _FakeEnv
+from course_utils.lunar.env import make_env
+from course_utils.records import encode
+
+# ---------------------------------------------------------------------------------------------
+# 8. AAC: the network
+
+
+def _aac_net_cases(hidden: bool) -> list[dict]:
+    """The environment ("lunar", or [observations, actions] of a stand-in), the seed, the rows of the input."""
+    if not hidden:
+        return [{"env": "lunar", "seed": 0, "rows": 5}, {"env": [3, 2], "seed": 1, "rows": 7}]
+    return [
+        {"env": "lunar", "seed": 13, "rows": 9},
+        {"env": [5, 3], "seed": 4, "rows": 6},
+        {"env": [11, 6], "seed": 9, "rows": 4},
+    ]
+
+
+def _drive_aac_net(cases, AACPolicyNet) -> list[dict]:  # noqa: N803 (the exercise's class name)
+    out = []
+    for case in cases:
+        if case["env"] == "lunar":
+            env, n_obs, what = make_env(), 8, "AACPolicyNet.build_for_env(env)"
+        else:
+            n_obs, n_actions = case["env"]
+            env = _FakeEnv(n_obs, n_actions)
+            what = f"AACPolicyNet.build_for_env(env with {n_obs} observations, {n_actions} actions)"
+        torch.manual_seed(case["seed"])
+        net = attempt(what, AACPolicyNet.build_for_env, env)
+        if case["env"] == "lunar":
+            env.close()
+        if lr.is_error(net):
+            out.append({"error": net})
+            continue
+        x = torch.randn(case["rows"], n_obs, generator=torch.Generator().manual_seed(case["seed"]))
+        result = attempt("net(x)", net, x)
+        if lr.is_error(result):
+            out.append({"error": result})
+            continue
+        pair = isinstance(result, tuple) and len(result) == 2
+        record = {"pair": pair, "returned": type(result).__name__}
+        if pair:
+            scores, values = result
+            record["scores"], record["values"] = encode(scores), encode(values)
+            if type(scores) is torch.Tensor and type(values) is torch.Tensor:
+                record["backward"] = attempt("(scores.sum() + values.sum()).backward()", _backward_sum, scores, values)
+                record["grads"] = attempt("the gradients of net.parameters()", _grad_sizes, net)
+        out.append(record)
+    return out
+
+
+def _backward_sum(scores: torch.Tensor, values: torch.Tensor) -> None:
+    (scores.sum() + values.sum()).backward()
+
+
+def _grad_sizes(net) -> list:
+    """Per parameter, the sum of the gradient's magnitudes (None for a parameter no gradient reached)."""
+    return [None if p.grad is None else float(p.grad.abs().sum()) for p in net.parameters()]
+
+
+def _judge_aac_net(got: list, expected: list, cases) -> None:
+    if type(got) is not list or len(got) != len(cases):
+        raise Problem(f"the record holds {len(got) if type(got) is list else 'no'} cases instead of {len(cases)}.")
+    for case, mine in zip(cases, got, strict=True):
+        raise_if_error(mine.get("error"))
+        rows = case["rows"]
+        n_actions = 4 if case["env"] == "lunar" else case["env"][1]
+        where = ""
+        if case["env"] != "lunar":
+            where = f"for an environment with {case['env'][0]} observations and {n_actions} actions, "
+        if mine.get("pair") is not True:
+            raise Problem(f"forward should return a pair (action_scores, state_values), got {str(mine.get('returned'))[:80]}.")
+        scores = lr.tensor(mine.get("scores"), f"{where}the action scores for {rows} observations", (rows, n_actions))
+        values = lr.tensor(mine.get("values"), f"{where}the state values for {rows} observations")
+        if tuple(values.shape) not in ((rows, 1), (rows,)):
+            raise Problem(
+                f"{where}the state values should have shape ({rows}, 1): one number per state, got {tuple(values.shape)}."
+            )
+        flat = values.reshape(-1).float()
+        if torch.allclose(flat[0], flat[1]) or torch.allclose(scores[0].float(), scores[1].float()):
+            raise Problem("different observations gave the same outputs: do both heads use the input?")
+        raise_if_error(mine.get("backward"))
+        grads = mine.get("grads")
+        raise_if_error(grads)
+        if type(grads) is not list or all(g is None or g == 0 for g in grads):
+            raise Problem("no gradient reaches the parameters.")
+
+
+AAC_NET = Exercise(
+    name="AACPolicyNet",
+    grade_id="test_aac_net",
+    cases=_aac_net_cases,
+    drive=_drive_aac_net,
+    judge=_judge_aac_net,
+    reference=("AACPolicyNet",),
+)
+
+
+def check_aac_net(AACPolicyNet, strict: bool = False) -> bool:  # noqa: N803
+    """``AACPolicyNet.build_for_env(env)`` -> module returning (action scores (N, 4), state values (N, 1))."""
+    return AAC_NET.check(AACPolicyNet, strict=strict)
+
+
+# ---------------------------------------------------------------------------------------------
+# 8. AAC: the agent
+
+
+class _LinearPair(nn.Module):
+    """A stand-in AAC network: a seeded linear layer's action scores and a constant state value (N, 1)."""
+
+    def __init__(self, seed: int, value: float):
+        super().__init__()
+        torch.manual_seed(seed)
+        self.linear, self.value = nn.Linear(8, 4), value
+
+    def forward(self, x):
+        scores = self.linear(x)
+        return scores, torch.full((*scores.shape[:-1], 1), self.value)
+
+
+def _aac_agent_cases(hidden: bool) -> list[dict]:
+    """The environment's seed, the stand-in network's seed and its constant state value."""
+    if not hidden:
+        return [{"seed": seed, "net": seed, "value": 0.0 if seed < 4 else 1.0} for seed in range(5)]
+    return [{"seed": seed, "net": net, "value": value} for seed, net, value in ((17, 3, 1.5), (29, 8, -2.0), (41, 12, 0.5))]
+
+
+def _drive_aac_agent(cases, AACPolicyAgent) -> list[dict]:  # noqa: N803 (the exercise's class name)
+    out = []
+    for case in cases:
+        env, seed = make_env(), case["seed"]
+        net = _LinearPair(case["net"], case["value"])
+        agent = attempt(f"AACPolicyAgent(env, p_net, seed={seed})", AACPolicyAgent, env, net, seed)
+        state = torch.as_tensor(env.reset(seed=seed)[0])
+        if lr.is_error(agent):
+            out.append({"state": state, "error": agent})
+        else:
+            attempt("setting agent.curr_state", setattr, agent, "curr_state", state.clone())
+            found = attempt("current_action_distribution()", getattr(agent, "current_action_distribution", None))
+            out.append({"state": state, "distribution": encode(found)})
+        env.close()
+    return out
+
+
+def _judge_aac_agent(got: list, expected: list, cases) -> None:
+    if type(got) is not list or len(got) != len(cases):
+        raise Problem(f"the record holds {len(got) if type(got) is list else 'no'} cases instead of {len(cases)}.")
+    for mine, reference in zip(got, expected, strict=True):
+        raise_if_error(mine.get("error"))
+        d = lr.tensor(mine.get("distribution"), "current_action_distribution()").reshape(-1).double()
+        if d.numel() != 4:
+            raise Problem(f"expected 4 probabilities (one per action), got {d.numel()} values.")
+        if (d < 0).any() or not lr.close(float(d.sum()), 1.0, 1e-5):
+            raise Problem(
+                f"the probabilities {fmt(d)} should be non-negative and sum to 1 (they sum to "
+                f"{float(d.sum()):.4f}). Hint: apply a softmax to the action scores."
+            )
+        want = reference["distribution"].reshape(-1).double()
+        if not torch.allclose(d, want, atol=1e-5):
+            raise Problem(
+                f"in state {fmt(reference['state'])} the network's scores give probabilities {fmt(want)}, "
+                f"you returned {fmt(d)}. Use self.p_net on self.curr_state and take the action scores, "
+                "the first of the network's two outputs."
+            )
+
+
+AAC_AGENT = Exercise(
+    name="AACPolicyAgent.current_action_distribution",
+    grade_id="test_aac_agent",
+    cases=_aac_agent_cases,
+    drive=_drive_aac_agent,
+    judge=_judge_aac_agent,
+    reference=("AACPolicyAgent",),
+)
+
+
+def check_aac_agent(AACPolicyAgent, strict: bool = False) -> bool:  # noqa: N803
+    """``AACPolicyAgent.current_action_distribution`` uses the policy head of a (scores, values) network."""
+    return AAC_AGENT.check(AACPolicyAgent, strict=strict)
+
+
+# ---------------------------------------------------------------------------------------------
+# 8. AAC: the loss
+
+
+def _aac_loss_cases(hidden: bool) -> list[dict]:
+    if not hidden:
+        return [{"batch": "stored", "delta": 1.0}, {"batch": "stored", "delta": 0.5}]
+    return [
+        {"batch": lr.HIDDEN_BATCHES[0], "delta": 1.0},
+        {"batch": lr.HIDDEN_BATCHES[0], "delta": 0.3},
+        {"batch": {"seed": 505, "lengths": [31, 26, 47]}, "delta": 0.01},
+    ]
+
+
+def _drive_aac_loss(cases, AACPolicyGradientLoss) -> list[dict]:  # noqa: N803 (the exercise's class name)
+    out = []
+    for case in cases:
+        what = f"AACPolicyGradientLoss(delta={case['delta']:g})"
+        loss_fn = attempt(what, AACPolicyGradientLoss, case["delta"])
+        if lr.is_error(loss_fn):
+            out.append({"error": loss_fn})
+            continue
+        batch, scores, values = lr.make_inputs(case["batch"])
+        s, v = scores.requires_grad_(True), values.view(-1, 1).clone().requires_grad_(True)
+        record, loss = lr.observe_loss(f"{what}(batch, (action_scores, state_values))", loss_fn, batch, (s, v))
+        record["backward"] = lr.backward(loss)
+        record["values_grad"] = lr.grad_of(v)
+        batch, scores, values = lr.make_inputs(case["batch"], shift=lr.SHIFT)
+        raised = (scores, values.view(-1, 1))
+        record["shifted"], _ = lr.observe_loss(f"{what}(batch, (action_scores, state_values))", loss_fn, batch, raised)
+        out.append(record)
+    return out
+
+
+def _judge_aac_loss(got: list, expected: list, cases) -> None:
+    if type(got) is not list or len(got) != len(cases):
+        raise Problem(f"the record holds {len(got) if type(got) is list else 'no'} cases instead of {len(cases)}.")
+    name = "AACPolicyGradientLoss"
+    for case, mine, reference in zip(cases, got, expected, strict=True):
+        raise_if_error(mine.get("error"))
+        delta, spec = case["delta"], case["batch"]
+        got_loss, want = lr.loss_value(mine, name), lr.loss_value(reference, name)
+        parts = lr.info(reference)
+        loss_p, loss_v = parts["loss_p"], parts["loss_v"]
+        if not lr.close(got_loss, want):
+            try:
+                blind = lr.close(lr.loss_value(mine.get("shifted", {}), name), got_loss)
+            except Problem:
+                blind = True
+            if not blind:
+                hint = "the policy part should weigh log pi by the advantage q - v, not by q."
+            elif lr.close(got_loss, loss_p):
+                hint = "add the value loss: delta * mean((v - q)^2)."
+            elif lr.close(got_loss, delta * loss_v - loss_p):
+                hint = "the sign of the policy part is flipped: minimise -(q - v) * log pi."
+            elif lr.close(got_loss, loss_p + loss_v):
+                hint = "weigh the value loss by delta."
+            else:
+                hint = "loss = -mean((q - v) * log pi(a|s)) + delta * mean((v - q)^2)."
+            raise Problem(
+                f"on {lr.describe(spec)} with delta={delta:g} the loss should be {want:.4f}, got {got_loss:.4f}. Hint: {hint}"
+            )
+        raise_if_error(mine.get("backward"))
+        grad, want_grad = mine.get("values_grad"), reference["values_grad"]
+        if not (isinstance(grad, torch.Tensor) and grad.shape == want_grad.shape and torch.allclose(grad, want_grad, atol=1e-5)):
+            raise Problem(
+                "the gradient with respect to the state values should come from the value loss alone. "
+                "Hint: use state_values.detach() in the advantage, so the policy loss does not move v."
+            )
+        got_raised, want_raised = lr.loss_value(mine.get("shifted", {}), name), lr.loss_value(reference["shifted"], name)
+        if not lr.close(got_raised, want_raised):
+            raise Problem(
+                f"on {lr.describe(spec)} with every q-value and state value raised by {lr.SHIFT:g}, the loss should be "
+                f"{want_raised:.4f}, got {got_raised:.4f}. Hint: the advantage q - v and the value loss do not change."
+            )
+
+
+AAC_LOSS = Exercise(
+    name="AACPolicyGradientLoss",
+    grade_id="test_aac_loss",
+    cases=_aac_loss_cases,
+    drive=_drive_aac_loss,
+    judge=_judge_aac_loss,
+    reference=("AACPolicyGradientLoss",),
+)
+
+
+def check_aac_loss(AACPolicyGradientLoss, strict: bool = False) -> bool:  # noqa: N803
+    """``AACPolicyGradientLoss(delta)(batch, (action_scores, state_values))`` -> (loss, dict)."""
+    return AAC_LOSS.check(AACPolicyGradientLoss, strict=strict)

@@ -1,0 +1,198 @@
+"""What tutorial 3's loss checks (``losses``) drive and read back: the batches a loss is run on,
+described by plain data, one loss call written down as a record, and reading such records.
+
+A batch is named in a case as ``"stored"`` (the fixed test batch of ``assets/lunar_expected.json``,
+``course_utils.lunar.expected``), ``{"seed": s, "lengths": [steps per episode]}`` (random
+states, actions, q-values, action scores and state values drawn from ``seed``: the hidden cases
+use these, with other sizes) or ``{"uniform": n}`` (n steps whose action scores are all 0).
+Building a batch only draws inputs: nothing here computes what a loss should be (the judging
+compares with the course's own answer's record, driven on the same cases).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from course_utils.checking import Problem, attempt, raise_if_error
+from course_utils.lunar.expected import StoredBatch, expected_batch, load_expected
+from course_utils.records import Opaque, StudentError, encode
+
+SHIFT = 25.0
+"""How much a probe raises every q-value (and state value): a loss that subtracts a baseline
+(or the state value) does not change; one that weighs log pi by q alone does."""
+
+
+# ---------------------------------------------------------------------------------------------
+# The inputs
+
+HIDDEN_BATCHES = [
+    {"seed": 101, "lengths": [37, 12, 55, 23, 41]},
+    {"seed": 202, "lengths": [64, 29]},
+]
+"""Batches of the hidden cases (other seeds and sizes than the stored batch)."""
+
+
+def stored_size() -> tuple[int, int]:
+    """(steps, episodes) of the stored test batch."""
+    data = load_expected()["batch"]
+    return len(data["q_vals"]), len(data["episodes"])
+
+
+def batch_size(spec) -> tuple[int, int]:
+    """(steps, episodes) of the batch ``spec`` names."""
+    if spec == "stored":
+        return stored_size()
+    if "uniform" in spec:
+        return int(spec["uniform"]), 1
+    return int(sum(spec["lengths"])), len(spec["lengths"])
+
+
+def describe(spec) -> str:
+    """The batch as the verdict names it."""
+    steps, episodes = batch_size(spec)
+    if spec == "stored":
+        return f"the stored batch ({steps} steps of {episodes} episodes)"
+    if "uniform" in spec:
+        return f"{steps} steps whose action scores are all equal"
+    return f"a batch of {steps} steps of {episodes} episodes"
+
+
+def make_inputs(spec, n_actions: int = 4, shift: float = 0.0) -> tuple[StoredBatch, torch.Tensor, torch.Tensor]:
+    """Fresh (batch, action scores (N, n_actions), state values (N,)) for ``spec``; with ``shift``,
+    every q-value and state value raised by it."""
+    if spec == "stored":
+        _, batch, scores, values = expected_batch()
+    else:
+        steps, episodes = batch_size(spec)
+        if "uniform" in spec:
+            rng = np.random.default_rng(0)
+            states, scores = rng.normal(0.0, 1.0, (steps, 8)), np.zeros((steps, n_actions))
+            actions, q_vals, values = rng.integers(0, n_actions, steps), np.zeros(steps), np.zeros(steps)
+        else:
+            rng = np.random.default_rng(spec["seed"])
+            states = np.round(rng.normal(0.0, 1.0, (steps, 8)), 3)
+            actions = rng.integers(0, n_actions, steps)
+            q_vals = np.round(rng.normal(-3.0, 15.0, steps), 4)
+            scores = np.round(rng.normal(0.0, 1.5, (steps, n_actions)), 4)
+            values = np.round(rng.normal(-5.0, 10.0, steps), 3)
+        batch = StoredBatch(
+            states=torch.tensor(states, dtype=torch.float32),
+            actions=torch.tensor(actions, dtype=torch.long),
+            q_vals=torch.tensor(q_vals, dtype=torch.float32),
+            total_rewards=torch.zeros(episodes),
+        )
+        scores, values = torch.tensor(scores, dtype=torch.float32), torch.tensor(values, dtype=torch.float32)
+    if shift:
+        batch.q_vals, values = batch.q_vals + shift, values + shift
+    return batch, scores, values
+
+
+# ---------------------------------------------------------------------------------------------
+# Driving: one call of a loss, written down
+
+
+def is_error(value) -> bool:
+    return type(value) is dict and "__error__" in value
+
+
+def observe_loss(what: str, loss_fn, *args) -> tuple[dict, torch.Tensor | None]:
+    """Call ``loss_fn(*args)`` (student code): the record of what came back (whether it is a pair
+    (loss, dict), the loss, whether it has a gradient, the dict) and the loss itself (for
+    ``backward``), or None."""
+    result = attempt(what, loss_fn, *args)
+    if is_error(result):
+        return {"error": result}, None
+    pair = isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)
+    record = {"pair": pair, "returned": type(result).__name__}
+    if not pair:
+        return record, None
+    loss = result[0]
+    record["loss"] = encode(loss)
+    record["requires_grad"] = type(loss) is torch.Tensor and bool(loss.requires_grad)
+    record["info"] = encode(result[1])
+    return record, loss if record["requires_grad"] else None
+
+
+def backward(loss: torch.Tensor | None) -> dict | None:
+    """``loss.backward()``: None, or the error it raised."""
+    if loss is None:
+        return None
+    outcome = attempt("loss.backward()", loss.backward)
+    return outcome if is_error(outcome) else None
+
+
+def grad_of(tensor: torch.Tensor):
+    """The gradient a leaf received (None when none did)."""
+    return None if tensor.grad is None else tensor.grad.detach().clone()
+
+
+# ---------------------------------------------------------------------------------------------
+# Judging: reading the records back
+
+
+def shown(value) -> str:
+    """A decoded value as a verdict shows it."""
+    if isinstance(value, Opaque):
+        return value.description
+    if isinstance(value, torch.Tensor | np.ndarray) and _size(value) != 1:
+        return f"a {type(value).__name__} of shape {tuple(value.shape)}"
+    return repr(value)[:200]
+
+
+def _size(value) -> int:
+    return value.numel() if isinstance(value, torch.Tensor) else value.size
+
+
+def number(value, what: str) -> float:
+    """A decoded one-number value (a one-number tensor or array, a number) as a float."""
+    raise_if_error(value)
+    if type(value) in (int, float) or isinstance(value, np.floating | np.integer):
+        return float(value)
+    if isinstance(value, torch.Tensor | np.ndarray) and _size(value) == 1:
+        return float(value.reshape(-1)[0])
+    raise Problem(f"{what} should be one number, got {shown(value)}.")
+
+
+def tensor(value, what: str, shape=None) -> torch.Tensor:
+    """A decoded value that must be a torch tensor (of ``shape``)."""
+    raise_if_error(value)
+    if not isinstance(value, torch.Tensor):
+        kind = value.description if isinstance(value, Opaque) else type(value).__name__
+        raise Problem(f"{what} should be a torch tensor, got {kind}.")
+    if shape is not None and tuple(value.shape) != tuple(shape):
+        raise Problem(f"{what} should have shape {tuple(shape)}, got {tuple(value.shape)}.")
+    return value
+
+
+def loss_value(record: dict, what: str) -> float:
+    """The loss a recorded call returned, or a ``Problem`` saying why there is none."""
+    if isinstance(record.get("error"), StudentError):
+        raise_if_error(record["error"])
+    if record.get("pair") is not True:
+        raise Problem(f"{what} should return a pair (loss, dict of values to record), got {str(record.get('returned'))[:80]}.")
+    loss = record.get("loss")
+    raise_if_error(loss)
+    if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+        raise Problem(f"{what} should return the loss as a one-number torch tensor, got {shown(loss)}.")
+    return float(loss.reshape(-1)[0])
+
+
+def info(record: dict) -> dict:
+    """The dict a recorded call returned with its loss ({} when it is not a plain dict)."""
+    values = record.get("info")
+    return values if type(values) is dict else {}
+
+
+def close(a: float, b: float, tol: float = 1e-4) -> bool:
+    """Today's tolerance: |a - b| <= tol * max(1, |b|)."""
+    return bool(abs(a - b) <= tol * max(1.0, abs(b)))
+
+
+def is_number(value) -> bool:
+    """Whether ``number`` reads ``value``."""
+    try:
+        number(value, "")
+    except Problem:
+        return False
+    return True
