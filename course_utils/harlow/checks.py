@@ -1,11 +1,18 @@
 """Exercise checks for tutorial 1 (Harlow meta-RL): ``evaluate_individual`` and the genetic
 algorithm (``create_new_agent``'s hyperparameters and ``update_population``).
 
-Like every course check, each function is used both by the student's check cell and by the
-hidden nbgrader test (``strict=True``). To stay fast and to see *how* the student's code
-calls the course's functions, the checks temporarily replace the functions it calls
-(``train_evaluate_agent``, ``evaluate_individual``, ``create_new_agent``) by recording
-stand-ins, then run it once more for real on a tiny budget.
+Each exercise is an ``Exercise`` (see ``checking``): ``drive`` runs the student's answer on a
+set of cases and records plain facts about what happened; ``judge`` reads those facts and gives
+the first hint that applies. The check cell runs both on the public cases; grading runs ``drive``
+on the hidden cases in the student's kernel and ``judge`` in the grader.
+
+To stay fast and to see *how* the student's code calls the course's functions, ``drive``
+temporarily replaces the functions it calls (``train_evaluate_agent``, ``evaluate_individual``,
+``create_new_agent``) by recording stand-ins, and records what they saw: how often they were
+called, with which settings, whether the agent itself was trained, which parents were given,
+and where each individual of the returned population came from. ``evaluate_individual`` also
+runs once for real on a tiny budget. ``create_new_agent`` makes 200 children, whose
+hyperparameters are recorded as arrays; ``judge`` computes their statistics.
 """
 
 from __future__ import annotations
@@ -18,9 +25,10 @@ import sys
 import numpy as np
 import torch
 
-from course_utils.checking import Problem, call_student, fmt, verdict
+from course_utils.checking import Exercise, Problem, attempt, fmt, raise_if_error
 from course_utils.harlow.agent import HYPER_MUTATION, ActorCritic, train_evaluate_agent
 from course_utils.harlow.env import HarlowExperimentEnv
+from course_utils.records import Opaque, encode
 
 
 @contextlib.contextmanager
@@ -54,139 +62,285 @@ def _seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def _is_error(value) -> bool:
+    return type(value) is dict and "__error__" in value
+
+
+def _index(items: list, item) -> int | None:
+    """Where ``item`` itself (not an equal object) is in ``items``, or None."""
+    return next((k for k, candidate in enumerate(items) if candidate is item), None)
+
+
+def _shown(value) -> str:
+    text = value.description if isinstance(value, Opaque) else repr(value)
+    return text if len(text) <= 300 else text[:300] + "..."
+
+
+def _number(value) -> float | None:
+    """A decoded single number (int, float, a NumPy scalar, a one-number array or tensor) as a float; None otherwise."""
+    if isinstance(value, bool | str | Opaque):
+        return None
+    try:
+        return float(value) if np.size(value) == 1 else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _check_length(got: list, cases: list, what: str) -> None:
+    if type(got) is not list or len(got) != len(cases):
+        raise Problem(f"the record holds {len(got) if type(got) is list else 'no list of'} {what} instead of {len(cases)}.")
+
+
 # --------------------------------------------------------------------------------------
 # Exercise 1: evaluate_individual
+#
+# A planned case runs the student's function with a stand-in for train_evaluate_agent that
+# returns the case's scores in turn (and 0.0 after them); the real case runs it for real.
+
+_SETTINGS = ("num_gradient_steps", "num_trials", "num_evaluation_trials")
+
+
+def _fitness_cases(hidden: bool) -> dict:
+    def settings(tasks, steps, trials, evaluation):
+        return {"num_tasks": tasks, "num_gradient_steps": steps, "num_trials": trials, "num_evaluation_trials": evaluation}
+
+    if not hidden:
+        return {
+            "planned": [{"seed": 0, "settings": settings(4, 7, 6, 9), "scores": [3.0, -1.0, 7.0, 5.0]}],
+            "real": {"seed": 0, "settings": settings(2, 2, 6, 4)},
+        }
+    return {
+        "planned": [
+            {"seed": 5, "settings": settings(5, 3, 4, 11), "scores": [2.0, 8.0, -3.0, 0.0, 6.0]},
+            {"seed": 6, "settings": settings(3, 9, 8, 5), "scores": [-2.0, 4.0, 1.0]},
+        ],
+        "real": {"seed": 3, "settings": settings(3, 2, 5, 6)},
+    }
+
+
+def _drive_planned(case: dict, evaluate_individual) -> dict:
+    _seed(case["seed"])
+    env = HarlowExperimentEnv()
+    env.reset(seed=case["seed"])
+    agent = ActorCritic()
+    agent.learning_rate = 0.01
+    original = _weights(agent)
+    planned, calls = case["scores"], []
+    signature = inspect.signature(train_evaluate_agent)
+
+    def stand_in(*args, **kwargs):
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as error:
+            calls.append({"bad_arguments": str(error)})
+            raise TypeError(f"train_evaluate_agent() {error}") from None
+        bound.apply_defaults()
+        learner = bound.arguments["agent"]
+        calls.append(
+            {
+                "trained_the_agent": learner is agent,
+                "from_original_weights": _same(_weights(learner), original),
+                "settings": {k: encode(bound.arguments[k]) for k in _SETTINGS},
+            }
+        )
+        with torch.no_grad():  # pretend to learn: training changes the agent it is given
+            for p in learner.parameters():
+                p.add_(1.0)
+        return planned[len(calls) - 1] if len(calls) <= len(planned) else 0.0
+
+    with _replaced(evaluate_individual, "train_evaluate_agent", stand_in) as visible:
+        result = None
+        if visible:
+            result = attempt("evaluate_individual", evaluate_individual, env, agent, torch.optim.RMSprop, **case["settings"])
+    return {"visible": visible, "calls": calls, "result": encode(result), "agent_unchanged": _same(_weights(agent), original)}
+
+
+def _drive_fitness(cases: dict, evaluate_individual) -> dict:
+    _seed(0)
+    env = HarlowExperimentEnv()
+    env.reset(seed=0)
+    # Warm up torch's optimizer machinery (seconds, the first time) outside the time limit.
+    train_evaluate_agent(env, ActorCritic(), num_gradient_steps=1, num_evaluation_trials=1)
+    planned = [_drive_planned(case, evaluate_individual) for case in cases["planned"]]
+    real = cases["real"]
+    _seed(real["seed"])
+    env.reset(seed=real["seed"])
+    agent = ActorCritic()
+    original = _weights(agent)
+    result = attempt("evaluate_individual", evaluate_individual, env, agent, torch.optim.RMSprop, **real["settings"])
+    return {"planned": planned, "real": {"result": encode(result), "agent_unchanged": _same(_weights(agent), original)}}
+
+
+def _fitness_result(result) -> tuple[float, list[float]]:
+    raise_if_error(result)
+    try:
+        total, scores = result
+        return float(total), [float(s) for s in scores]
+    except (TypeError, ValueError):
+        raise Problem(f"expected (total score, list of scores), got {_shown(result)}.") from None
+
+
+def _judge_planned(case: dict, seen: dict) -> None:
+    settings, planned = case["settings"], case["scores"]
+    tasks = settings["num_tasks"]
+    if seen["visible"] is not True:
+        raise Problem("evaluate_individual should call train_evaluate_agent(...) for each task.")
+    calls = seen["calls"]
+    for call in calls:
+        if "bad_arguments" in call:
+            raise Problem(f"train_evaluate_agent was called with arguments it does not take ({call['bad_arguments']}).")
+    raise_if_error(seen["result"])
+    if len(calls) != tasks:
+        raise Problem(
+            f"with num_tasks={tasks}, train_evaluate_agent was called {len(calls)} times. "
+            "Hint: loop `for _ in range(num_tasks):` and train and score once per task."
+        )
+    if any(call["trained_the_agent"] is not False for call in calls):
+        raise Problem(
+            "the agent itself was trained, so its weights changed. Hint: train a copy, "
+            "`copy.deepcopy(agent)`: the Baldwin effect inherits the ability to learn, not what was learned."
+        )
+    if not all(call["from_original_weights"] is True for call in calls):
+        raise Problem(
+            "some tasks started from weights trained on an earlier task. Hint: make a fresh "
+            "`copy.deepcopy(agent)` inside the loop, so that every task starts from the agent's own weights."
+        )
+    if seen["agent_unchanged"] is not True:
+        raise Problem("the agent's weights changed. Hint: only ever train copies of it.")
+    wanted = {k: settings[k] for k in _SETTINGS}
+    for call in calls:
+        if call["settings"] != wanted:
+            raise Problem(
+                f"train_evaluate_agent got {call['settings']}, expected {wanted}. "
+                "Hint: pass num_gradient_steps, num_trials and num_evaluation_trials on to it."
+            )
+    total, scores = _fitness_result(seen["result"])
+    if scores != planned:
+        raise Problem(f"the scores of the {tasks} tasks were {fmt(planned)}, you returned {fmt(scores)}.")
+    if not np.isclose(total, sum(planned)):
+        raise Problem(f"the total of scores {fmt(planned)} is {sum(planned):g}, you returned {total!r}.")
+
+
+def _judge_fitness(got: dict, expected, cases: dict) -> None:
+    _check_length(got["planned"], cases["planned"], "planned cases")
+    for case, seen in zip(cases["planned"], got["planned"], strict=True):
+        _judge_planned(case, seen)
+    # Once for real, on a tiny budget: plausible scores, and the agent must come out unchanged.
+    settings, real = cases["real"]["settings"], got["real"]
+    tasks, trials = settings["num_tasks"], settings["num_evaluation_trials"]
+    total, scores = _fitness_result(real["result"])
+    if len(scores) != tasks or not all(-trials <= s <= trials for s in scores) or not np.isclose(total, sum(scores)):
+        raise Problem(
+            f"with {tasks} tasks of {trials} evaluation trials, expected {tasks} scores between -{trials} and {trials} "
+            f"and their total, got {total!r}, {scores!r}."
+        )
+    if real["agent_unchanged"] is not True:
+        raise Problem("after really training, the agent's weights changed. Hint: train `copy.deepcopy(agent)`.")
+
+
+FITNESS = Exercise(
+    name="evaluate_individual",
+    grade_id="test_evaluate_individual",
+    cases=_fitness_cases,
+    drive=_drive_fitness,
+    judge=_judge_fitness,
+    reference=("evaluate_individual",),
+)
 
 
 def check_evaluate_individual(evaluate_individual, strict: bool = False) -> bool:
     """Check ``evaluate_individual(env, agent, optimizer_func, num_tasks, num_gradient_steps,
     num_trials, num_evaluation_trials)`` -> (total score, list of per-task scores)."""
-
-    def check():
-        _seed(0)
-        env = HarlowExperimentEnv()
-        env.reset(seed=0)
-        # Warm up torch's optimizer machinery (seconds, the first time) outside the time limit.
-        train_evaluate_agent(env, ActorCritic(), num_gradient_steps=1, num_evaluation_trials=1)
-        agent = ActorCritic()
-        agent.learning_rate = 0.01
-        original = _weights(agent)
-        planned = [3.0, -1.0, 7.0, 5.0]
-        calls = []
-        signature = inspect.signature(train_evaluate_agent)
-
-        def stand_in(*args, **kwargs):
-            try:
-                bound = signature.bind(*args, **kwargs)
-            except TypeError as error:
-                raise Problem(f"train_evaluate_agent was called with arguments it does not take ({error}).") from None
-            bound.apply_defaults()
-            learner = bound.arguments["agent"]
-            calls.append(
-                {
-                    "agent": learner,
-                    "same_start": _same(_weights(learner), original),
-                    "settings": {k: bound.arguments[k] for k in ("num_gradient_steps", "num_trials", "num_evaluation_trials")},
-                }
-            )
-            with torch.no_grad():  # pretend to learn: training changes the agent it is given
-                for p in learner.parameters():
-                    p.add_(1.0)
-            return planned[len(calls) - 1] if len(calls) <= len(planned) else 0.0
-
-        settings = {"num_tasks": 4, "num_gradient_steps": 7, "num_trials": 6, "num_evaluation_trials": 9}
-        with _replaced(evaluate_individual, "train_evaluate_agent", stand_in) as visible:
-            if not visible:
-                raise Problem("evaluate_individual should call train_evaluate_agent(...) for each task.")
-            result = call_student("evaluate_individual", evaluate_individual, env, agent, torch.optim.RMSprop, **settings)
-        if len(calls) != 4:
-            raise Problem(
-                f"with num_tasks=4, train_evaluate_agent was called {len(calls)} times. "
-                "Hint: loop `for _ in range(num_tasks):` and train and score once per task."
-            )
-        if any(call["agent"] is agent for call in calls):
-            raise Problem(
-                "the agent itself was trained, so its weights changed. Hint: train a copy, "
-                "`copy.deepcopy(agent)`: the Baldwin effect inherits the ability to learn, not what was learned."
-            )
-        if not all(call["same_start"] for call in calls):
-            raise Problem(
-                "some tasks started from weights trained on an earlier task. Hint: make a fresh "
-                "`copy.deepcopy(agent)` inside the loop, so that every task starts from the agent's own weights."
-            )
-        if not _same(_weights(agent), original):
-            raise Problem("the agent's weights changed. Hint: only ever train copies of it.")
-        wanted = {k: settings[k] for k in ("num_gradient_steps", "num_trials", "num_evaluation_trials")}
-        for call in calls:
-            if call["settings"] != wanted:
-                raise Problem(
-                    f"train_evaluate_agent got {call['settings']}, expected {wanted}. "
-                    "Hint: pass num_gradient_steps, num_trials and num_evaluation_trials on to it."
-                )
-        try:
-            total, scores = result
-            scores = [float(s) for s in scores]
-        except (TypeError, ValueError):
-            raise Problem(f"expected (total score, list of scores), got {result!r}.") from None
-        if scores != planned:
-            raise Problem(f"the scores of the 4 tasks were {fmt(planned)}, you returned {fmt(scores)}.")
-        if not np.isclose(float(total), sum(planned)):
-            raise Problem(f"the total of scores {fmt(planned)} is {sum(planned):g}, you returned {total!r}.")
-
-        # Once for real, on a tiny budget: the agent must come out unchanged.
-        total, scores = call_student(
-            "evaluate_individual",
-            evaluate_individual,
-            env,
-            agent,
-            torch.optim.RMSprop,
-            num_tasks=2,
-            num_gradient_steps=2,
-            num_trials=6,
-            num_evaluation_trials=4,
-        )
-        if len(scores) != 2 or not all(-4 <= s <= 4 for s in scores) or not np.isclose(float(total), float(np.sum(scores))):
-            raise Problem(
-                f"with 2 tasks of 4 evaluation trials, expected 2 scores between -4 and 4 and their total, "
-                f"got {total!r}, {scores!r}."
-            )
-        if not _same(_weights(agent), original):
-            raise Problem("after really training, the agent's weights changed. Hint: train `copy.deepcopy(agent)`.")
-
-    return verdict("evaluate_individual", check, strict)
+    return FITNESS.check(evaluate_individual, strict=strict)
 
 
 # --------------------------------------------------------------------------------------
-# Exercise 2: the genetic algorithm
+# Exercise 2: the genetic algorithm. Offspring: 200 children of two parents whose
+# hyperparameters sit near the ends of their ranges, so that clamps matter.
 
 
-def _parents():
-    """Two parents whose hyperparameters sit near the ends of their ranges, so that clamps matter."""
+def _evolution_cases(hidden: bool) -> dict:
+    def hypers(learning_rate, gamma, value_cost, entropy_cost):
+        return {"learning_rate": learning_rate, "gamma": gamma, "value_cost": value_cost, "entropy_cost": entropy_cost}
+
+    if not hidden:
+        return {
+            "offspring": {
+                "seed": 1, "children": 200, "parents": [hypers(0.0099, 0.62, 0.68, 0.0002), hypers(0.00015, 0.985, 0.12, 0.049)],
+            },
+            "update": {
+                "scores": [10.0 * (k + 1) for k in range(10)], "parents": [9, 7, 8], "best": 100.0, "count": 4,
+                "main": {"seed": 0, "new_scores": [120.0, 30.0, 150.0, 60.0]},
+                "low": {"seed": 1, "new_scores": [5.0, 6.0, 7.0, 8.0]},
+                "removal_seeds": list(range(10, 22)),
+            },
+        }
+    return {
+        "offspring": {
+            "seed": 17, "children": 200, "parents": [hypers(0.0002, 0.975, 0.15, 0.047), hypers(0.0094, 0.64, 0.66, 0.0003)],
+        },
+        "update": {
+            "scores": [35.0, 80.0, 12.0, 64.0, 27.0, 91.0, 48.0, 5.0, 70.0], "parents": [5, 1, 8, 3], "best": 95.0, "count": 3,
+            "main": {"seed": 3, "new_scores": [110.0, 40.0, 99.0]},
+            "low": {"seed": 4, "new_scores": [3.0, 9.0, 4.0]},
+            "removal_seeds": list(range(40, 52)),
+        },
+    }
+
+
+def _drive_offspring(case: dict, create_new_agent) -> dict:
+    _seed(case["seed"])
     a, b = ActorCritic(), ActorCritic()
-    a.learning_rate, a.gamma, a.value_cost, a.entropy_cost = 0.0099, 0.62, 0.68, 0.0002
-    b.learning_rate, b.gamma, b.value_cost, b.entropy_cost = 0.00015, 0.985, 0.12, 0.049
-    return a, b
-
-
-def _check_offspring(create_new_agent) -> None:
-    _seed(1)
-    a, b = _parents()
+    for parent, hypers in zip((a, b), case["parents"], strict=True):
+        for name, value in hypers.items():
+            setattr(parent, name, value)
     saved = [(_weights(p), p.hyperparameters()) for p in (a, b)]
-    children = []
-    for _ in range(200):
-        child = call_student("create_new_agent", create_new_agent, a, b)
+    seen, children = {"error": None, "returned_a_parent": False, "not_an_agent": None}, []
+    for _ in range(case["children"]):
+        child = attempt("create_new_agent", create_new_agent, a, b)
+        if _is_error(child):
+            seen["error"] = child
+            break
         if child is a or child is b:
-            raise Problem("create_new_agent returned a parent itself. Hint: the child starts as `copy.deepcopy(agent1)`.")
+            seen["returned_a_parent"] = True
+            break
         if not isinstance(child, ActorCritic):
-            raise Problem(
-                f"create_new_agent should return the child agent (an ActorCritic), got {type(child).__name__}. "
-                "Hint: `return child` at the end."
-            )
+            seen["not_an_agent"] = type(child).__name__
+            break
         children.append(child)
-    for parent, (weights, hypers) in zip((a, b), saved, strict=True):
-        if not _same(_weights(parent), weights) or parent.hyperparameters() != hypers:
-            raise Problem("making a child changed a parent. Hint: change only the child's values (`setattr(child, ...)`).")
-    values = {name: np.array([float(getattr(c, name)) for c in children]) for name in HYPER_MUTATION}
+    try:
+        seen["parents_unchanged"] = all(
+            _same(_weights(p), w) and p.hyperparameters() == h for p, (w, h) in zip((a, b), saved, strict=True)
+        )
+    except Exception:  # a parent's hyperparameter is no longer a number
+        seen["parents_unchanged"] = False
+    try:
+        # Lists of floats (not arrays): records then compare with ==, as plain data.
+        seen["hyperparameters"] = {name: [float(getattr(c, name)) for c in children] for name in HYPER_MUTATION}
+    except Exception as error:
+        problem = f"the children's hyperparameters should be numbers ({type(error).__name__}: {error})."
+        seen["hyperparameters"] = {"__error__": problem}
+    return seen
+
+
+def _judge_offspring(case: dict, seen: dict) -> None:
+    raise_if_error(seen["error"])
+    if seen["returned_a_parent"] is not False:
+        raise Problem("create_new_agent returned a parent itself. Hint: the child starts as `copy.deepcopy(agent1)`.")
+    if seen["not_an_agent"] is not None:
+        raise Problem(
+            f"create_new_agent should return the child agent (an ActorCritic), got {seen['not_an_agent']}. "
+            "Hint: `return child` at the end."
+        )
+    if seen["parents_unchanged"] is not True:
+        raise Problem("making a child changed a parent. Hint: change only the child's values (`setattr(child, ...)`).")
+    raise_if_error(seen["hyperparameters"])
+    values = {}
+    for name in HYPER_MUTATION:
+        value = seen["hyperparameters"][name]
+        if type(value) is not list or len(value) != case["children"] or not all(type(x) is float for x in value):
+            raise Problem(f"the record of the children's {name} is not {case['children']} numbers.")
+        values[name] = np.array(value)
     gamma = values["gamma"]
     for name, (noise, low, high) in HYPER_MUTATION.items():
         if name == "gamma":
@@ -208,9 +362,10 @@ def _check_offspring(create_new_agent) -> None:
                 f"(not another hyperparameter such as gamma, and min and max in that order), with noise "
                 f"`np.random.normal() * {noise:g}`."
             )
+    first, second = case["parents"]
     for name, (noise, low, high) in HYPER_MUTATION.items():
-        got, pa, pb = values[name], getattr(a, name), getattr(b, name)
-        if got.min() < low - 1e-12 or got.max() > high + 1e-12:
+        got, pa, pb = values[name], first[name], second[name]
+        if not np.all(np.isfinite(got)) or got.min() < low - 1e-12 or got.max() > high + 1e-12:
             raise Problem(
                 f"{name} must stay within [{low:g}, {high:g}], got values from {got.min():.5g} to {got.max():.5g}. "
                 "Hint: clamp after adding the noise: min(max(value, low), high)."
@@ -237,110 +392,165 @@ def _check_offspring(create_new_agent) -> None:
             )
 
 
-def _individuals(population):
+def _drive_update_run(update_population, case: dict, seed: int, new_scores: list[float]) -> dict:
+    """Run update_population once with stand-ins for create_new_agent and evaluate_individual.
+
+    Records: how many children the stand-in made, which parents (index in parents_population,
+    None for anything else) each call got, which child (None: not one) each evaluation got, and
+    the returned population as [where from ("old", "child", "other"), index, score]."""
+    _seed(seed)
+    population = [(ActorCritic(hidden_size=2), float(score)) for score in case["scores"]]
+    parents = [population[k] for k in case["parents"]]
+    parent_agents, old_agents = [agent for agent, _ in parents], [agent for agent, _ in population]
+    made, given, evaluated = [], [], []
+
+    def fake_create(agent1, agent2, *args, **kwargs):
+        given.append([_index(parent_agents, agent1), _index(parent_agents, agent2)])
+        made.append(ActorCritic(hidden_size=2))
+        return made[-1]
+
+    def fake_evaluate(env, agent, *args, **kwargs):
+        score = float(new_scores[len(evaluated) % len(new_scores)])
+        evaluated.append(_index(made, agent))
+        return score, [score]
+
+    result = None
+    with _replaced(update_population, "create_new_agent", fake_create) as sees_create:
+        with _replaced(update_population, "evaluate_individual", fake_evaluate) as sees_evaluate:
+            if sees_create and sees_evaluate:
+                result = attempt(
+                    "update_population", update_population, HarlowExperimentEnv(), torch.optim.RMSprop, list(population),
+                    parents, case["best"], new_generation_new_individuals=case["count"],
+                )
+    seen = {"visible": sees_create and sees_evaluate, "children": len(made), "parents_given": given, "evaluated": evaluated}
+    if result is None or _is_error(result):
+        return {**seen, "result": result}
     try:
-        return [(ind[0], float(ind[1])) for ind in population]
-    except (TypeError, IndexError, ValueError):
+        new_population, best = result
+    except Exception:
+        return {**seen, "result": {"not_a_pair": encode(result)}}
+    individuals = []
+    try:
+        for individual in new_population:
+            agent, score = individual[0], individual[1]
+            child, old = _index(made, agent), _index(old_agents, agent)
+            where = ["child", child] if child is not None else ["old", old] if old is not None else ["other", None]
+            individuals.append([*where, encode(score)])
+    except Exception:
+        individuals = None
+    return {**seen, "result": {"population": individuals, "best": encode(best)}}
+
+
+def _drive_evolution(cases: dict, create_new_agent, update_population) -> dict:
+    offspring, update = _drive_offspring(cases["offspring"], create_new_agent), cases["update"]
+    runs = {name: _drive_update_run(update_population, update, update[name]["seed"], update[name]["new_scores"])
+            for name in ("main", "low")}
+    runs["removal"] = [_drive_update_run(update_population, update, seed, [1.0]) for seed in update["removal_seeds"]]
+    return {"offspring": offspring, "update": runs}
+
+
+def _population(run: dict) -> tuple[list[tuple[str, int | None, float]], object]:
+    """The returned population as (where from, index, score), and the best score."""
+    if run["visible"] is not True:
+        raise Problem("update_population should call create_new_agent(...) and evaluate_individual(...) for each offspring.")
+    result = run["result"]
+    raise_if_error(result)
+    if type(result) is not dict or "population" not in result:
+        got = result.get("not_a_pair") if type(result) is dict else result
+        raise Problem(f"expected (new population, best score), got {_shown(got)}.")
+    try:
+        return [(where, index, float(score)) for where, index, score in result["population"]], result["best"]
+    except (TypeError, ValueError):
         raise Problem("the population should be a list of (agent, score) pairs.") from None
 
 
-def _run_update(update_population, seed: int, new_scores, old_best: float = 100.0, count: int = 4):
-    """Run the student's update_population with recording stand-ins; returns what happened."""
-    _seed(seed)
-    population = [(ActorCritic(hidden_size=2), 10.0 * (k + 1)) for k in range(10)]
-    parents = [population[9], population[7], population[8]]
-    log = {"children": [], "parents": [], "evaluated": []}
-
-    def fake_create(agent1, agent2, *args, **kwargs):
-        log["parents"].append((agent1, agent2))
-        child = ActorCritic(hidden_size=2)
-        log["children"].append(child)
-        return child
-
-    def fake_evaluate(env, agent, *args, **kwargs):
-        score = float(new_scores[len(log["evaluated"]) % len(new_scores)])
-        log["evaluated"].append((agent, score))
-        return score, [score]
-
-    with _replaced(update_population, "create_new_agent", fake_create) as sees_create:
-        with _replaced(update_population, "evaluate_individual", fake_evaluate) as sees_evaluate:
-            if not (sees_create and sees_evaluate):
-                raise Problem(
-                    "update_population should call create_new_agent(...) and evaluate_individual(...) for each offspring."
-                )
-            result = call_student(
-                "update_population",
-                update_population,
-                HarlowExperimentEnv(),
-                torch.optim.RMSprop,
-                list(population),
-                parents,
-                old_best,
-                new_generation_new_individuals=count,
-            )
-    try:
-        new_population, best = result
-    except (TypeError, ValueError):
-        raise Problem(f"expected (new population, best score), got {result!r}.") from None
-    return population, parents, log, _individuals(new_population), best
-
-
-def _check_update(update_population) -> None:
-    population, parents, log, new, best = _run_update(update_population, 0, [120.0, 30.0, 150.0, 60.0])
-    if len(log["children"]) != 4:
-        raise Problem(f"with new_generation_new_individuals=4, create_new_agent was called {len(log['children'])} times.")
-    parent_agents = [p[0] for p in parents]
-    for agent1, agent2 in log["parents"]:
-        if not all(any(x is p for p in parent_agents) for x in (agent1, agent2)):
-            raise Problem(
-                "create_new_agent was not given two agents from parents_population. Hint: "
-                "`(agent1, _), (agent2, _) = random.choices(parents_population, k=2)`: individuals are (agent, score)."
-            )
-    if {id(a) for a, _ in log["evaluated"]} != {id(c) for c in log["children"]}:
-        raise Problem("evaluate_individual should score each new agent (the one create_new_agent returned).")
-    if len(new) != len(population):
+def _judge_run(case: dict, run: dict, new_scores: list[float]) -> tuple[list, object]:
+    """The checks every update_population run must pass: what it called, and what it kept."""
+    new, best = _population(run)
+    count, old_scores = case["count"], case["scores"]
+    if run["children"] != count:
+        raise Problem(f"with new_generation_new_individuals={count}, create_new_agent was called {run['children']} times.")
+    if not all(type(k) is int for pair in run["parents_given"] for k in pair):
         raise Problem(
-            f"the population had {len(population)} individuals and {len(new)} after the update. "
+            "create_new_agent was not given two agents from parents_population. Hint: "
+            "`(agent1, _), (agent2, _) = random.choices(parents_population, k=2)`: individuals are (agent, score)."
+        )
+    evaluated = run["evaluated"]
+    if set(evaluated) != set(range(count)):
+        raise Problem("evaluate_individual should score each new agent (the one create_new_agent returned).")
+    if len(new) != len(old_scores):
+        raise Problem(
+            f"the population had {len(old_scores)} individuals and {len(new)} after the update. "
             "Hint: remove as many random old individuals as you add."
         )
-    scores = dict((id(a), s) for a, s in log["evaluated"])
-    newcomers = [(a, s) for a, s in new if id(a) in scores]
-    if len(newcomers) != 4:
-        raise Problem(f"the new population holds {len(newcomers)} of the 4 offspring; it should hold all of them.")
-    for agent, score in newcomers:
-        if score != scores[id(agent)]:
+    scores = {child: float(new_scores[call % len(new_scores)]) for call, child in enumerate(evaluated)}
+    newcomers = [(index, score) for where, index, score in new if where == "child"]
+    if len(newcomers) != count:
+        raise Problem(f"the new population holds {len(newcomers)} of the {count} offspring; it should hold all of them.")
+    for index, score in newcomers:
+        if score != scores[index]:
             raise Problem(
-                f"an offspring was stored with score {score:g} but evaluate_individual gave it {scores[id(agent)]:g}. "
+                f"an offspring was stored with score {score:g} but evaluate_individual gave it {scores[index]:g}. "
                 "Hint: store (new_agent, score) with the total score evaluate_individual returns."
             )
-    old = {id(a): s for a, s in population}
-    survivors = [(a, s) for a, s in new if id(a) not in scores]
-    if len({id(a) for a, _ in survivors}) != len(survivors) or any(id(a) not in old or old[id(a)] != s for a, s in survivors):
-        raise Problem("the survivors should be 6 different individuals of the old population, with their old scores.")
-    if best != 150.0:
-        raise Problem(f"the best score was 100 and the offspring scored 120, 30, 150 and 60: expected 150, got {best!r}.")
-    *_, low_best = _run_update(update_population, 1, [5.0, 6.0, 7.0, 8.0])
-    if low_best != 100.0:
-        raise Problem(f"when no offspring beats the best score of 100, it should stay 100, got {low_best!r}.")
+    survivors = [(where, index, score) for where, index, score in new if where != "child"]
+    if (
+        any(where != "old" or type(index) is not int or old_scores[index] != score for where, index, score in survivors)
+        or len({index for _, index, _ in survivors}) != len(survivors)
+    ):
+        raise Problem(
+            f"the survivors should be {len(old_scores) - count} different individuals of the old population, "
+            "with their old scores."
+        )
+    return new, best
+
+
+def _judge_update(case: dict, runs: dict) -> None:
+    main, low = case["main"]["new_scores"], case["low"]["new_scores"]
+    _, best = _judge_run(case, runs["main"], main)
+    want = max([case["best"], *main])
+    offspring = ", ".join(f"{s:g}" for s in main[:-1]) + f" and {main[-1]:g}"
+    if _number(best) != want:
+        raise Problem(
+            f"the best score was {case['best']:g} and the offspring scored {offspring}: expected {want:g}, got {_shown(best)}."
+        )
+    _, low_best = _judge_run(case, runs["low"], low)
+    if _number(low_best) != case["best"]:
+        old = f"{case['best']:g}"
+        raise Problem(f"when no offspring beats the best score of {old}, it should stay {old}, got {_shown(low_best)}.")
+    _check_length(runs["removal"], case["removal_seeds"], "removal runs")
     removed = []
-    for seed in range(12):
-        population, _, _, new, _ = _run_update(update_population, 10 + seed, [1.0])
-        kept = {id(a) for a, _ in new}
-        removed.append(frozenset(k for k, (a, _) in enumerate(population) if id(a) not in kept))
-    if len(set(removed)) < 4 or all(r == frozenset(range(4)) for r in removed):
+    for run in runs["removal"]:
+        new, _ = _judge_run(case, run, [1.0])
+        removed.append(frozenset(range(len(case["scores"]))) - {index for where, index, _ in new if where == "old"})
+    if len(set(removed)) < 4 or all(r == frozenset(range(case["count"])) for r in removed):
         raise Problem(
             "the same old individuals are removed every time. Hint: remove random individuals, e.g. "
             "`population.pop(random.randrange(len(population)))`: selection happens when parents are chosen."
         )
 
 
+def _judge_evolution(got: dict, expected, cases: dict) -> None:
+    _judge_offspring(cases["offspring"], got["offspring"])
+    _judge_update(cases["update"], got["update"])
+
+
+EVOLUTION = Exercise(
+    name="genetic algorithm",
+    grade_id="test_genetic_algorithm",
+    cases=_evolution_cases,
+    drive=_drive_evolution,
+    judge=_judge_evolution,
+    reference=("create_new_agent", "update_population"),
+)
+
+
 def check_genetic_algorithm(create_new_agent, update_population, strict: bool = False) -> bool:
     """Check the offspring's hyperparameters (inherited, mutated, each clamped to its own
     range) and ``update_population(env, optimizer_func, population, parents_population,
     best_score, new_generation_new_individuals)`` -> (new population, best score)."""
+    return EVOLUTION.check(create_new_agent, update_population, strict=strict)
 
-    def check():
-        _check_offspring(create_new_agent)
-        _check_update(update_population)
 
-    return verdict("genetic algorithm", check, strict)
+EXERCISES = {exercise.grade_id: exercise for exercise in (FITNESS, EVOLUTION)}
+"""This tutorial's exercises by the grade id of their hidden-test cell."""

@@ -164,56 +164,56 @@ TRAIN_CALL = (
 )
 
 
-@pytest.mark.parametrize(
-    "edits, hint",
-    [
-        pytest.param(
-            [("optimizer_func, num_gradient_steps,", "optimizer_func, num_tasks, num_gradient_steps,")],
-            "bad arguments",
-            id="passes-num_tasks-on-too",
-        ),
-        pytest.param([("range(num_tasks)", "range(10)")], "task count", id="always-10-tasks"),
-        pytest.param([("range(num_tasks)", "range(1, num_tasks)")], "task count", id="one-task-short"),
-        pytest.param([("learner = copy.deepcopy(agent)", "learner = agent")], "agent trained", id="trains-the-agent"),
-        pytest.param(
-            [(LOOP_AND_COPY, "    learner = copy.deepcopy(agent)\n    for _ in range(num_tasks):\n")],
-            "copy reused",
-            id="one-copy-for-all-tasks",
-        ),
-        pytest.param([("learner = copy.deepcopy(agent)", "learner = copy.copy(agent)")], "copy reused", id="shallow-copy"),
-        pytest.param(
-            # Lamarckian: keeps what the last copy learned.
-            [
-                (
-                    "    return np.sum(scores), scores",
-                    "    agent.load_state_dict(learner.state_dict())\n    return np.sum(scores), scores",
-                )
-            ],
-            "agent changed",
-            id="keeps-the-learned-weights",
-        ),
-        pytest.param(
-            [(TRAIN_CALL, "scores.append(train_evaluate_agent(env, learner, optimizer_func))")],
-            "settings",
-            id="settings-not-passed",
-        ),
-        pytest.param([("num_gradient_steps, num_trials,", "num_trials, num_gradient_steps,")], "settings", id="settings-swapped"),
-        pytest.param([("return np.sum(scores), scores", "return np.sum(scores)")], "fitness result", id="total-only"),
-        pytest.param([("return np.sum(scores), scores", "return scores, np.sum(scores)")], "fitness result", id="swapped-result"),
-        pytest.param(
-            # A running total in the list of scores.
-            [
-                ("    scores = []\n", "    scores, total = [], 0\n"),
-                ("scores.append(train_evaluate_agent(", "total += train_evaluate_agent("),
-                ("num_evaluation_trials))\n", "num_evaluation_trials)\n        scores.append(total)\n"),
-                ("return np.sum(scores), scores", "return total, scores"),
-            ],
-            "task scores",
-            id="running-total-as-scores",
-        ),
-        pytest.param([("return np.sum(scores), scores", "return np.mean(scores), scores")], "total", id="mean-not-total"),
-    ],
-)
+WRONG_FITNESS = [
+    pytest.param(
+        [("optimizer_func, num_gradient_steps,", "optimizer_func, num_tasks, num_gradient_steps,")],
+        "bad arguments",
+        id="passes-num_tasks-on-too",
+    ),
+    pytest.param([("range(num_tasks)", "range(10)")], "task count", id="always-10-tasks"),
+    pytest.param([("range(num_tasks)", "range(1, num_tasks)")], "task count", id="one-task-short"),
+    pytest.param([("learner = copy.deepcopy(agent)", "learner = agent")], "agent trained", id="trains-the-agent"),
+    pytest.param(
+        [(LOOP_AND_COPY, "    learner = copy.deepcopy(agent)\n    for _ in range(num_tasks):\n")],
+        "copy reused",
+        id="one-copy-for-all-tasks",
+    ),
+    pytest.param([("learner = copy.deepcopy(agent)", "learner = copy.copy(agent)")], "copy reused", id="shallow-copy"),
+    pytest.param(
+        # Lamarckian: keeps what the last copy learned.
+        [
+            (
+                "    return np.sum(scores), scores",
+                "    agent.load_state_dict(learner.state_dict())\n    return np.sum(scores), scores",
+            )
+        ],
+        "agent changed",
+        id="keeps-the-learned-weights",
+    ),
+    pytest.param(
+        [(TRAIN_CALL, "scores.append(train_evaluate_agent(env, learner, optimizer_func))")],
+        "settings",
+        id="settings-not-passed",
+    ),
+    pytest.param([("num_gradient_steps, num_trials,", "num_trials, num_gradient_steps,")], "settings", id="settings-swapped"),
+    pytest.param([("return np.sum(scores), scores", "return np.sum(scores)")], "fitness result", id="total-only"),
+    pytest.param([("return np.sum(scores), scores", "return scores, np.sum(scores)")], "fitness result", id="swapped-result"),
+    pytest.param(
+        # A running total in the list of scores.
+        [
+            ("    scores = []\n", "    scores, total = [], 0\n"),
+            ("scores.append(train_evaluate_agent(", "total += train_evaluate_agent("),
+            ("num_evaluation_trials))\n", "num_evaluation_trials)\n        scores.append(total)\n"),
+            ("return np.sum(scores), scores", "return total, scores"),
+        ],
+        "task scores",
+        id="running-total-as-scores",
+    ),
+    pytest.param([("return np.sum(scores), scores", "return np.mean(scores), scores")], "total", id="mean-not-total"),
+]
+
+
+@pytest.mark.parametrize("edits, hint", WRONG_FITNESS)
 def test_fitness_mistakes_get_their_hint(edits, hint):
     _fails_with(_check_fitness, _student(*edits), hint)
 
@@ -238,70 +238,70 @@ UNROLLED = """\
 """
 
 
-@pytest.mark.parametrize(
-    "edits, hint",
-    [
-        pytest.param([("child = copy.deepcopy(agent1)", "child = agent1")], "parent returned", id="child-is-agent1"),
-        pytest.param([("child = copy.deepcopy(agent1)", "child = copy.copy(agent1)")], "parent changed", id="shallow-copy"),
-        pytest.param(
-            [
-                (
-                    PICK + NOISE + CLAMP,
-                    "        parent = agent2 if random.random() < 0.5 else agent1\n"
-                    "        setattr(parent, name, getattr(parent, name) + np.random.normal() * noise)\n"
-                    "        setattr(child, name, min(max(getattr(parent, name), low), high))\n",
-                )
-            ],
-            "parent changed",
-            id="mutates-the-parent",
-        ),
-        pytest.param(
-            [(LOOP + PICK + NOISE + CLAMP, UNROLLED.format(value_cost="gamma", entropy_cost="entropy_cost"))],
-            "clamped with gamma",
-            id="value_cost-clamped-with-gamma",
-        ),
-        pytest.param(
-            [(LOOP + PICK + NOISE + CLAMP, UNROLLED.format(value_cost="value_cost", entropy_cost="gamma"))],
-            "stuck at an edge",  # gamma is always above entropy_cost's range: only the edge shows
-            id="entropy_cost-clamped-with-gamma",
-        ),
-        pytest.param(
-            [
-                (
-                    NOISE + CLAMP,
-                    "        value = min(max(value, low), high)\n"
-                    "        setattr(child, name, value + np.random.normal() * noise)\n",
-                )
-            ],
-            "out of range",
-            id="clamps-before-the-noise",
-        ),
-        pytest.param([(CLAMP, "        setattr(child, name, value)\n")], "out of range", id="no-clamp"),
-        pytest.param(
-            [(PICK, "        value = (getattr(agent1, name) + getattr(agent2, name)) / 2\n")],
-            "far from parents",
-            id="average-of-the-parents",
-        ),
-        pytest.param([(NOISE, "        value = np.random.uniform(low, high)\n")], "far from parents", id="fresh-random-value"),
-        pytest.param([(PICK, "        value = getattr(child, name)\n")], "one parent", id="always-from-agent1"),
-        pytest.param([(PICK, "        value = getattr(agent2, name)\n")], "one parent", id="always-from-agent2"),
-        pytest.param([(NOISE, "")], "noise size", id="no-noise"),
-        pytest.param([(NOISE, NOISE.replace("normal()", "rand()"))], "noise size", id="uniform-noise"),
-        pytest.param([(NOISE, NOISE.replace("normal()", "normal(0, noise**2)"))], "noise size", id="variance-for-std"),
-        pytest.param([(NOISE, NOISE.replace("noise\n", "noise * value\n"))], "noise size", id="noise-relative-to-value"),
-    ],
-)
+WRONG_OFFSPRING = [
+    pytest.param([("child = copy.deepcopy(agent1)", "child = agent1")], "parent returned", id="child-is-agent1"),
+    pytest.param([("child = copy.deepcopy(agent1)", "child = copy.copy(agent1)")], "parent changed", id="shallow-copy"),
+    pytest.param(
+        [
+            (
+                PICK + NOISE + CLAMP,
+                "        parent = agent2 if random.random() < 0.5 else agent1\n"
+                "        setattr(parent, name, getattr(parent, name) + np.random.normal() * noise)\n"
+                "        setattr(child, name, min(max(getattr(parent, name), low), high))\n",
+            )
+        ],
+        "parent changed",
+        id="mutates-the-parent",
+    ),
+    pytest.param(
+        [(LOOP + PICK + NOISE + CLAMP, UNROLLED.format(value_cost="gamma", entropy_cost="entropy_cost"))],
+        "clamped with gamma",
+        id="value_cost-clamped-with-gamma",
+    ),
+    pytest.param(
+        [(LOOP + PICK + NOISE + CLAMP, UNROLLED.format(value_cost="value_cost", entropy_cost="gamma"))],
+        "stuck at an edge",  # gamma is always above entropy_cost's range: only the edge shows
+        id="entropy_cost-clamped-with-gamma",
+    ),
+    pytest.param(
+        [
+            (
+                NOISE + CLAMP,
+                "        value = min(max(value, low), high)\n"
+                "        setattr(child, name, value + np.random.normal() * noise)\n",
+            )
+        ],
+        "out of range",
+        id="clamps-before-the-noise",
+    ),
+    pytest.param([(CLAMP, "        setattr(child, name, value)\n")], "out of range", id="no-clamp"),
+    pytest.param(
+        [(PICK, "        value = (getattr(agent1, name) + getattr(agent2, name)) / 2\n")],
+        "far from parents",
+        id="average-of-the-parents",
+    ),
+    pytest.param([(NOISE, "        value = np.random.uniform(low, high)\n")], "far from parents", id="fresh-random-value"),
+    pytest.param([(PICK, "        value = getattr(child, name)\n")], "one parent", id="always-from-agent1"),
+    pytest.param([(PICK, "        value = getattr(agent2, name)\n")], "one parent", id="always-from-agent2"),
+    pytest.param([(NOISE, "")], "noise size", id="no-noise"),
+    pytest.param([(NOISE, NOISE.replace("normal()", "rand()"))], "noise size", id="uniform-noise"),
+    pytest.param([(NOISE, NOISE.replace("normal()", "normal(0, noise**2)"))], "noise size", id="variance-for-std"),
+    pytest.param([(NOISE, NOISE.replace("noise\n", "noise * value\n"))], "noise size", id="noise-relative-to-value"),
+]
+
+
+@pytest.mark.parametrize("edits, hint", WRONG_OFFSPRING)
 def test_offspring_mistakes_get_their_hint(edits, hint):
     _fails_with(_check_evolution, _student(*edits), hint)
 
 
-@pytest.mark.parametrize(
-    "edits",
-    [
-        pytest.param([(NOISE, NOISE.replace("normal() * noise", "normal() * 100 * noise"))], id="noise-far-too-big"),
-        pytest.param([(CLAMP, CLAMP.replace("min(max(value, low), high)", "max(min(value, low), high)"))], id="min-max-swapped"),
-    ],
-)
+STUCK_AT_AN_EDGE = [
+    pytest.param([(NOISE, NOISE.replace("normal() * noise", "normal() * 100 * noise"))], id="noise-far-too-big"),
+    pytest.param([(CLAMP, CLAMP.replace("min(max(value, low), high)", "max(min(value, low), high)"))], id="min-max-swapped"),
+]
+
+
+@pytest.mark.parametrize("edits", STUCK_AT_AN_EDGE)
 def test_children_stuck_at_an_edge_get_a_hint_naming_every_cause(edits):
     """Noise far too big and min/max swapped pin the children to an edge of the range, as
     clamping gamma in their place would: the hint names every cause, and does not blame gamma."""
@@ -325,77 +325,77 @@ REMOVAL = (
 BEST = "        best_score = max(best_score, score)\n"
 
 
-@pytest.mark.parametrize(
-    "edits, hint",
-    [
-        pytest.param([(RETURN, "    return population + newcomers")], "update result", id="forgets-the-best-score"),
-        pytest.param([("newcomers.append((child, score))", "newcomers.append(child)")], "not pairs", id="stores-agents-only"),
-        pytest.param(
-            [("for _ in range(new_generation_new_individuals):\n        (agent1", "for _ in range(5):\n        (agent1")],
-            "offspring count",
-            id="always-5-offspring",
-        ),
-        pytest.param(
-            [("(agent1, _), (agent2, _) = random.choices", "agent1, agent2 = random.choices")],
-            "not parents",
-            id="passes-individuals-not-agents",
-        ),
-        pytest.param(
-            [("random.choices(parents_population, k=2)", "random.choices(population, k=2)")],
-            "not parents",
-            id="parents-from-the-whole-population",
-        ),
-        pytest.param(
-            [("evaluate_individual(env, child, optimizer_func)", "evaluate_individual(env, agent1, optimizer_func)")],
-            "not the child",
-            id="scores-a-parent",
-        ),
-        pytest.param([(REMOVAL, "")], "size", id="removes-nobody"),
-        pytest.param(
-            [
-                ("    population = list(population)\n", "    population = list(population) + newcomers\n"),
-                (RETURN, "    return population, best_score"),
-            ],
-            "offspring lost",
-            id="removes-after-adding",
-        ),
-        pytest.param(
-            [("newcomers.append((child, score))", "newcomers.append((child, best_score))")],
-            "stored score",
-            id="stores-the-best-score",
-        ),
-        pytest.param(
-            [(REMOVAL, "    population = random.choices(population, k=len(population) - new_generation_new_individuals)\n")],
-            "survivors",
-            id="survivors-drawn-with-replacement",
-        ),
-        pytest.param([(BEST, "")], "best", id="best-never-updated"),
-        pytest.param(
-            # best_score's line one indent too far left: after the loop, it sees only the last offspring.
-            [
-                (
-                    BEST + "        newcomers.append((child, score))\n",
-                    "        newcomers.append((child, score))\n    " + BEST.lstrip(),
-                )
-            ],
-            "best",
-            id="best-of-the-last-only",
-        ),
-        pytest.param(
-            [(BEST, ""), (RETURN, "    return population + newcomers, max(score for _, score in newcomers)")],
-            "best lowered",
-            id="best-of-this-generation",
-        ),
-        pytest.param(
-            [(REMOVAL, "    population = population[new_generation_new_individuals:]\n")], "same removed", id="removes-the-oldest"
-        ),
-        pytest.param(
-            [(REMOVAL, "    population = sorted(population, key=lambda ind: ind[1])[new_generation_new_individuals:]\n")],
-            "same removed",
-            id="removes-the-worst",
-        ),
-    ],
-)
+WRONG_UPDATES = [
+    pytest.param([(RETURN, "    return population + newcomers")], "update result", id="forgets-the-best-score"),
+    pytest.param([("newcomers.append((child, score))", "newcomers.append(child)")], "not pairs", id="stores-agents-only"),
+    pytest.param(
+        [("for _ in range(new_generation_new_individuals):\n        (agent1", "for _ in range(5):\n        (agent1")],
+        "offspring count",
+        id="always-5-offspring",
+    ),
+    pytest.param(
+        [("(agent1, _), (agent2, _) = random.choices", "agent1, agent2 = random.choices")],
+        "not parents",
+        id="passes-individuals-not-agents",
+    ),
+    pytest.param(
+        [("random.choices(parents_population, k=2)", "random.choices(population, k=2)")],
+        "not parents",
+        id="parents-from-the-whole-population",
+    ),
+    pytest.param(
+        [("evaluate_individual(env, child, optimizer_func)", "evaluate_individual(env, agent1, optimizer_func)")],
+        "not the child",
+        id="scores-a-parent",
+    ),
+    pytest.param([(REMOVAL, "")], "size", id="removes-nobody"),
+    pytest.param(
+        [
+            ("    population = list(population)\n", "    population = list(population) + newcomers\n"),
+            (RETURN, "    return population, best_score"),
+        ],
+        "offspring lost",
+        id="removes-after-adding",
+    ),
+    pytest.param(
+        [("newcomers.append((child, score))", "newcomers.append((child, best_score))")],
+        "stored score",
+        id="stores-the-best-score",
+    ),
+    pytest.param(
+        [(REMOVAL, "    population = random.choices(population, k=len(population) - new_generation_new_individuals)\n")],
+        "survivors",
+        id="survivors-drawn-with-replacement",
+    ),
+    pytest.param([(BEST, "")], "best", id="best-never-updated"),
+    pytest.param(
+        # best_score's line one indent too far left: after the loop, it sees only the last offspring.
+        [
+            (
+                BEST + "        newcomers.append((child, score))\n",
+                "        newcomers.append((child, score))\n    " + BEST.lstrip(),
+            )
+        ],
+        "best",
+        id="best-of-the-last-only",
+    ),
+    pytest.param(
+        [(BEST, ""), (RETURN, "    return population + newcomers, max(score for _, score in newcomers)")],
+        "best lowered",
+        id="best-of-this-generation",
+    ),
+    pytest.param(
+        [(REMOVAL, "    population = population[new_generation_new_individuals:]\n")], "same removed", id="removes-the-oldest"
+    ),
+    pytest.param(
+        [(REMOVAL, "    population = sorted(population, key=lambda ind: ind[1])[new_generation_new_individuals:]\n")],
+        "same removed",
+        id="removes-the-worst",
+    ),
+]
+
+
+@pytest.mark.parametrize("edits, hint", WRONG_UPDATES)
 def test_update_population_mistakes_get_their_hint(edits, hint):
     _fails_with(_check_evolution, _student(*edits), hint)
 
