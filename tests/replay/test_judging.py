@@ -8,9 +8,6 @@ import json
 
 import pytest
 import torch
-from replay.test_memory import WRONG_ADDS, _ModuloIndexing
-from replay.test_per import WRONG_BUFFERS
-from replay.test_trees import WRONG_TREES
 
 from course_utils import checking, records
 from course_utils.checking import Problem
@@ -18,6 +15,9 @@ from course_utils.grading import judging
 from course_utils.replay import solutions
 from course_utils.replay.checks import ADD, BUFFER, TREES, SlowMinTree, SlowSumTree
 from course_utils.replay.memory import CircularReplayMemory
+from replay.test_memory import WRONG_ADDS, _ModuloIndexing
+from replay.test_per import WRONG_BUFFERS
+from replay.test_trees import WRONG_TREES
 
 
 def _record_output(grade_id: str, record: str) -> dict:
