@@ -190,16 +190,16 @@ def test_check_accepts_correct_solutions(capsys):
     assert "✅" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize(
-    "wrong, message",
-    [
-        (_NoWrap, "split|write the first part up to the end"),
-        (_WrapToEnd, "goes to the start"),
-        (_SizeGrows, "len\\(memory\\)"),
-        (_OnlyState, "field 'reward'"),
-        (_Todo, "not implemented yet"),
-    ],
-)
+WRONG_ADDS = [
+    (_NoWrap, "split|write the first part up to the end"),
+    (_WrapToEnd, "goes to the start"),
+    (_SizeGrows, "len\\(memory\\)"),
+    (_OnlyState, "field 'reward'"),
+    (_Todo, "not implemented yet"),
+]
+
+
+@pytest.mark.parametrize("wrong, message", WRONG_ADDS)
 def test_check_rejects_common_mistakes_with_a_hint(wrong, message, capsys):
     assert check_memory_add(wrong) is False
     assert "❌" in capsys.readouterr().out

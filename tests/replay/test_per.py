@@ -254,15 +254,15 @@ class _UnnormalisedWeights(PrioritizedReplayBuffer):
         return batch
 
 
-@pytest.mark.parametrize(
-    "wrong, message",
-    [
-        (_NewestLeftOut, "includes the newest"),
-        (_NotStratified, "stratify"),
-        (_Asserts, "raised AssertionError; it should raise ValueError"),
-        (_UnnormalisedWeights, "largest possible weight"),
-    ],
-)
+WRONG_BUFFERS = [
+    (_NewestLeftOut, "includes the newest"),
+    (_NotStratified, "stratify"),
+    (_Asserts, "raised AssertionError; it should raise ValueError"),
+    (_UnnormalisedWeights, "largest possible weight"),
+]
+
+
+@pytest.mark.parametrize("wrong, message", WRONG_BUFFERS)
 def test_buffer_check_flags_the_pitfalls(wrong, message):
     with pytest.raises(AssertionError, match=message):
         check_prioritized_buffer(wrong, strict=True)

@@ -290,14 +290,18 @@ class _LinearSum(SumSegmentTree):
         return sum(self.tree[self.capacity + i] for i in range(start, end))
 
 
+WRONG_TREES = [
+    ((_HalfOpenBug, MinSegmentTree), "half-open"),
+    ((_NoZeroGuard, MinSegmentTree), "never step into a subtree whose sum is 0"),
+    ((_LinearSum, MinSegmentTree), "too slow"),
+]
+
+
 def test_tree_check_accepts_the_course_trees_and_flags_mistakes(capsys):
     assert check_segment_trees(SumSegmentTree, MinSegmentTree, strict=True)
-    with pytest.raises(AssertionError, match="half-open"):
-        check_segment_trees(_HalfOpenBug, MinSegmentTree, strict=True)
-    with pytest.raises(AssertionError, match="never step into a subtree whose sum is 0"):
-        check_segment_trees(_NoZeroGuard, MinSegmentTree, strict=True)
-    with pytest.raises(AssertionError, match="too slow"):
-        check_segment_trees(_LinearSum, MinSegmentTree, strict=True)
+    for trees, hint in WRONG_TREES:
+        with pytest.raises(AssertionError, match=hint):
+            check_segment_trees(*trees, strict=True)
     assert check_segment_trees(_HalfOpenBug, MinSegmentTree) is False
     assert "❌" in capsys.readouterr().out
 

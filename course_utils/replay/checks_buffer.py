@@ -1,0 +1,468 @@
+"""Tutorial 4's Exercise 3 check (the prioritized replay buffer), its stand-in trees, and the
+record-keeping the three tutorial 4 checks share (``checks`` imports it from here).
+
+A drive writes what the student's code did into a ``_Log``: an ordered dict of observations,
+each named by the call that gave it (``"sum(0, 8)"``); the first call into student code that
+fails is recorded as an error under its name and ends the drive, as the first failure ended the
+old in-kernel checks. The judge reads the observations back with ``_seen`` in the same order.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from course_utils.checking import TIME_LIMIT, Exercise, Problem, Timeout, attempt, fmt, raise_if_error, time_limit
+from course_utils.records import Opaque, StudentError, encode
+
+# --------------------------------------------------------------------------------------
+# Shared by the tutorial's drives and judges
+
+
+class _Stopped(Exception):
+    """A call into student code failed: the drive ends here (its log holds the error)."""
+
+
+class _Log:
+    """What a drive saw, in order: {name: encoded value}."""
+
+    def __init__(self):
+        self.seen: dict = {}
+
+    def call(self, name: str, what: str, fn, *args, keep: bool = True):
+        """``attempt(what, fn, *args)``: the value (recorded under ``name`` if ``keep``); on an
+        error, record it under ``name`` and stop the drive."""
+        value = attempt(what, fn, *args)
+        if type(value) is dict and "__error__" in value:
+            self.seen[name] = value
+            raise _Stopped
+        if keep:
+            self.seen[name] = encode(value)
+        return value
+
+    def each(self, name: str, calls: list) -> list:
+        """Several calls ``(what, fn, *args)`` recorded as one list under ``name``."""
+        values = [self.call(name, what, fn, *args, keep=False) for what, fn, *args in calls]
+        self.seen[name] = encode(values)
+        return values
+
+    def note(self, name: str, value) -> None:
+        self.seen[name] = encode(value)
+
+
+def _drive_log(steps, *args) -> dict:
+    """Run ``steps(log, *args)`` and return the log's observations (up to the first error)."""
+    log = _Log()
+    try:
+        steps(log, *args)
+    except _Stopped:
+        pass
+    return log.seen
+
+
+def _seen(got, name: str, hint: str = ""):
+    """The observation ``name`` of a decoded log; a ``Problem`` with the student's error (and
+    ``hint``) where the drive stopped before or at it."""
+    if type(got) is not dict:
+        raise Problem("the record of your answer is not what the check writes (a damaged record).")
+    if name in got:
+        value = got[name]
+        if isinstance(value, StudentError):
+            raise Problem(f"{value.message} {hint}".strip())
+        return value
+    for value in got.values():
+        raise_if_error(value)
+    raise Problem("the record of your answer stops early.")
+
+
+def _passed(got, name: str, hint: str = "") -> None:
+    """A call recorded only when it fails (``keep=False``): its error, with ``hint``, if it failed."""
+    if type(got) is dict and name in got:
+        _seen(got, name, hint)
+
+
+def _number(value, what: str):
+    """A decoded value as a Python number, or a ``Problem`` saying what came back instead."""
+    raise_if_error(value)
+    if isinstance(value, Opaque):
+        raise Problem(f"{what} gave {value.description}, expected a number.")
+    if type(value) in (int, float) or isinstance(value, np.integer | np.floating):
+        return value.item() if isinstance(value, np.generic) else value
+    if type(value).__name__ in ("ndarray", "Tensor"):
+        array = np.asarray(value)
+        if array.size == 1 and array.dtype.kind in "iuf":
+            return array.item()
+    raise Problem(f"{what} gave {value!r}, expected a number.")
+
+
+def _array(value, what: str) -> np.ndarray:
+    """A decoded value as a numpy array of numbers, or a ``Problem`` saying what came back instead."""
+    raise_if_error(value)
+    if isinstance(value, Opaque):
+        raise Problem(f"{what}: expected numbers, got {value.description}.")
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise Problem(f"{what}: expected numbers, got {value!r}.") from None
+    return array
+
+
+# --------------------------------------------------------------------------------------
+# The buffer's stand-in trees
+
+
+class SlowSumTree:
+    """The sum tree's interface, one leaf at a time: ``tree[i] = v``, ``tree[i]``, ``sum(start,
+    end)``, ``retrieve(prefix_sum)``, each O(capacity).
+
+    The prioritized buffer's hidden test builds the buffer on these, so that the buffer is graded
+    on its own, whatever the student's trees do, and no solution has to enter the student's
+    kernel. They are no answer to Exercise 2: its check times range sums, and a Python loop over
+    the leaves is far too slow there."""
+
+    neutral = 0.0
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self.leaves = [self.neutral] * capacity
+
+    def __getitem__(self, index: int) -> float:
+        return self.leaves[index]
+
+    def __setitem__(self, index: int, value: float) -> None:
+        if not 0 <= index < self.capacity:
+            raise IndexError(f"leaf index {index} is out of range 0..{self.capacity - 1}.")
+        self.leaves[index] = value
+
+    def _range(self, start: int, end: int | None):
+        end = self.capacity if end is None else end
+        for i in range(start, end):
+            yield self.leaves[i]
+
+    def sum(self, start: int = 0, end: int | None = None) -> float:
+        total = 0.0
+        for value in self._range(start, end):
+            total += value
+        return total
+
+    def retrieve(self, prefix_sum: float) -> int:
+        """The smallest i with leaf[0] + ... + leaf[i] > prefix_sum (the last positive leaf at the total)."""
+        running, last_positive = 0.0, 0
+        for i, value in enumerate(self.leaves):
+            if value > 0:
+                last_positive = i
+            running += value
+            if running > prefix_sum:
+                return i
+        return last_positive
+
+
+class SlowMinTree(SlowSumTree):
+    """``SlowSumTree``'s companion: ``min(start, end)`` (inf for an empty range)."""
+
+    neutral = math.inf
+
+    def min(self, start: int = 0, end: int | None = None) -> float:
+        smallest = math.inf
+        for value in self._range(start, end):
+            smallest = value if value < smallest else smallest
+        return smallest
+
+
+# --------------------------------------------------------------------------------------
+# Exercise 3: the prioritized replay buffer
+#
+# Four parts, each a buffer built from plain parameters: "first" (new transitions get the max
+# priority, updates, refusals), "newest" (the newest transition counts in the total), "uniform"
+# (alpha 0: a batch of n from n takes each once) and "frequencies" (P(i) and the weights).
+# Sampling uses a numpy Generator the drive makes from the case's seed.
+
+KEYS = ("obs", "next_obs", "acts", "rews", "done", "weights", "indices")
+"""What ``sample_batch`` returns."""
+
+_NAN = float("nan")
+
+
+def _buffer_cases(hidden: bool) -> dict:
+    if not hidden:
+        return {
+            "first": {"size": 8, "batch_size": 2, "alpha": 0.5, "stored": 3, "high": [1, 9.0], "low": [0, 0.25],
+                      "bad_priorities": [0.0, -1.0, _NAN], "bad_indices": [4, 7, 8, -1]},
+            "newest": {"size": 8, "batch_size": 4, "alpha": 1.0, "stored": 5, "priorities": [1.0, 1.0, 1.0, 1.0, 96.0],
+                       "beta": 0.4, "seeds": [0]},
+            "uniform": {"size": 4, "batch_size": 4, "alpha": 0.0, "stored": 4, "priorities": [0.01, 1.0, 10.0, 100.0],
+                        "beta": 1.0, "seeds": [0, 1, 2, 3, 4]},
+            "frequencies": {"size": 6, "batch_size": 4, "alpha": 0.6, "stored": 6,
+                            "priorities": [0.1, 1.0, 2.0, 4.0, 0.5, 8.0], "beta": 0.5, "seeds": [4], "draws": 1000},
+        }
+    return {
+        "first": {"size": 16, "batch_size": 3, "alpha": 0.25, "stored": 5, "high": [2, 16.0], "low": [4, 0.0625],
+                  "bad_priorities": [-2.0, 0.0, _NAN, -1e-300], "bad_indices": [6, 15, 16, -1, -7]},
+        "newest": {"size": 16, "batch_size": 5, "alpha": 0.5, "stored": 6,
+                   "priorities": [1.0, 1.0, 1.0, 1.0, 1.0, 9025.0], "beta": 0.6, "seeds": [17, 18]},
+        "uniform": {"size": 6, "batch_size": 6, "alpha": 0.0, "stored": 9, "priorities": [0.02, 3.0, 0.5, 50.0, 1.0, 7.0],
+                    "beta": 0.7, "seeds": [11, 12, 13, 14]},
+        "frequencies": {"size": 5, "batch_size": 3, "alpha": 0.7, "stored": 7, "priorities": [3.0, 0.2, 1.5, 6.0, 0.6],
+                        "beta": 0.4, "seeds": [9], "draws": 1200},
+    }
+
+
+def _new(log: _Log, buffer_class, part: dict, name: str):
+    size, batch_size, alpha = part["size"], part["batch_size"], part["alpha"]
+    what = f"PrioritizedReplayBuffer(obs_dim=2, size={size}, batch_size={batch_size}, alpha={alpha})"
+    return log.call(f"{name}: new", what, buffer_class, 2, size, batch_size, alpha, keep=False)
+
+
+def _store(buffer, t: int):
+    return buffer.store([t, -t], t % 2, float(t), [t + 1, -t - 1], t % 5 == 4)
+
+
+def _fill(log: _Log, buffer, n: int, start: int = 0) -> None:
+    for t in range(start, start + n):
+        log.call(f"store {t}", f"store (transition {t})", _store, buffer, t, keep=False)
+
+
+def _leaf(buffer, tree: str, index: int):
+    return getattr(buffer, tree)[index]
+
+
+def _refusal(fn, *args) -> dict:
+    """How a call that must be refused ended: the exception's type name and what it is an
+    instance of, or ``raised: None`` when it was accepted."""
+    try:
+        with time_limit(TIME_LIMIT):
+            fn(*args)
+    except Timeout:
+        return {"raised": "Timeout", "value_error": False, "index_error": False}
+    except Exception as error:
+        return {"raised": type(error).__name__, "value_error": isinstance(error, ValueError),
+                "index_error": isinstance(error, IndexError)}
+    return {"raised": None, "value_error": False, "index_error": False}
+
+
+def _sample(log: _Log, buffer, beta: float, rng, name: str) -> None:
+    """One ``sample_batch``: which keys are missing and the raw indices, rewards and weights."""
+    batch = log.call(f"{name}: batch", f"sample_batch(beta={beta})", lambda: buffer.sample_batch(beta, rng), keep=False)
+    missing = log.call(f"{name}: missing", "sample_batch's keys", lambda: [key for key in KEYS if key not in batch])
+    for key in ("indices", "rews", "weights"):
+        if key not in missing:
+            log.call(f"{name}: {key}", f"sample_batch()[{key!r}]", lambda key: batch[key], key)
+
+
+_FULL = 20
+"""Batches recorded whole (keys, indices, rewards, weights) per seed; the frequencies' later
+draws record only their indices (the record stays small)."""
+
+
+def _indices_of(buffer, beta: float, rng) -> list:
+    return np.asarray(buffer.sample_batch(beta, rng)["indices"]).tolist()
+
+
+def _buffer_steps(log: _Log, buffer_class, cases: dict) -> None:
+    part = cases["first"]
+    buffer = _new(log, buffer_class, part, "first")
+    stored, (high, high_p), (low, low_p) = part["stored"], part["high"], part["low"]
+    _fill(log, buffer, stored)
+    log.each("leaves", [(f"sum_tree[{i}]", _leaf, buffer, "sum_tree", i) for i in range(stored)])
+    log.call("update high", f"update_priorities([{high}], [{high_p}])", lambda: buffer.update_priorities([high], [high_p]))
+    log.call("update low", f"update_priorities([{low}], [{low_p}])", lambda: buffer.update_priorities([low], [low_p]))
+    log.call("max_priority", "max_priority", lambda: buffer.max_priority)
+    log.each("low leaves", [(f"{tree}[{low}]", _leaf, buffer, tree, low) for tree in ("sum_tree", "min_tree")])
+    _fill(log, buffer, 1, start=stored)
+    log.each("new leaves", [(f"{tree}[{stored}]", _leaf, buffer, tree, stored) for tree in ("sum_tree", "min_tree")])
+    log.note("refused priorities", [_refusal(buffer.update_priorities, [low], [bad]) for bad in part["bad_priorities"]])
+    log.note("refused indices", [_refusal(buffer.update_priorities, [bad], [1.0]) for bad in part["bad_indices"]])
+    log.call("after refusals", f"sum_tree[{low}]", _leaf, buffer, "sum_tree", low)
+    for name in ("newest", "uniform", "frequencies"):
+        part = cases[name]
+        buffer = _new(log, buffer_class, part, name)
+        _fill(log, buffer, part["stored"])
+        n = min(part["stored"], part["size"])
+        update = (lambda b, i, p: b.update_priorities(i, p))
+        log.call(f"{name}: update", "update_priorities", update, buffer, np.arange(n), np.array(part["priorities"]), keep=False)
+        for seed in part["seeds"]:
+            rng = np.random.default_rng(seed)
+            draws = part.get("draws", 1)
+            for draw in range(min(draws, _FULL)):
+                _sample(log, buffer, part["beta"], rng, f"{name} {seed} {draw}")
+            if draws > _FULL:  # the rest only for the frequencies: their indices, as plain lists
+                what = f"sample_batch(beta={part['beta']})"
+                more = [(what, _indices_of, buffer, part["beta"], rng) for _ in range(_FULL, draws)]
+                log.each(f"{name} {seed}: more indices", more)
+
+
+def _drive_buffer(cases: dict, buffer_class) -> dict:
+    return _drive_log(_buffer_steps, buffer_class, cases)
+
+
+def _stored_rewards(part: dict) -> np.ndarray:
+    """The reward of the transition in each slot (transition t, reward t, goes to slot t % size)."""
+    rewards = np.zeros(part["size"])
+    for t in range(part["stored"]):
+        rewards[t % part["size"]] = t
+    return rewards
+
+
+def _judge_sample(got: dict, name: str, part: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The sampled indices and weights, after the checks every batch must pass."""
+    _passed(got, f"{name}: batch")
+    missing = _seen(got, f"{name}: missing")
+    for key in KEYS:
+        if type(missing) is not list or key in missing:
+            raise Problem(
+                f"sample_batch returned no {key!r}. It should return the arrays of ReplayBuffer plus 'weights' and 'indices'."
+            )
+    indices = _array(_seen(got, f"{name}: indices"), "sample_batch's indices")
+    if indices.shape != (part["batch_size"],):
+        raise Problem(f"sample_batch gave {indices.size} indices, expected batch_size = {part['batch_size']}.")
+    n = min(part["stored"], part["size"])
+    if np.any(indices != np.round(indices)) or indices.min() < 0 or indices.max() >= n:
+        bad = indices[(indices != np.round(indices)) | (indices < 0) | (indices >= n)][0]
+        raise Problem(f"sample_batch gave index {bad:g} but only 0-{n - 1} hold transitions.")
+    indices = indices.astype(int)
+    rewards = _array(_seen(got, f"{name}: rews"), "sample_batch's rews")
+    if rewards.shape != indices.shape or not np.array_equal(rewards, _stored_rewards(part)[indices]):
+        raise Problem("the rewards returned do not belong to the indices returned. Hint: use self._batch(indices).")
+    return indices, _array(_seen(got, f"{name}: weights"), "sample_batch's weights").reshape(-1)
+
+
+def _judge_first(got: dict, part: dict) -> None:
+    stored, (_, high_p), (low, low_p), alpha = part["stored"], part["high"], part["low"], part["alpha"]
+    leaves = [_number(v, f"sum_tree[{i}]") for i, v in enumerate(_seen(got, "leaves"))]
+    if leaves != [1.0] * stored:
+        raise Problem(
+            f"after storing {stored} transitions into a new buffer, the sum tree's leaves 0-{stored - 1} are {leaves}, "
+            "expected 1.0 each (max_priority 1.0 to the power alpha). Hint: set both trees in store."
+        )
+    _seen(got, "update high")
+    _seen(got, "update low")
+    max_priority = _number(_seen(got, "max_priority"), "max_priority")
+    if max_priority != high_p:
+        raise Problem(
+            f"after priorities {high_p} then {low_p}, max_priority is {max_priority}, expected {high_p} (it never shrinks)."
+        )
+    in_sum, in_min = (_number(v, f"leaf {low}") for v in _seen(got, "low leaves"))
+    if not math.isclose(in_sum, low_p**alpha) or not math.isclose(in_min, low_p**alpha):
+        raise Problem(
+            f"priority {low_p} with alpha {alpha}: leaf {low} should be {low_p} ** {alpha} = {low_p**alpha:g} in both trees, "
+            f"got {in_sum} and {in_min}."
+        )
+    in_sum, in_min = (_number(v, f"leaf {stored}") for v in _seen(got, "new leaves"))
+    if not math.isclose(in_sum, high_p**alpha) or not math.isclose(in_min, high_p**alpha):
+        raise Problem(
+            f"a transition stored after max_priority reached {high_p:g} should get {high_p:g} ** {alpha} = "
+            f"{high_p**alpha:g} in both trees, got {in_sum} and {in_min}."
+        )
+    for bad, how in zip(part["bad_priorities"], _refusals(got, "refused priorities", part["bad_priorities"]), strict=True):
+        call = f"update_priorities([{low}], [{bad}])"
+        _judge_refusal(how, call, "ValueError", "value_error", f"{call} was accepted; priorities must be > 0: raise ValueError.")
+    n = stored + 1
+    for bad, how in zip(part["bad_indices"], _refusals(got, "refused indices", part["bad_indices"]), strict=True):
+        call = f"update_priorities([{bad}], [1.0])"
+        _judge_refusal(how, f"{call} with {n} transitions stored", "IndexError", "index_error",
+                       f"{call} was accepted with {n} transitions stored; indices must be in [0, len(self)): raise IndexError.")
+    if not math.isclose(_number(_seen(got, "after refusals"), f"sum_tree[{low}]"), low_p**alpha):
+        raise Problem("a refused update_priorities call changed the tree: check everything before writing.")
+
+
+def _refusals(got: dict, name: str, calls: list) -> list:
+    refused = _seen(got, name)
+    if type(refused) is not list or len(refused) != len(calls):
+        raise Problem(f"the record of your answer is damaged ({name}).")
+    return refused
+
+
+def _judge_refusal(how, call: str, wanted: str, flag: str, accepted: str) -> None:
+    if type(how) is not dict or type(how.get("raised")) not in (str, type(None)):
+        raise Problem(f"the record of {call} is damaged.")
+    if how["raised"] == "Timeout":
+        raise Problem(f"{call} did not finish within {TIME_LIMIT:g} s. Look for a loop that never ends.")
+    if how["raised"] is None:
+        raise Problem(accepted)
+    if how.get(flag) is not True:
+        raise Problem(f"{call} raised {how['raised']}; it should raise {wanted}.")
+
+
+def _judge_buffer(got: dict, expected: dict, cases: dict) -> None:
+    _judge_first(got, cases["first"])
+    part = cases["newest"]
+    n = part["stored"]
+    scaled = np.array(part["priorities"]) ** part["alpha"]
+    _passed(got, "newest: update")
+    for seed in part["seeds"]:
+        indices, _ = _judge_sample(got, f"newest {seed} 0", part)
+        if np.sum(indices == n - 1) < part["batch_size"] - 1:
+            raise Problem(
+                f"{n} transitions, the newest (index {n - 1}) with {scaled[-1] / scaled.sum():.0%} of the priority: it came "
+                f"{int(np.sum(indices == n - 1))} times in a batch of {part['batch_size']}. Hint: the total is "
+                "sum_tree.sum(0, len(self)) (half-open: it includes the newest) or simply sum_tree.sum()."
+            )
+    part = cases["uniform"]
+    n = min(part["stored"], part["size"])
+    _passed(got, "uniform: update")
+    for seed in part["seeds"]:
+        indices, weights = _judge_sample(got, f"uniform {seed} 0", part)
+        if sorted(indices.tolist()) != list(range(n)):
+            raise Problem(
+                f"alpha 0, {n} transitions, batch of {part['batch_size']}: got indices {indices.tolist()}, expected each once. "
+                "Hint: stratify: cut the total into batch_size equal segments and draw one prefix sum in each."
+            )
+        if weights.shape != indices.shape or not np.allclose(weights, 1.0):
+            raise Problem(f"alpha 0 (uniform): every weight should be 1, got {fmt(weights)}.")
+    _judge_frequencies(got, cases["frequencies"])
+
+
+def _judge_frequencies(got: dict, part: dict) -> None:
+    alpha, beta, n = part["alpha"], part["beta"], min(part["stored"], part["size"])
+    priorities = np.array(part["priorities"])
+    scaled = priorities**alpha
+    p = scaled / scaled.sum()
+    max_weight = (n * p.min()) ** -beta
+    counts = np.zeros(n)
+    _passed(got, "frequencies: update")
+    for seed in part["seeds"]:
+        for draw in range(min(part["draws"], _FULL)):
+            indices, weights = _judge_sample(got, f"frequencies {seed} {draw}", part)
+            np.add.at(counts, indices, 1)
+            expected = (n * p[indices]) ** -beta / max_weight
+            if weights.shape != expected.shape or not np.allclose(weights, expected, rtol=1e-4):
+                raise Problem(
+                    f"priorities {fmt(priorities)}, alpha {alpha}, beta {beta}: for indices {indices.tolist()} the weights "
+                    f"were {fmt(weights)}, expected {fmt(expected)}. Hint: w_i = (N * P(i)) ** -beta divided by the "
+                    "largest possible weight, (N * p_min / total) ** -beta, with p_min from the min tree."
+                )
+        later = _seen(got, f"frequencies {seed}: more indices") if part["draws"] > _FULL else []
+        if type(later) is not list or len(later) != max(part["draws"] - _FULL, 0):
+            raise Problem("the record of your answer is damaged (the frequencies' draws).")
+        for more in later:
+            indices = _array(more, "sample_batch's indices")
+            if indices.shape != (part["batch_size"],) or np.any(indices != np.round(indices)) or not np.all(
+                (indices >= 0) & (indices < n)
+            ):
+                raise Problem(
+                    f"sample_batch gave indices {more}, expected batch_size = {part['batch_size']} indices in 0-{n - 1}."
+                )
+            np.add.at(counts, indices.astype(int), 1)
+    frequencies = counts / counts.sum()
+    if not np.allclose(frequencies, p, atol=0.02):
+        raise Problem(
+            f"priorities {fmt(priorities)} with alpha {alpha}: sampled frequencies {fmt(frequencies)}, expected "
+            f"P(i) = p_i^alpha / sum_k p_k^alpha = {fmt(p)}."
+        )
+
+
+BUFFER = Exercise(
+    name="PrioritizedReplayBuffer",
+    grade_id="test_prioritized_buffer",
+    cases=_buffer_cases,
+    drive=_drive_buffer,
+    judge=_judge_buffer,
+    reference=("PrioritizedReplayBuffer",),
+)
+
+
+def check_prioritized_buffer(buffer_class, strict: bool = False) -> bool:
+    """Check a ``PrioritizedReplayBuffer(obs_dim, size, batch_size, alpha)`` with ``store``,
+    ``sample_batch(beta, rng)`` and ``update_priorities(indices, priorities)``."""
+    return BUFFER.check(buffer_class, strict=strict)
