@@ -176,9 +176,8 @@ def _distribution_driver(aac: bool):
             agent = attempt(f"{_agent_name(aac)}(env, p_net, seed={case['seed']})", PolicyAgent, env, net, case["seed"])
             state = torch.tensor(case["state"], dtype=torch.float32)
             placed = agent if is_error(agent) else safely("setting agent.curr_state", setattr, agent, "curr_state", state)
-            out.append(
-                placed if is_error(placed) else method("current_action_distribution()", agent, "current_action_distribution")
-            )
+            probs = placed if is_error(placed) else method("current_action_distribution()", agent, "current_action_distribution")
+            out.append({"seed": case["seed"], "probs": probs})  # the seed: which network the probabilities are of
             env.close()
         return out
 
@@ -189,8 +188,10 @@ def _distribution_judge(aac: bool):
     def judge(got, expected, cases) -> None:
         """Judged against the probabilities of the case's own network (no stored record needed)."""
         _count(got, cases)
-        for case, probs in zip(cases, got, strict=True):
-            d = tensor_of("current_action_distribution()", probs).detach().reshape(-1).float()
+        for case, mine in zip(cases, got, strict=True):
+            if mine["seed"] != case["seed"]:
+                raise Problem("the record of your answer does not match the check's cases.")
+            d = tensor_of("current_action_distribution()", mine["probs"]).detach().reshape(-1).float()
             if d.numel() != case["n_actions"]:
                 raise Problem(f"expected {case['n_actions']} probabilities (one per action), got {d.numel()} values.")
             if (d < 0).any() or not close(float(d.sum()), 1.0, 1e-5):
