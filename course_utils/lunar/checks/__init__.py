@@ -9,6 +9,14 @@ behind the notebook's feedback cells and hidden tests.
 """
 
 from course_utils.lunar.checks.agents import (
+    AGENT_DISTRIBUTION,
+    AGENT_EXERCISES,
+    AGENT_STEP,
+    BATCH_GENERATOR,
+    CALC_QVALS,
+    FROM_EPISODES,
+    MONITOR_EPISODE,
+    POLICY_NET,
     check_agent_distribution,
     check_agent_step,
     check_batch_generator,
@@ -27,7 +35,20 @@ from course_utils.lunar.checks.losses import (
     check_vpg_loss,
 )
 
+# TEMPORARY (branch t3-agents-records): the integrator replaces this with
+# EXERCISES = {**AGENT_EXERCISES, **LOSS_EXERCISES}.
+EXERCISES = AGENT_EXERCISES
+"""This tutorial's exercises judged from records, by the grade id of their hidden-test cell."""
+
 __all__ = [
+    "AGENT_DISTRIBUTION",
+    "AGENT_STEP",
+    "BATCH_GENERATOR",
+    "CALC_QVALS",
+    "EXERCISES",
+    "FROM_EPISODES",
+    "MONITOR_EPISODE",
+    "POLICY_NET",
     "check_aac_agent",
     "check_aac_loss",
     "check_aac_net",
