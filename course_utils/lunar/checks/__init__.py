@@ -2,13 +2,26 @@
 behind the notebook's feedback cells and hidden tests.
 
 - ``common``: helpers shared by the checks
-- ``agents``: exercises 1-5 (policy network, agent, ``monitor_episode``, ``calc_qvals``,
-  ``from_episodes``, the episode-batch generator)
-- ``losses``: exercises 6-8 (the losses, ``PolicyTrainer.train_batch``, the actor-critic's
-  network, agent and loss)
+- ``agents``: exercises 1-3 (policy network, agent, ``monitor_episode``), with the check-private
+  stand-ins in ``agent_standins``; ``episodes``: exercises 4-5 (``calc_qvals``, ``from_episodes``,
+  the episode-batch generator)
+- ``losses``: exercises 6-7 (the losses, ``PolicyTrainer.train_batch``), with the shared batch and
+  record helpers in ``loss_records``; ``aac_checks``: exercise 8 (the actor-critic's network,
+  agent and loss)
+
+Each exercise is an ``Exercise`` (``course_utils.checking``): ``EXERCISES`` maps the grade id of
+its hidden-test cell to it.
 """
 
 from course_utils.lunar.checks.agents import (
+    AGENT_DISTRIBUTION,
+    AGENT_EXERCISES,
+    AGENT_STEP,
+    BATCH_GENERATOR,
+    CALC_QVALS,
+    FROM_EPISODES,
+    MONITOR_EPISODE,
+    POLICY_NET,
     check_agent_distribution,
     check_agent_step,
     check_batch_generator,
@@ -39,8 +52,16 @@ __all__ = [
     "AAC_AGENT",
     "AAC_LOSS",
     "AAC_NET",
+    "AGENT_DISTRIBUTION",
+    "AGENT_STEP",
+    "BATCH_GENERATOR",
     "BPG_LOSS",
+    "CALC_QVALS",
     "ENTROPY_LOSS",
+    "EXERCISES",
+    "FROM_EPISODES",
+    "MONITOR_EPISODE",
+    "POLICY_NET",
     "POLICY_TRAINER",
     "VPG_LOSS",
     "check_aac_agent",
@@ -59,5 +80,5 @@ __all__ = [
     "check_vpg_loss",
 ]
 
-EXERCISES = {**LOSS_EXERCISES}
+EXERCISES = {**AGENT_EXERCISES, **LOSS_EXERCISES}
 """This tutorial's exercises judged from records, by the grade id of their hidden-test cell."""

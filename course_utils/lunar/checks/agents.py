@@ -2,12 +2,19 @@
 network, the agent, ``monitor_episode``, ``Episode.calc_qvals``, ``TrainBatch.from_episodes``
 and the episode-batch generator.
 
+Each exercise is an ``Exercise`` (see ``course_utils.checking``): ``drive`` runs the student's
+answer on a list of cases (public ones in the check cell, hidden ones when graded) and records
+what came back as plain data; ``judge`` compares that record with the course's own answer's
+record on the same cases, or with what it computes from the cases, and raises ``Problem`` with
+a hint. Exercises 4-5 live in ``episodes``; this module has exercises 1-3, every ``check_*``
+function and ``AGENT_EXERCISES``.
+
 Every check tests one piece in isolation: where a piece needs others (an agent needs a
-network, a batch needs episodes), the check supplies its own stand-ins (fixed-score networks,
-a greedy agent, a scripted agent, the stored episodes), so a student who skipped an early
-exercise still gets credit for the later ones. Expected numbers and the stored episodes come
-from ``assets/lunar_expected.json`` (``course_utils.lunar.expected``). Nothing here uses the
-reference solutions (``course_utils.lunar.solutions``), which students do not get.
+network, a batch needs episodes), the check supplies its own stand-ins (``agent_standins``:
+fixed-score networks, a toy environment of any size, a greedy agent, a scripted agent, the
+stored episodes), so a student who skipped an early exercise still gets credit for the later
+ones. Nothing here uses the reference solutions (``course_utils.lunar.solutions``), which
+students do not get.
 """
 
 from __future__ import annotations
@@ -16,413 +23,462 @@ import numpy as np
 import torch
 from torch import nn
 
-from course_utils.checking import Problem, call_student, fmt, verdict
-from course_utils.lunar.checks.common import _close, _FakeEnv, _tensor
-from course_utils.lunar.env import make_env
-from course_utils.lunar.expected import expected_batch, load_expected
-from course_utils.lunar.harness import Experience
+from course_utils.checking import Exercise, Problem, attempt, fmt, raise_if_error, verdict
+from course_utils.lunar.checks.agent_standins import (
+    _FixedScores,
+    _GreedyAgent,
+    _linear_net,
+    _PairNet,
+    _preferring,
+    _ScriptedAgent,  # noqa: F401 (the tests look at the stand-ins here)
+    attribute,
+    close,
+    experience_record,
+    flag,
+    is_error,
+    make_case_env,
+    method,
+    number,
+    safely,
+    tensor_of,
+    truth,
+)
+from course_utils.lunar.checks.episodes import BATCH_GENERATOR, CALC_QVALS, FROM_EPISODES
+from course_utils.records import Opaque
+
+
+def _env_name(case: dict) -> str:
+    return "env" if case["env"] == "lunar" else f"env with {case['n_obs']} observations, {case['n_actions']} actions"
+
+
+def _count(got, cases) -> None:
+    if len(got) != len(cases):
+        raise Problem(f"the record holds {len(got)} cases instead of {len(cases)}.")
+
+
+def _floats(what: str, value) -> np.ndarray:
+    """A decoded value as a flat float32 array, or a ``Problem``."""
+    raise_if_error(value)
+    if isinstance(value, Opaque):
+        raise Problem(f"{what}: expected numbers, got {value.description}.")
+    try:
+        return np.asarray(value, dtype=np.float32).reshape(-1)
+    except (TypeError, ValueError):
+        raise Problem(f"{what}: expected numbers, got {value!r:.200}.") from None
+
 
 # ---------------------------------------------------------------------------------------------
 # 1. PolicyNet
 
 
-def check_policy_net(PolicyNet, strict: bool = False) -> bool:
-    """``PolicyNet.build_for_env(env, **hp)`` -> module mapping (N, obs) to action scores (N, actions)."""
+def _net_cases(hidden: bool) -> list[dict]:
+    """The environment to build for (LunarLander or a toy one of other sizes), the seed and the batch of observations."""
+    if not hidden:
+        return [
+            {"env": "lunar", "n_obs": 8, "n_actions": 4, "seed": 0, "batch": 5},
+            {"env": "toy", "n_obs": 3, "n_actions": 2, "seed": 1, "batch": 7},
+        ]
+    return [
+        {"env": "lunar", "n_obs": 8, "n_actions": 4, "seed": 6, "batch": 9},
+        {"env": "toy", "n_obs": 5, "n_actions": 3, "seed": 2, "batch": 6},
+        {"env": "toy", "n_obs": 12, "n_actions": 6, "seed": 3, "batch": 4},
+    ]
 
-    def check():
-        env = make_env()
-        torch.manual_seed(0)
-        net = call_student("PolicyNet.build_for_env(env)", PolicyNet.build_for_env, env)
+
+def _drive_net(cases, PolicyNet) -> list[dict]:
+    out = []
+    for case in cases:
+        env = make_case_env(case)
+        torch.manual_seed(case["seed"])
+        net = method(f"PolicyNet.build_for_env({_env_name(case)})", PolicyNet, "build_for_env", env)
         env.close()
-        if not isinstance(net, nn.Module):
-            raise Problem(f"build_for_env should return a PolicyNet (an nn.Module), got {type(net).__name__}.")
-        params = list(net.parameters())
-        if not params:
+        seen = {"net": net if is_error(net) else None, "module": isinstance(net, nn.Module), "kind": type(net).__name__}
+        if seen["net"] is None and seen["module"]:
+            params = safely("net.parameters()", lambda n=net: list(n.parameters()))
+            seen["n_params"] = len(params) if type(params) is list else 0
+            scores = attempt("net(x)", net, torch.randn(case["batch"], case["n_obs"]))
+            seen["scores"], seen["grad"] = scores, False
+            if type(scores) is torch.Tensor and seen["n_params"]:
+                backward = attempt("the backward pass", lambda s=scores: s.sum().backward())
+                seen["grad"] = not is_error(backward) and any(p.grad is not None and bool(p.grad.any()) for p in params)
+        out.append(seen)
+    return out
+
+
+def _judge_net(got, expected, cases) -> None:
+    _count(got, cases)
+    for case, mine in zip(cases, got, strict=True):
+        raise_if_error(mine["net"])
+        if mine["module"] is not True:
+            raise Problem(f"build_for_env should return a PolicyNet (an nn.Module), got {mine['kind']}.")
+        if not mine["n_params"]:
             raise Problem("your network has no parameters to learn. Build layers (nn.Linear, ...) in __init__.")
-        x = torch.randn(5, 8)
-        scores = _tensor("the output for a batch of 5 observations", call_student("net(x)", net, x), (5, 4))
+        shape = (case["batch"], case["n_actions"])
+        if case["env"] == "lunar":
+            what = f"the output for a batch of {case['batch']} observations"
+        else:
+            what = f"for an environment with {case['n_obs']} observations and {case['n_actions']} actions, the output"
+        scores = tensor_of(what, mine["scores"], shape).float()
         if torch.allclose(scores[0], scores[1]):
             raise Problem("different observations gave the same action scores: does forward use its input?")
-        if torch.all(scores >= 0) and torch.allclose(scores.sum(-1), torch.ones(5), atol=1e-4):
+        if torch.all(scores >= 0) and torch.allclose(scores.sum(-1), torch.ones(shape[0]), atol=1e-4):
             raise Problem(
                 "the output looks like probabilities. Return raw scores (logits): no softmax at the end; "
                 "the losses and the agent apply the softmax themselves."
             )
-        scores.sum().backward()
-        if all(p.grad is None or not p.grad.any() for p in params):
+        if mine["grad"] is not True:
             raise Problem("no gradient reaches the parameters: do not detach the output or wrap forward in torch.no_grad().")
-        other = call_student(
-            "PolicyNet.build_for_env(env with 3 observations, 2 actions)", PolicyNet.build_for_env, _FakeEnv(3, 2)
-        )
-        out = call_student("net(x)", other, torch.randn(7, 3))
-        _tensor("for an environment with 3 observations and 2 actions, the output", out, (7, 2))
 
-    return verdict("PolicyNet", check, strict)
+
+POLICY_NET = Exercise(
+    name="PolicyNet",
+    grade_id="test_policy_net",
+    cases=_net_cases,
+    drive=_drive_net,
+    judge=_judge_net,
+    reference=("PolicyNet",),
+)
+
+
+def check_policy_net(PolicyNet, strict: bool = False) -> bool:
+    """``PolicyNet.build_for_env(env, **hp)`` -> module mapping (N, obs) to action scores (N, actions)."""
+    return POLICY_NET.check(PolicyNet, strict=strict)
 
 
 # ---------------------------------------------------------------------------------------------
-# 2. PolicyAgent
+# 2. PolicyAgent: the action distribution
 
 
-class _FixedScores(nn.Module):
-    """A 'network' returning the same action scores for every state (shape (N, 4))."""
-
-    def __init__(self, scores):
-        super().__init__()
-        self.scores = torch.as_tensor(scores, dtype=torch.float32)
-
-    def forward(self, x):
-        return self.scores.expand(x.shape[0], -1).clone() if x.dim() == 2 else self.scores.clone()
-
-
-def _linear_net(seed: int = 0) -> nn.Module:
-    torch.manual_seed(seed)
-    return nn.Linear(8, 4)
+def _distribution_cases(hidden: bool) -> list[dict]:
+    """An environment to build the agent on, the seed of its linear network, and the state to look at."""
+    rng = np.random.default_rng(31 if hidden else 3)
+    if not hidden:
+        sizes = [("lunar", 8, 4, seed) for seed in range(5)] + [("toy", 3, 2, 5)]
+    else:
+        sizes = [("lunar", 8, 4, seed) for seed in range(10, 14)] + [("toy", 5, 3, 14), ("toy", 6, 7, 15)]
+    return [
+        {"env": env, "n_obs": n_obs, "n_actions": n_actions, "seed": seed, "state": np.round(rng.normal(0, 1, n_obs), 4).tolist()}
+        for env, n_obs, n_actions, seed in sizes
+    ]
 
 
-def check_agent_distribution(PolicyAgent, strict: bool = False, aac: bool = False) -> bool:
-    """``PolicyAgent(env, p_net).current_action_distribution()`` -> probabilities (4,) summing to 1."""
-    name = "AACPolicyAgent" if aac else "PolicyAgent"
+def _agent_name(aac: bool) -> str:
+    return "AACPolicyAgent" if aac else "PolicyAgent"
 
-    def check():
-        for seed in range(5):
-            env = make_env()
-            linear = _linear_net(seed)
+
+def _distribution_driver(aac: bool):
+    def drive(cases, PolicyAgent) -> list:
+        out = []
+        for case in cases:
+            env = make_case_env(case)
+            linear = _linear_net(case["seed"], case["n_obs"], case["n_actions"])
             net = _PairNet(linear) if aac else linear
-            agent = call_student(f"{name}(env, p_net, seed={seed})", PolicyAgent, env, net, seed)
-            state = torch.as_tensor(env.reset(seed=seed)[0])
-            agent.curr_state = state.clone()
-            d = call_student("current_action_distribution()", agent.current_action_distribution)
-            d = _tensor("current_action_distribution()", d)
-            d = d.detach().reshape(-1)
-            if d.numel() != 4:
-                raise Problem(f"expected 4 probabilities (one per action), got {d.numel()} values.")
-            if (d < 0).any() or not _close(d.sum(), 1.0, 1e-5):
+            agent = attempt(f"{_agent_name(aac)}(env, p_net, seed={case['seed']})", PolicyAgent, env, net, case["seed"])
+            state = torch.tensor(case["state"], dtype=torch.float32)
+            placed = agent if is_error(agent) else safely("setting agent.curr_state", setattr, agent, "curr_state", state)
+            probs = placed if is_error(placed) else method("current_action_distribution()", agent, "current_action_distribution")
+            out.append({"seed": case["seed"], "probs": probs})  # the seed: which network the probabilities are of
+            env.close()
+        return out
+
+    return drive
+
+
+def _distribution_judge(aac: bool):
+    def judge(got, expected, cases) -> None:
+        """Judged against the probabilities of the case's own network (no stored record needed)."""
+        _count(got, cases)
+        for case, mine in zip(cases, got, strict=True):
+            if mine["seed"] != case["seed"]:
+                raise Problem("the record of your answer does not match the check's cases.")
+            d = tensor_of("current_action_distribution()", mine["probs"]).detach().reshape(-1).float()
+            if d.numel() != case["n_actions"]:
+                raise Problem(f"expected {case['n_actions']} probabilities (one per action), got {d.numel()} values.")
+            if (d < 0).any() or not close(float(d.sum()), 1.0, 1e-5):
                 raise Problem(
                     f"the probabilities {fmt(d)} should be non-negative and sum to 1 (they sum to "
                     f"{float(d.sum()):.4f}). Hint: apply a softmax to the action scores."
                 )
-            expected = torch.softmax(linear(state), -1).detach()
-            if not torch.allclose(d, expected, atol=1e-5):
+            state = torch.tensor(case["state"], dtype=torch.float32)
+            with torch.no_grad():
+                want = torch.softmax(_linear_net(case["seed"], case["n_obs"], case["n_actions"])(state), -1)
+            if not torch.allclose(d, want, atol=1e-5):
                 raise Problem(
-                    f"in state {fmt(state)} the network's scores give probabilities {fmt(expected)}, "
+                    f"in state {fmt(state)} the network's scores give probabilities {fmt(want)}, "
                     f"you returned {fmt(d)}. Use self.p_net on self.curr_state"
                     + (" and take the action scores, the first of the network's two outputs." if aac else ".")
                 )
-            env.close()
 
-    return verdict(f"{name}.current_action_distribution", check, strict)
+    return judge
 
 
-class _PairNet(nn.Module):
-    """Wrap a scores network as an AAC network returning (scores, zero values (N, 1))."""
+def distribution_exercise(aac: bool) -> Exercise:
+    """``current_action_distribution`` of the tutorial's ``PolicyAgent``, or of the ``AACPolicyAgent``
+    (``aac``: its network returns (scores, values))."""
+    return Exercise(
+        name=f"{_agent_name(aac)}.current_action_distribution",
+        grade_id="test_aac_agent" if aac else "test_agent_distribution",
+        cases=_distribution_cases,
+        drive=_distribution_driver(aac),
+        judge=_distribution_judge(aac),
+        reference=(_agent_name(aac),),
+    )
 
-    def __init__(self, net):
-        super().__init__()
-        self.net = net
 
-    def forward(self, x):
-        scores = self.net(x)
-        return scores, torch.zeros(*scores.shape[:-1], 1)
+AGENT_DISTRIBUTION = distribution_exercise(aac=False)
+AAC_DISTRIBUTION = distribution_exercise(aac=True)
+"""Exercise 8's agent: the same check on a (scores, values) network. Its judge needs no stored
+record, so ``check_agent_distribution(..., aac=True)`` works whether or not it is graded from
+records (it is in no ``EXERCISES`` here: exercise 8 belongs to ``losses``)."""
+
+
+def check_agent_distribution(PolicyAgent, strict: bool = False, aac: bool = False) -> bool:
+    """``PolicyAgent(env, p_net).current_action_distribution()`` -> probabilities (actions,) summing to 1."""
+    if not aac:
+        return AGENT_DISTRIBUTION.check(PolicyAgent, strict=strict)
+    exercise = AAC_DISTRIBUTION
+    return verdict(exercise.name, lambda: exercise.judge_record(exercise.record(PolicyAgent, hidden=False), None, False), strict)
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. PolicyAgent: the step
+
+MAX_STEPS = 400
+"""Steps the check plays of one episode before it gives up (LunarLander's limit is 300)."""
+
+
+def _step_cases(hidden: bool) -> dict:
+    """Episodes with a network that always prefers one action, and a run with equal scores (sampling)."""
+
+    def lunar(seed, action):
+        return {"env": "lunar", "n_obs": 8, "n_actions": 4, "seed": seed, "action": action}
+
+    def toy(n_obs, n_actions, seed, action):
+        return {"env": "toy", "n_obs": n_obs, "n_actions": n_actions, "seed": seed, "action": action}
+
+    if not hidden:
+        return {
+            "episodes": [lunar(3, 2), lunar(3, 0), toy(5, 3, 4, 1)],
+            "sampling": {**lunar(0, None), "steps": 60},
+        }
+    return {
+        "episodes": [lunar(5, 2), lunar(21, 3), toy(6, 5, 9, 4), toy(2, 3, 13, 0)],
+        "sampling": {**toy(4, 6, 12, None), "steps": 90},
+    }
+
+
+def _drive_step(cases, PolicyAgent) -> dict:
+    episodes = []
+    for case in cases["episodes"]:
+        env, seed = make_case_env(case), case["seed"]
+        agent = attempt(
+            f"PolicyAgent(env, p_net, seed={seed})", PolicyAgent, env, _preferring(case["action"], case["n_actions"]), seed
+        )
+        if not is_error(agent) and hasattr(agent, "reset"):
+            reset = method(f"reset({seed})", agent, "reset", seed)
+            agent = reset if is_error(reset) else agent
+        steps = []
+        while not is_error(agent) and len(steps) < MAX_STEPS:
+            steps.append(experience_record(method("step()", agent, "step")))
+            if is_error(steps[-1]) or truth(steps[-1]["is_done"]):
+                break
+        episodes.append(
+            {"agent": agent if is_error(agent) else None, "steps": steps, "after": attribute("curr_state", agent, "curr_state")}
+        )
+        env.close()
+    case = cases["sampling"]
+    env = make_case_env(case)
+    torch.manual_seed(case["seed"])
+    np.random.seed(case["seed"])
+    agent = attempt(
+        f"PolicyAgent(env, p_net, seed={case['seed']})",
+        PolicyAgent,
+        env,
+        _FixedScores(torch.zeros(case["n_actions"])),
+        case["seed"],
+    )
+    actions = agent if is_error(agent) else []
+    for _ in range(case["steps"] if not is_error(agent) else 0):
+        experience = experience_record(method("step()", agent, "step"), ("action",))
+        if is_error(experience):
+            actions = experience
+            break
+        actions.append(experience["action"])
+    env.close()
+    return {"episodes": episodes, "sampling": actions}
+
+
+def _judge_step(got, expected, cases) -> None:
+    _count(got["episodes"], cases["episodes"])
+    for case, mine, reference in zip(cases["episodes"], got["episodes"], expected["episodes"], strict=True):
+        raise_if_error(mine["agent"])
+        action, ended, state = case["action"], False, None
+        for t, (exp, want) in enumerate(zip(mine["steps"], reference["steps"], strict=False)):
+            raise_if_error(exp)
+            state, want_state = _floats("the Experience's state", exp["state"]), _floats("state", want["state"])
+            if state.shape != want_state.shape or not np.allclose(state, want_state, atol=1e-5):
+                raise Problem(
+                    f"at step {t} the Experience's state {fmt(state)} is not the state the action was "
+                    f"taken in, {fmt(want_state)}. Record self.curr_state before moving on to the next state."
+                )
+            if number(exp["action"]) != action:
+                shown = exp["action"].description if isinstance(exp["action"], Opaque) else exp["action"]
+                raise Problem(
+                    f"with probability ~1 for action {action} your agent took action {shown}. "
+                    "Sample from current_action_distribution()."
+                )
+            reward, want_reward = number(exp["reward"]), number(want["reward"])
+            if reward is None or not close(reward, want_reward, 1e-5):
+                raise Problem(f"at step {t} the reward should be {want_reward:.4f}, got {exp['reward']!r:.100}.")
+            ended = flag(f"at step {t} is_done", want["is_done"])
+            if flag(f"at step {t} is_done", exp["is_done"]) != ended:
+                raise Problem(
+                    f"at step {t} is_done should be {ended}: an episode ends when the environment says terminated OR truncated."
+                )
+            if ended:
+                break
+        if not ended:
+            raise Problem("the episode never ended.")
+        raise_if_error(mine["after"])
+        after = _floats("the agent's curr_state", mine["after"])
+        if after.shape != (case["n_obs"],) or np.allclose(after, state, atol=1e-6):
+            raise Problem("after the last step of an episode the agent should start a new one: call self.reset().")
+    raise_if_error(got["sampling"])
+    case = cases["sampling"]
+    actions = {number(a) for a in got["sampling"]}
+    if None in actions:
+        raise Problem("step() should return the action taken as an integer.")
+    if len(actions) < case["n_actions"] - 1:
+        raise Problem(
+            f"with equal scores for all actions, {case['steps']} steps only used actions {sorted(int(a) for a in actions)}. "
+            "Sample the action from the distribution instead of taking the most probable one."
+        )
+
+
+AGENT_STEP = Exercise(
+    name="PolicyAgent.step",
+    grade_id="test_agent_step",
+    cases=_step_cases,
+    drive=_drive_step,
+    judge=_judge_step,
+    reference=("PolicyAgent",),
+)
 
 
 def check_agent_step(PolicyAgent, strict: bool = False) -> bool:
     """``step()`` samples an action, steps the env and returns ``Experience(state, action, reward, is_done)``."""
-
-    def check():
-        # A network that always prefers one action makes the episode predictable.
-        for action in (2, 0):
-            scores = torch.full((4,), -30.0)
-            scores[action] = 30.0
-            env = make_env()
-            twin = make_env()
-            agent = call_student("PolicyAgent(env, p_net, seed=3)", PolicyAgent, env, _FixedScores(scores), 3)
-            twin_state = twin.reset(seed=3)[0]
-            agent.reset(3) if hasattr(agent, "reset") else None
-            for t in range(400):
-                exp = call_student("step()", agent.step)
-                if not (isinstance(exp, tuple) and hasattr(exp, "is_done") and hasattr(exp, "state")):
-                    raise Problem(f"step() should return an Experience(state, action, reward, is_done), got {exp!r}.")
-                state = np.asarray(exp.state, dtype=np.float32).reshape(-1)
-                if not np.allclose(state, twin_state, atol=1e-5):
-                    raise Problem(
-                        f"at step {t} the Experience's state {fmt(state)} is not the state the action was "
-                        f"taken in, {fmt(twin_state)}. Record self.curr_state before moving on to the next state."
-                    )
-                if int(exp.action) != action:
-                    raise Problem(
-                        f"with probability ~1 for action {action} your agent took action {exp.action}. "
-                        "Sample from current_action_distribution()."
-                    )
-                twin_state, reward, terminated, truncated, _ = twin.step(action)
-                if not _close(exp.reward, reward, 1e-5):
-                    raise Problem(f"at step {t} the reward should be {reward:.4f}, got {exp.reward!r}.")
-                if bool(exp.is_done) != bool(terminated or truncated):
-                    raise Problem(
-                        f"at step {t} is_done should be {bool(terminated or truncated)}: an episode ends "
-                        "when the environment says terminated OR truncated."
-                    )
-                if terminated or truncated:
-                    break
-            else:
-                raise Problem("the episode never ended.")
-            after = np.asarray(agent.curr_state, dtype=np.float32).reshape(-1)
-            if after.shape != (8,) or np.allclose(after, state, atol=1e-6):
-                raise Problem("after the last step of an episode the agent should start a new one: call self.reset().")
-            env.close()
-            twin.close()
-        # Sampling, not argmax: with uniform scores all four actions should appear.
-        env = make_env()
-        torch.manual_seed(0)
-        np.random.seed(0)
-        agent = call_student("PolicyAgent(env, p_net, seed=0)", PolicyAgent, env, _FixedScores(torch.zeros(4)), 0)
-        actions = {int(call_student("step()", agent.step).action) for _ in range(60)}
-        env.close()
-        if len(actions) < 3:
-            raise Problem(
-                f"with equal scores for all actions, 60 steps only used actions {sorted(actions)}. "
-                "Sample the action from the distribution instead of taking the most probable one."
-            )
-
-    return verdict("PolicyAgent.step", check, strict)
+    return AGENT_STEP.check(PolicyAgent, strict=strict)
 
 
 # ---------------------------------------------------------------------------------------------
 # 3. monitor_episode
 
+_ENGINES = ("doing nothing", "firing the left engine", "firing the main engine", "firing the right engine")
 
-class _GreedyAgent:
-    """The check's agent for ``monitor_episode``: ``_GreedyAgent(env, p_net, seed)`` steps ``env``
-    with the network's most probable action. It never samples, so it is no answer to exercise 2."""
 
-    def __init__(self, env, p_net, seed=None):
-        self.env, self.p_net = env, p_net
-        self.curr_state = torch.as_tensor(env.reset(seed=seed)[0], dtype=torch.float32)
+def _monitor_cases(hidden: bool) -> list[dict]:
+    """The seed of the episode and the action the check's greedy agent always takes."""
+    return [{"seed": 17, "action": 1}, {"seed": 8, "action": 3}] if hidden else [{"seed": 5, "action": 0}]
 
-    def step(self) -> Experience:
-        with torch.no_grad():
-            choice = int(self.p_net(self.curr_state[None]).flatten().argmax())
-        observation, reward, *ends, _ = self.env.step(choice)
-        record = Experience(self.curr_state, choice, float(reward), any(ends))
-        self.curr_state = torch.as_tensor(self.env.reset()[0] if any(ends) else observation, dtype=torch.float32)
-        return record
+
+def _drive_monitor(cases, monitor_episode) -> list[dict]:
+    out = []
+    for case in cases:
+        result = attempt(
+            f"monitor_episode(p_net, seed={case['seed']}, agent_type=PolicyAgent)",
+            monitor_episode,
+            _preferring(case["action"], 4),
+            seed=case["seed"],
+            agent_type=_GreedyAgent,
+        )
+        if is_error(result) or not (isinstance(result, tuple) and len(result) == 3):
+            out.append({"result": result if is_error(result) else None, "kind": type(result).__name__})
+            continue
+        frames = safely("list(frames)", list, result[0])
+        seen = {"result": None, "n_steps": result[1], "total": result[2], "n_frames": None}
+        if not is_error(frames) and frames:
+            first, last = safely("a frame", np.asarray, frames[0]), safely("a frame", np.asarray, frames[-1])
+            if not (is_error(first) or is_error(last)):
+                seen.update(n_frames=len(frames), frame_shape=list(last.shape), same=bool(np.array_equal(first, last)))
+        elif not is_error(frames):
+            seen["n_frames"] = 0
+        out.append(seen)
+    return out
+
+
+def _judge_monitor(got, expected, cases) -> None:
+    _count(got, cases)
+    for case, mine, reference in zip(cases, got, expected, strict=True):
+        raise_if_error(mine["result"])
+        if "kind" in mine:
+            raise Problem(f"monitor_episode should return (frames, n_steps, total_reward), got {mine['kind']}.")
+        n_steps, total = number(mine["n_steps"]), number(mine["total"])
+        if n_steps is None or total is None or mine["n_frames"] is None:
+            raise Problem(
+                f"monitor_episode returned n_steps {mine['n_steps']!r:.100} and total_reward {mine['total']!r:.100}: "
+                "expected a list of frames, an int and a number."
+            )
+        want_steps, want_total = int(number(reference["n_steps"])), number(reference["total"])
+        episode = "a free fall" if case["action"] == 0 else f"an episode always {_ENGINES[case['action']]}"
+        if n_steps != want_steps:
+            raise Problem(
+                f"{episode} from seed {case['seed']} lasts {want_steps} steps, you counted {n_steps:g}. "
+                "Step until the Experience says is_done."
+            )
+        if not close(total, want_total, 1e-4):
+            raise Problem(f"its total reward is {want_total:.2f}, you returned {total:.2f}. Add up every reward.")
+        if not want_steps - 1 <= mine["n_frames"] <= want_steps + 1:
+            raise Problem(
+                f"expected about one frame per step ({want_steps}), got {mine['n_frames']}. "
+                "Call env.render() after each step and keep the frame."
+            )
+        shape = tuple(mine["frame_shape"])
+        if len(shape) != 3 or shape[2] != 3:
+            raise Problem(
+                f"frames should be RGB images (height, width, 3), got shape {shape}. "
+                'Make the environment with render_mode="rgb_array".'
+            )
+        if mine["same"] is not False:
+            raise Problem("the first and last frames are identical: render after each step, not once.")
+
+
+MONITOR_EPISODE = Exercise(
+    name="monitor_episode",
+    grade_id="test_monitor_episode",
+    cases=_monitor_cases,
+    drive=_drive_monitor,
+    judge=_judge_monitor,
+    reference=("monitor_episode",),
+)
 
 
 def check_monitor_episode(monitor_episode, strict: bool = False) -> bool:
     """``monitor_episode(p_net, seed, agent_type)`` -> (frames, n_steps, total_reward), with the check's greedy agent."""
-
-    def check():
-        scores = torch.tensor([30.0, -30.0, -30.0, -30.0])  # always "do nothing": a free fall
-        frames, n_steps, total = _result(
-            call_student(
-                "monitor_episode(p_net, seed=5, agent_type=PolicyAgent)",
-                monitor_episode,
-                _FixedScores(scores),
-                seed=5,
-                agent_type=_GreedyAgent,
-            )
-        )
-        env = make_env()
-        env.reset(seed=5)
-        expected_total, expected_steps = 0.0, 0
-        while True:
-            _, reward, terminated, truncated, _ = env.step(0)
-            expected_total += reward
-            expected_steps += 1
-            if terminated or truncated:
-                break
-        env.close()
-        if n_steps != expected_steps:
-            raise Problem(
-                f"a free fall from seed 5 lasts {expected_steps} steps, you counted {n_steps}. "
-                "Step until the Experience says is_done."
-            )
-        if not _close(total, expected_total, 1e-4):
-            raise Problem(f"its total reward is {expected_total:.2f}, you returned {total:.2f}. Add up every reward.")
-        if not expected_steps - 1 <= len(frames) <= expected_steps + 1:
-            raise Problem(
-                f"expected about one frame per step ({expected_steps}), got {len(frames)}. "
-                "Call env.render() after each step and keep the frame."
-            )
-        frame = np.asarray(frames[-1])
-        if frame.ndim != 3 or frame.shape[2] != 3:
-            raise Problem(
-                f"frames should be RGB images (height, width, 3), got shape {frame.shape}. "
-                'Make the environment with render_mode="rgb_array".'
-            )
-        if np.array_equal(np.asarray(frames[0]), frame):
-            raise Problem("the first and last frames are identical: render after each step, not once.")
-
-    return verdict("monitor_episode", check, strict)
-
-
-def _result(value):
-    if not (isinstance(value, tuple) and len(value) == 3):
-        raise Problem(f"monitor_episode should return (frames, n_steps, total_reward), got {type(value).__name__}.")
-    frames, n_steps, total = value
-    try:
-        return list(frames), int(n_steps), float(total)
-    except (TypeError, ValueError):
-        raise Problem(f"monitor_episode returned {value!r:.200}: expected a list of frames, an int and a number.") from None
+    return MONITOR_EPISODE.check(monitor_episode, strict=strict)
 
 
 # ---------------------------------------------------------------------------------------------
-# 4. Episode.calc_qvals
+# 4-5. Episode.calc_qvals, TrainBatch.from_episodes and the episode-batch generator (in ``episodes``)
 
 
 def check_calc_qvals(Episode, strict: bool = False) -> bool:
     """``Episode(total_reward, experiences).calc_qvals(gamma)`` -> discounted reward-to-go, one per step."""
-
-    def qvals_of(rewards, gamma):
-        experiences = [Experience(None, None, float(r), i == len(rewards) - 1) for i, r in enumerate(rewards)]
-        episode = call_student("Episode(total_reward, experiences)", Episode, float(sum(rewards)), experiences)
-        got = call_student(f"calc_qvals({gamma})", episode.calc_qvals, gamma)
-        try:
-            return np.asarray([float(q) for q in got])
-        except (TypeError, ValueError):
-            raise Problem(f"calc_qvals should return a list of numbers, got {got!r:.200}.") from None
-
-    def compare(rewards, gamma, expected, description):
-        got = qvals_of(rewards, gamma)
-        expected = np.asarray(expected, dtype=float)
-        if got.shape != expected.shape:
-            raise Problem(f"for {description}, expected {len(expected)} q-values (one per step), got {got.size}.")
-        if np.allclose(got, expected, atol=1e-3, rtol=1e-5):
-            return
-        rewards = np.asarray(rewards, dtype=float)
-        forward = np.array([sum(gamma**k * r for k, r in enumerate(rewards[: t + 1][::-1])) for t in range(len(rewards))])
-        if np.allclose(got[::-1], expected, atol=1e-3):
-            hint = "your q-values are in reverse order: q_0 belongs to the first step."
-        elif np.allclose(got, forward, atol=1e-3):
-            hint = "you discounted the past rewards; q_t adds the rewards from step t to the END of the episode."
-        elif np.allclose(got, np.cumsum(rewards[::-1])[::-1], atol=1e-3):
-            hint = "you forgot the discount: q_t = r_t + gamma * q_(t+1)."
-        elif np.allclose(got, expected - rewards, atol=1e-3) or np.allclose(got, gamma * expected, atol=1e-3):
-            hint = "the reward of step t itself counts without discount: q_t = r_t + gamma * q_(t+1)."
-        else:
-            hint = "work backwards from the last step: q_t = r_t + gamma * q_(t+1), with q after the end = 0."
-        raise Problem(f"for {description}: expected {fmt(expected)}, got {fmt(got)}. Hint: {hint}")
-
-    def check():
-        compare([0.0, 0.0, 10.0], 0.9, [8.1, 9.0, 10.0], "rewards [0, 0, 10] with gamma 0.9")
-        compare([1.0, 1.0, 1.0], 0.5, [1.75, 1.5, 1.0], "rewards [1, 1, 1] with gamma 0.5")
-        compare([-3.0], 0.99, [-3.0], "a one-step episode")
-        data = load_expected()["calc_qvals"]
-        compare(data["rewards"], data["gamma"], data["qvals"], "100 stored random rewards, gamma 0.9")
-
-    return verdict("Episode.calc_qvals", check, strict)
-
-
-# ---------------------------------------------------------------------------------------------
-# 5. TrainBatch.from_episodes and the episode-batch generator
+    return CALC_QVALS.check(Episode, strict=strict)
 
 
 def check_from_episodes(TrainBatch, strict: bool = False) -> bool:
-    """``TrainBatch.from_episodes(episodes, gamma)`` on the stored episodes (``expected.StoredEpisode``: ``experiences``,
-    ``total_reward`` and ``calc_qvals(gamma)`` returning the stored q-values)."""
-
-    def check():
-        expected = load_expected()
-        episodes, ref, _, _ = expected_batch(expected)
-        batch = call_student("TrainBatch.from_episodes(episodes, 0.9)", TrainBatch.from_episodes, episodes, 0.9)
-        n = len(ref)
-        states = _tensor("batch.states", batch.states, (n, 8))
-        actions = _tensor("batch.actions", batch.actions, (n,))
-        q_vals = _tensor("batch.q_vals", batch.q_vals, (n,))
-        totals = _tensor("batch.total_rewards", batch.total_rewards, (4,))
-        if not torch.allclose(states.float(), ref.states):
-            raise Problem("batch.states should stack the states of all experiences, episode after episode, in order.")
-        if actions.dtype not in (torch.int64, torch.int32) or not torch.equal(actions.long(), ref.actions):
-            raise Problem("batch.actions should hold the actions (integers, dtype torch.long) in order.")
-        if not torch.allclose(q_vals.float(), ref.q_vals, atol=1e-4):
-            hint = ""
-            if torch.allclose(q_vals.float(), TrainBatch_qvals(episodes, 1.0), atol=1e-3):
-                hint = " Hint: pass gamma to calc_qvals."
-            raise Problem(
-                f"batch.q_vals should be each episode's calc_qvals(gamma), concatenated: expected starting "
-                f"{fmt(ref.q_vals[:3])}, got {fmt(q_vals[:3])}.{hint}"
-            )
-        if not torch.allclose(totals.float(), ref.total_rewards, atol=1e-4):
-            raise Problem(
-                f"batch.total_rewards should be each episode's total_reward: {fmt(ref.total_rewards)}, got {fmt(totals)}."
-            )
-
-    return verdict("TrainBatch.from_episodes", check, strict)
-
-
-def TrainBatch_qvals(episodes, gamma):
-    return torch.tensor([q for ep in episodes for q in ep.calc_qvals(gamma)], dtype=torch.float32)
-
-
-class _ScriptedAgent:
-    """The check's agent for the episode-batch generator: no environment, ``step()`` returns the
-    ``Experience`` of a fixed script of episodes, one after the other and round again.
-
-    The episodes have different lengths (one of a single step) and rewards, ``is_done`` only on
-    each one's last step, and a large last reward (a landing or a crash), as LunarLander's."""
-
-    LENGTHS = (6, 3, 9, 1, 5, 7, 4)
-
-    def __init__(self):
-        rng = np.random.default_rng(11)
-        self.script = []
-        for k, length in enumerate(self.LENGTHS):
-            rewards = np.round(rng.uniform(0.5, 3.0, length) * rng.choice([-1.0, 1.0], length), 3)
-            rewards[-1] = 100.0 if k % 2 else -100.0
-            states = rng.normal(0.0, 1.0, (length, 8)).astype(np.float32)
-            actions = rng.integers(0, 4, length)
-            self.script.append(
-                [
-                    Experience(torch.as_tensor(states[t]), int(actions[t]), float(rewards[t]), t == length - 1)
-                    for t in range(length)
-                ]
-            )
-        self.episode, self.t = 0, 0
-        self.curr_state = self.script[0][0].state
-
-    def reset(self, seed=None):
-        """Start the next episode of the script (a no-op at the start of one), as an agent's reset starts a new one."""
-        if self.t:
-            self.episode, self.t = (self.episode + 1) % len(self.script), 0
-        self.curr_state = self.script[self.episode][0].state
-
-    def step(self) -> Experience:
-        experience = self.script[self.episode][self.t]
-        self.t += 1
-        if experience.is_done:
-            self.reset()
-        else:
-            self.curr_state = self.script[self.episode][self.t].state
-        return experience
+    """``TrainBatch.from_episodes(episodes, gamma)`` on the check's stored episodes (``expected.StoredEpisode``)."""
+    return FROM_EPISODES.check(TrainBatch, strict=strict)
 
 
 def check_batch_generator(TrainBatchDataset, strict: bool = False) -> bool:
     """``TrainBatchDataset(agent_fn, episode_batch_size, gamma).episode_batch_generator()`` yields lists of full
     episodes (played with the check's scripted agent)."""
+    return BATCH_GENERATOR.check(TrainBatchDataset, strict=strict)
 
-    def check():
-        agent_fn = _ScriptedAgent
-        torch.manual_seed(0)
-        dataset = call_student("TrainBatchDataset(agent_fn, 3, 0.9)", TrainBatchDataset, agent_fn, 3, 0.9)
-        generator = call_student("episode_batch_generator()", dataset.episode_batch_generator)
-        for k in range(2):
-            episodes = call_student("next(generator)", next, generator)
-            if not isinstance(episodes, list | tuple) or len(episodes) != 3:
-                raise Problem(f"each item should be a list of episode_batch_size=3 episodes, got {episodes!r:.200}.")
-            for i, episode in enumerate(episodes):
-                experiences = getattr(episode, "experiences", None)
-                if not experiences:
-                    raise Problem(f"episode {i} has no experiences: build Episode(total_reward, experiences).")
-                done = [bool(e.is_done) for e in experiences]
-                if not done[-1] or any(done[:-1]):
-                    raise Problem(
-                        f"batch {k}, episode {i} is not one full episode: only its last experience should have "
-                        "is_done=True. Keep stepping the agent until is_done, then start the next episode."
-                    )
-                total = sum(e.reward for e in experiences)
-                if not _close(episode.total_reward, total, 1e-4):
-                    raise Problem(
-                        f"an episode's total_reward should be the sum of its rewards ({total:.3f}), got {episode.total_reward!r}."
-                    )
 
-    return verdict("TrainBatchDataset.episode_batch_generator", check, strict)
+AGENT_EXERCISES = {
+    exercise.grade_id: exercise
+    for exercise in (POLICY_NET, AGENT_DISTRIBUTION, AGENT_STEP, MONITOR_EPISODE, CALC_QVALS, FROM_EPISODES, BATCH_GENERATOR)
+}
+"""Exercises 1-5 by the grade id of their hidden-test cell."""

@@ -1,0 +1,254 @@
+"""Tutorial 3's exercises 1-5, judged from records: the check cell and the grader give the same
+verdict, the hidden cases are not the public ones, and an answer tuned to the public cases
+passes the check cell but not the grader."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from course_utils import checking, records
+from course_utils.grading import judging
+from course_utils.lunar.checks.agent_standins import _GreedyAgent
+from course_utils.lunar.checks.agents import (
+    AGENT_DISTRIBUTION,
+    AGENT_EXERCISES,
+    AGENT_STEP,
+    BATCH_GENERATOR,
+    CALC_QVALS,
+    FROM_EPISODES,
+    MONITOR_EPISODE,
+    POLICY_NET,
+)
+from course_utils.lunar.expected import StoredEpisode
+from course_utils.lunar.solutions import (
+    Episode,
+    PolicyAgent,
+    PolicyNet,
+    TrainBatch,
+    TrainBatchDataset,
+    monitor_episode,
+)
+
+from .mistakes import (
+    ArgmaxAgent,
+    ForwardQvals,
+    NextStateAgent,
+    ReversedQvals,
+    SoftmaxNet,
+    UndiscountedQvals,
+    UnnormalisedAgent,
+)
+
+# --------------------------------------------------------------------------------------
+# Wrong answers (those of the hint tests in test_checks.py, and a few more)
+
+
+class NotImplementedQvals(Episode):
+    def calc_qvals(self, gamma):
+        raise NotImplementedError()
+
+
+class NoGamma(TrainBatch):
+    @classmethod
+    def from_episodes(cls, episodes, gamma=0.99):
+        return super().from_episodes(episodes, 1.0)
+
+
+class DefaultGamma(TrainBatch):
+    @classmethod
+    def from_episodes(cls, episodes, gamma=0.99):
+        return super().from_episodes(episodes, 0.99)
+
+
+class FloatActions(TrainBatch):
+    @classmethod
+    def from_episodes(cls, episodes, gamma=0.99):
+        batch = super().from_episodes(episodes, gamma)
+        batch.actions = batch.actions.float()
+        return batch
+
+
+class StepsNotEpisodes(TrainBatchDataset):
+    def episode_batch_generator(self):
+        agent = self.agent_fn()
+        while True:
+            episodes = []
+            for _ in range(self.episode_batch_size):
+                experience = agent.step()
+                episodes.append(Episode(experience.reward, [experience]))
+            yield episodes
+
+
+def _generator_with(episodes_per_batch, total_of, reset=False):
+    class Generator(TrainBatchDataset):
+        def episode_batch_generator(self):
+            agent = self.agent_fn()
+            while True:
+                agent = self.agent_fn() if reset else agent
+                episodes = []
+                while len(episodes) < episodes_per_batch(self.episode_batch_size):
+                    experiences = [agent.step()]
+                    while not experiences[-1].is_done:
+                        experiences.append(agent.step())
+                    episodes.append(Episode(total_of(experiences), experiences))
+                    if reset:
+                        agent.reset()
+                yield episodes
+
+    return Generator
+
+
+def _full(experiences):
+    return sum(e.reward for e in experiences)
+
+
+class FixedSizeNet(PolicyNet):
+    """Sized for LunarLander whatever the environment."""
+
+    @classmethod
+    def build_for_env(cls, env, **hp):
+        return cls(8, 4)
+
+
+def no_frames(p_net, seed=0, agent_type=PolicyAgent):
+    frames, n, total = monitor_episode(p_net, seed, agent_type)
+    return frames[:1], n, total
+
+
+def one_step_short(p_net, seed=0, agent_type=PolicyAgent):
+    frames, n, total = monitor_episode(p_net, seed, agent_type)
+    return frames, n - 1, total
+
+
+CORPUS = [
+    (POLICY_NET, PolicyNet, True),
+    (POLICY_NET, SoftmaxNet, False),
+    (POLICY_NET, FixedSizeNet, False),
+    (AGENT_DISTRIBUTION, PolicyAgent, True),
+    (AGENT_DISTRIBUTION, UnnormalisedAgent, False),
+    (AGENT_STEP, PolicyAgent, True),
+    (AGENT_STEP, ArgmaxAgent, False),
+    (AGENT_STEP, NextStateAgent, False),
+    (AGENT_STEP, _GreedyAgent, False),
+    (MONITOR_EPISODE, monitor_episode, True),
+    (MONITOR_EPISODE, no_frames, False),
+    (MONITOR_EPISODE, one_step_short, False),
+    (CALC_QVALS, Episode, True),
+    (CALC_QVALS, ReversedQvals, False),
+    (CALC_QVALS, UndiscountedQvals, False),
+    (CALC_QVALS, ForwardQvals, False),
+    (CALC_QVALS, NotImplementedQvals, False),
+    (CALC_QVALS, StoredEpisode, False),
+    (CALC_QVALS, Episode.__base__, False),
+    (FROM_EPISODES, TrainBatch, True),
+    (FROM_EPISODES, NoGamma, False),
+    (FROM_EPISODES, DefaultGamma, False),
+    (FROM_EPISODES, FloatActions, False),
+    (BATCH_GENERATOR, TrainBatchDataset, True),
+    (BATCH_GENERATOR, _generator_with(lambda n: n, _full, reset=True), True),
+    (BATCH_GENERATOR, StepsNotEpisodes, False),
+    (BATCH_GENERATOR, _generator_with(lambda n: n + 1, _full), False),
+    (BATCH_GENERATOR, _generator_with(lambda n: n, lambda xs: _full(xs[:-1])), False),
+    (BATCH_GENERATOR, _generator_with(lambda n: n, lambda xs: xs[-1].reward), False),
+]
+
+
+def _record_output(grade_id: str, record: str) -> dict:
+    payload = json.dumps({"grade_id": grade_id, "record": record})
+    return {"output_type": "display_data", "metadata": {}, "data": {records.RECORD_MIME: payload}}
+
+
+def graded(exercise, *answers) -> tuple[bool, str]:
+    """The grading verdict: the record driven on the hidden cases, judged by the grader."""
+    return judging.judge_outputs(exercise.grade_id, [_record_output(exercise.grade_id, exercise.record(*answers, hidden=True))])
+
+
+@pytest.mark.parametrize(
+    "exercise, answer, right", CORPUS, ids=[f"{e.grade_id}-{getattr(a, '__name__', a)}"[:60] for e, a, _ in CORPUS]
+)
+def test_the_check_cell_and_the_grader_give_the_same_verdict(exercise, answer, right):
+    assert checking.passes(exercise.check, answer) is right
+    passed, message = graded(exercise, answer)
+    assert passed is right, message
+
+
+def test_every_exercise_is_judged_from_records():
+    assert set(AGENT_EXERCISES) == {
+        "test_policy_net", "test_agent_distribution", "test_agent_step", "test_monitor_episode",
+        "test_calc_qvals", "test_from_episodes", "test_batch_generator",
+    }  # fmt: skip
+    for grade_id, exercise in AGENT_EXERCISES.items():
+        assert judging.exercise_for(grade_id) is exercise
+
+
+@pytest.mark.parametrize("exercise", list(AGENT_EXERCISES.values()), ids=lambda e: e.grade_id)
+def test_hidden_cases_are_not_the_public_ones(exercise):
+    assert exercise.cases(True) != exercise.cases(False)
+    hidden, public = judging.reference_record(exercise.grade_id), checking.stored_record(exercise.grade_id)
+    assert records.dump(hidden) != records.dump(public)  # as text: records hold tensors
+
+
+def test_an_episode_tuned_to_the_public_cases_passes_the_check_but_not_the_grader():
+    public = {
+        tuple(rewards): qvals
+        for (rewards, _, _), qvals in zip(CALC_QVALS.cases(False), checking.stored_record(CALC_QVALS.grade_id), strict=True)
+    }
+
+    class Tuned(Episode):
+        def calc_qvals(self, gamma):
+            return public.get(tuple(e.reward for e in self.experiences), [0.0] * len(self.experiences))
+
+    assert checking.passes(CALC_QVALS.check, Tuned)
+    passed, message = graded(CALC_QVALS, Tuned)
+    assert not passed and "expected" in message
+
+
+def test_a_batch_tuned_to_the_public_cases_passes_the_check_but_not_the_grader():
+    stored = checking.stored_record(FROM_EPISODES.grade_id)[0]
+
+    class Tuned(TrainBatch):
+        @classmethod
+        def from_episodes(cls, episodes, gamma=0.99):
+            return cls(*(stored[name].clone() for name in ("states", "actions", "q_vals", "total_rewards")))
+
+    assert checking.passes(FROM_EPISODES.check, Tuned)
+    passed, message = graded(FROM_EPISODES, Tuned)
+    assert not passed and "should have shape" in message
+
+
+def test_hidden_cases_catch_sizes_the_public_ones_do_not():
+    """A net that is right for the public sizes only."""
+
+    class PublicSizes(PolicyNet):
+        @classmethod
+        def build_for_env(cls, env, **hp):
+            n_obs = env.observation_space.shape[0]
+            return cls(n_obs, 4 if n_obs == 8 else 2)
+
+    assert checking.passes(POLICY_NET.check, PublicSizes)
+    passed, message = graded(POLICY_NET, PublicSizes)
+    assert not passed and "should have shape" in message
+
+
+def test_the_aac_variant_needs_no_stored_record():
+    from course_utils.lunar.checks.agents import AAC_DISTRIBUTION, check_agent_distribution
+    from course_utils.lunar.solutions import AACPolicyAgent
+
+    assert AAC_DISTRIBUTION.grade_id == "test_aac_agent" and AAC_DISTRIBUTION.reference == ("AACPolicyAgent",)
+    assert check_agent_distribution(AACPolicyAgent, strict=True, aac=True)
+    assert not checking.passes(lambda answer: check_agent_distribution(answer, aac=True), PolicyAgent)
+    hidden = AAC_DISTRIBUTION.record(AACPolicyAgent, hidden=True)
+    AAC_DISTRIBUTION.judge_record(hidden, None, hidden=True)  # raises Problem if wrong
+    with pytest.raises(checking.Problem):
+        AAC_DISTRIBUTION.judge_record(AAC_DISTRIBUTION.record(PolicyAgent, hidden=True), None, hidden=True)
+
+
+def test_a_step_record_holds_raw_values_not_verdicts():
+    """What drive writes for one step: the Experience's fields as the student's code returned them."""
+    record = records.load(AGENT_STEP.record(PolicyAgent, hidden=False))
+    step = record["episodes"][0]["steps"][0]
+    assert set(step) == {"state", "action", "reward", "is_done"}
+    assert isinstance(step["state"], torch.Tensor) and step["state"].shape == (8,)
