@@ -36,10 +36,11 @@ def write(folder: Path, name: str, notebook: dict) -> Path:
     return path
 
 
-def grade_variants(tmp_path_factory, assignment: str, **answered: tuple[str, ...]) -> dict[str, dict]:
+def grade_variants(tmp_path_factory, assignment: str, extra: dict | None = None, **answered: tuple[str, ...]) -> dict[str, dict]:
     """Autograde, in one ``course autograde`` run, the solution (student "full"), the untouched
-    released notebook ("zero") and one released notebook per keyword argument with those
-    exercises' solution cells copied in. Returns the grades.csv rows by student."""
+    released notebook ("zero"), one released notebook per keyword argument with those
+    exercises' solution cells copied in, and the notebooks of ``extra`` ({student: notebook}).
+    Returns the grades.csv rows by student."""
     import csv
 
     from course_utils import grading
@@ -50,6 +51,8 @@ def grade_variants(tmp_path_factory, assignment: str, **answered: tuple[str, ...
     write(folder, "zero", student)
     for name, grade_ids in answered.items():
         write(folder, name, with_answer(student, solution, *grade_ids))
+    for name, notebook in (extra or {}).items():
+        write(folder, name, notebook)
     out, course = tmp_path_factory.mktemp("grades"), tmp_path_factory.mktemp("course")
     report = grading.autograde(folder, out=out, course_dir=course)
     return {row["student"]: row for row in csv.DictReader(report.csv_path.open())}

@@ -1,6 +1,7 @@
 """Tutorial 1 graded with nbgrader end to end: full, zero and partial marks for the two coding
 exercises (3 + 4 points); the written Think! answer (2 points) waits for manual grading."""
 
+import forgeries
 import pytest
 from submissions import grade_variants
 
@@ -12,7 +13,8 @@ ASSIGNMENT = "01_harlow_meta_rl"
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory):
     return grade_variants(
-        tmp_path_factory, ASSIGNMENT, fitness_only=("evaluate_individual",), evolution_only=("genetic_algorithm",)
+        tmp_path_factory, ASSIGNMENT, fitness_only=("evaluate_individual",), evolution_only=("genetic_algorithm",),
+        extra={"monkeypatch": forgeries.monkeypatch_attack("harlow")},
     )
 
 
@@ -34,3 +36,15 @@ def test_untouched_student_notebook_gets_zero(rows):
 def test_each_exercise_alone_gets_exactly_its_points(rows):
     assert marks(rows["fitness_only"]) == ("3", "0") and float(rows["fitness_only"]["score"]) == 3
     assert marks(rows["evolution_only"]) == ("0", "4") and float(rows["evolution_only"]["score"]) == 4
+
+
+def test_the_monkeypatch_attack_scores_zero_on_what_it_attacks_only(rows):
+    """The attacked answer cell patches every check of the tutorial and every Exercise's judge in
+    the kernel, and answers wrongly: the grader, judging outside the kernel, gives it 0; the
+    other exercises, answered honestly, keep their points."""
+    _, _, attacked, _ = forgeries.MONKEYPATCH_ATTACKS["harlow"]
+    row, full = rows["monkeypatch"], rows["full"]
+    assert row[attacked] == "0" and full[attacked] != "0"
+    others = [name for name in full if name.startswith("test_") and name != attacked]
+    assert others and all(row[name] == full[name] for name in others)
+    assert "patch" in row["flags"] or "replaces" in row["flags"] or "setattr" in row["flags"]

@@ -1,6 +1,7 @@
 """Autograding tutorial 3 (policy gradients) with nbgrader: full, zero and partial marks, and
 credit for later exercises when the earlier ones they build on are missing."""
 
+import forgeries
 import pytest
 from submissions import grade_variants
 
@@ -34,6 +35,7 @@ def rows(tmp_path_factory):
         partial=("calc_qvals", "policy_trainer", "aac_loss"),
         # Later exercises without the earlier ones they build on (the agent, the network).
         later_only=("monitor_episode", "aac_agent", "entropy_loss"),
+        extra={"monkeypatch": forgeries.monkeypatch_attack("lunar")},
     )
 
 
@@ -72,3 +74,15 @@ def test_the_courses_own_outputs_stay_under_the_output_cap(rows):
     # animations must never trip it, or the flag would mean nothing.
     for student, row in rows.items():
         assert "of output" not in row["problems"], (student, row["problems"])
+
+
+def test_the_monkeypatch_attack_scores_zero_on_what_it_attacks_only(rows):
+    """The attacked answer cell patches every check of the tutorial and every Exercise's judge in
+    the kernel, and answers wrongly: the grader, judging outside the kernel, gives it 0; the
+    other exercises, answered honestly, keep their points."""
+    _, _, attacked, _ = forgeries.MONKEYPATCH_ATTACKS["lunar"]
+    row, full = rows["monkeypatch"], rows["full"]
+    assert row[attacked] == "0" and full[attacked] != "0"
+    others = [name for name in full if name.startswith("test_") and name != attacked]
+    assert others and all(row[name] == full[name] for name in others)
+    assert "patch" in row["flags"] or "replaces" in row["flags"] or "setattr" in row["flags"]

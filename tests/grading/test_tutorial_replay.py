@@ -1,6 +1,7 @@
 """`course autograde` on tutorial 4: full, zero and partial marks. One autograde run backs all
 the assertions (each notebook runs in fast mode, about a minute)."""
 
+import forgeries
 import pytest
 from submissions import grade_variants
 
@@ -18,6 +19,7 @@ def rows(tmp_path_factory):
         memory_only=("memory_add",),
         # the buffer without the trees: its hidden test gives it the check's stand-in trees
         buffer_only=("prioritized_buffer",),
+        extra={"monkeypatch": forgeries.monkeypatch_attack("replay")},
     )
 
 
@@ -39,3 +41,15 @@ def test_partial_submissions_get_exactly_their_exercises_points(rows):
     assert float(rows["memory_only"]["score"]) == 3
     assert marks(rows["buffer_only"]) == {"test_memory_add": 0, "test_segment_trees": 0, "test_prioritized_buffer": 4}
     assert float(rows["buffer_only"]["score"]) == 4
+
+
+def test_the_monkeypatch_attack_scores_zero_on_what_it_attacks_only(rows):
+    """The attacked answer cell patches every check of the tutorial and every Exercise's judge in
+    the kernel, and answers wrongly: the grader, judging outside the kernel, gives it 0; the
+    other exercises, answered honestly, keep their points."""
+    _, _, attacked, _ = forgeries.MONKEYPATCH_ATTACKS["replay"]
+    row, full = rows["monkeypatch"], rows["full"]
+    assert row[attacked] == "0" and full[attacked] != "0"
+    others = [name for name in full if name.startswith("test_") and name != attacked]
+    assert others and all(row[name] == full[name] for name in others)
+    assert "patch" in row["flags"] or "replaces" in row["flags"] or "setattr" in row["flags"]
