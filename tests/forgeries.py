@@ -69,8 +69,8 @@ class Rigged(np.ndarray):
 def discounted_returns(rewards, gamma):
     return np.zeros(len(rewards)).view(Rigged)
 ''',
-    "rigged_float": '''
-class Close(float):
+    "rigged_float64": '''
+class Close(np.float64):
     def __eq__(self, other):
         return True
     def __sub__(self, other):
@@ -81,7 +81,7 @@ class Close(float):
     def __le__(self, other):
         return True
     __lt__ = __ge__ = __gt__ = __le__
-    __hash__ = float.__hash__
+    __hash__ = np.float64.__hash__
 
 def discounted_returns(rewards, gamma):
     return [Close(0.0) for _ in rewards]
