@@ -87,6 +87,18 @@ class StoredEpisode:
         return f"StoredEpisode(total_reward={self.total_reward:.2f}, steps={len(self.experiences)})"
 
 
+def stored_episode(ep: dict, gamma: float, qvals) -> StoredEpisode:
+    """A ``StoredEpisode`` from its ``states``, ``actions`` and ``rewards`` (lists in ``ep``) and
+    its q-values for ``gamma``; the last step is the terminal one."""
+    length = len(ep["rewards"])
+    experiences = [
+        Experience(torch.tensor(s, dtype=torch.float32), a, r, t == length - 1)
+        for t, (s, a, r) in enumerate(zip(ep["states"], ep["actions"], ep["rewards"], strict=True))
+    ]
+    return StoredEpisode(experiences=experiences, total_reward=float(sum(ep["rewards"])), stored_gamma=gamma,
+                         stored_qvals=list(qvals))
+
+
 def expected_batch(expected: dict | None = None) -> tuple[list[StoredEpisode], StoredBatch, torch.Tensor, torch.Tensor]:
     """The fixed test batch from the expected file: (episodes, batch, action_scores (N, 4), state_values (N,)).
 
@@ -96,18 +108,7 @@ def expected_batch(expected: dict | None = None) -> tuple[list[StoredEpisode], S
     episodes, start = [], 0
     for ep in data["episodes"]:
         length = len(ep["rewards"])
-        experiences = [
-            Experience(torch.tensor(s, dtype=torch.float32), a, r, t == length - 1)
-            for t, (s, a, r) in enumerate(zip(ep["states"], ep["actions"], ep["rewards"], strict=True))
-        ]
-        episodes.append(
-            StoredEpisode(
-                experiences=experiences,
-                total_reward=float(sum(ep["rewards"])),
-                stored_gamma=gamma,
-                stored_qvals=list(q_vals[start : start + length]),
-            )
-        )
+        episodes.append(stored_episode(ep, gamma, q_vals[start : start + length]))
         start += length
     if start != len(q_vals):
         raise ValueError(f"{EXPECTED_FILE.name}: {len(q_vals)} stored q-values for {start} steps")

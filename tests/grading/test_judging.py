@@ -8,22 +8,12 @@ import json
 import nbformat
 import pytest
 from colour.test_checks import WRONG_MEMORIES, WRONG_RETURNS
+from verdicts import graded, record_output
 
 from course_utils import checking, records
 from course_utils.colour import solutions
 from course_utils.colour.checks import MEMORY, RETURNS
 from course_utils.grading import judging
-
-
-def _record_output(grade_id: str, record: str) -> dict:
-    payload = json.dumps({"grade_id": grade_id, "record": record})
-    return {"output_type": "display_data", "metadata": {}, "data": {records.RECORD_MIME: payload}}
-
-
-def graded(exercise, *answers) -> tuple[bool, str]:
-    """The grading verdict: the record driven on the hidden cases, judged by the grader."""
-    return judging.judge_outputs(exercise.grade_id, [_record_output(exercise.grade_id, exercise.record(*answers, hidden=True))])
-
 
 CORPUS = [(RETURNS, solutions.discounted_returns, True)] + [(RETURNS, wrong, False) for wrong, _ in WRONG_RETURNS]
 CORPUS += [(MEMORY, solutions.ReplayMemory, True)] + [(MEMORY, wrong, False) for wrong, _ in WRONG_MEMORIES]
@@ -59,11 +49,11 @@ def test_answers_tuned_to_the_public_cases_pass_the_check_but_not_the_grader():
     [
         ([], "left no record"),
         ([{"output_type": "error", "ename": "NameError", "evalue": "name 'x' is not defined", "traceback": []}], "NameError"),
-        ([_record_output(RETURNS.grade_id, "[]")] * 2, "2 records"),
-        ([_record_output(MEMORY.grade_id, "[]")], "not for this cell"),
+        ([record_output(RETURNS.grade_id, "[]")] * 2, "2 records"),
+        ([record_output(MEMORY.grade_id, "[]")], "not for this cell"),
         ([{"output_type": "display_data", "metadata": {}, "data": {records.RECORD_MIME: "{broken"}}], "could not be read"),
-        ([_record_output(RETURNS.grade_id, "{broken")], "could not be read"),
-        ([_record_output(RETURNS.grade_id, "[]")], "holds 0 cases"),
+        ([record_output(RETURNS.grade_id, "{broken")], "could not be read"),
+        ([record_output(RETURNS.grade_id, "[]")], "holds 0 cases"),
     ],
 )
 def test_no_record_two_records_or_a_damaged_one_fail_with_a_reason(outputs, reason):
@@ -82,9 +72,9 @@ def test_judged_cells_keep_only_the_verdict():
     forged = [
         {"output_type": "stream", "name": "stdout", "text": "✅ discounted_returns: all checks passed. Well done!\n"},
         {"output_type": "execute_result", "execution_count": 3, "metadata": {}, "data": {"text/plain": "2"}},
-        _record_output(RETURNS.grade_id, RETURNS.record(lambda r, g: [0.0] * len(r), hidden=True)),
+        record_output(RETURNS.grade_id, RETURNS.record(lambda r, g: [0.0] * len(r), hidden=True)),
     ]
-    honest = [_record_output(RETURNS.grade_id, RETURNS.record(solutions.discounted_returns, hidden=True))]
+    honest = [record_output(RETURNS.grade_id, RETURNS.record(solutions.discounted_returns, hidden=True))]
     notebook = nbformat.v4.new_notebook(cells=[
         _test_cell(RETURNS.grade_id, "RETURNS.submit(discounted_returns)", forged),
         _test_cell(RETURNS.grade_id, "RETURNS.submit(discounted_returns)", honest),

@@ -9,20 +9,14 @@ import copy
 import json
 
 import pytest
+from verdicts import graded
 
-from course_utils import checking, records
+from course_utils import checking
 from course_utils.grading import judging
 from course_utils.harlow import solutions
 from course_utils.harlow.agent import train_evaluate_agent
 from course_utils.harlow.checks import EVOLUTION, EXERCISES, FITNESS
 from harlow.test_checks import STUCK_AT_AN_EDGE, WRONG_FITNESS, WRONG_OFFSPRING, WRONG_UPDATES, _exercise_code, _student
-
-
-def graded(exercise, *answers) -> tuple[bool, str]:
-    """The grading verdict: the record driven on the hidden cases, judged by the grader."""
-    payload = json.dumps({"grade_id": exercise.grade_id, "record": exercise.record(*answers, hidden=True)})
-    output = {"output_type": "display_data", "metadata": {}, "data": {records.RECORD_MIME: payload}}
-    return judging.judge_outputs(exercise.grade_id, [output])
 
 
 def _fitness(*edits, kind: str = "solution") -> tuple:

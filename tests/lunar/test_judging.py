@@ -4,12 +4,11 @@ not the public ones, and an answer tuned to the public cases fails in grading.""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 import torch
+from verdicts import graded
 
-from course_utils import checking, records
+from course_utils import checking
 from course_utils.grading import judging
 from course_utils.lunar import solutions
 from course_utils.lunar.checks.losses import (
@@ -34,16 +33,6 @@ from .mistakes import (
     PositiveEntropy,
     UnnormalisedEntropy,
 )
-
-
-def _record_output(grade_id: str, record: str) -> dict:
-    payload = json.dumps({"grade_id": grade_id, "record": record})
-    return {"output_type": "display_data", "metadata": {}, "data": {records.RECORD_MIME: payload}}
-
-
-def graded(exercise, *answers) -> tuple[bool, str]:
-    """The grading verdict: the record driven on the hidden cases, judged by the grader."""
-    return judging.judge_outputs(exercise.grade_id, [_record_output(exercise.grade_id, exercise.record(*answers, hidden=True))])
 
 
 def checked(exercise, *answers) -> tuple[bool, str]:

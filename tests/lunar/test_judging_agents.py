@@ -4,10 +4,9 @@ passes the check cell but not the grader."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 import torch
+from verdicts import graded
 
 from course_utils import checking, records
 from course_utils.grading import judging
@@ -154,16 +153,6 @@ CORPUS = [
     (BATCH_GENERATOR, _generator_with(lambda n: n, lambda xs: _full(xs[:-1])), False),
     (BATCH_GENERATOR, _generator_with(lambda n: n, lambda xs: xs[-1].reward), False),
 ]
-
-
-def _record_output(grade_id: str, record: str) -> dict:
-    payload = json.dumps({"grade_id": grade_id, "record": record})
-    return {"output_type": "display_data", "metadata": {}, "data": {records.RECORD_MIME: payload}}
-
-
-def graded(exercise, *answers) -> tuple[bool, str]:
-    """The grading verdict: the record driven on the hidden cases, judged by the grader."""
-    return judging.judge_outputs(exercise.grade_id, [_record_output(exercise.grade_id, exercise.record(*answers, hidden=True))])
 
 
 @pytest.mark.parametrize(

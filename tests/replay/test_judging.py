@@ -8,6 +8,7 @@ import json
 
 import pytest
 import torch
+from verdicts import graded
 
 from course_utils import checking, records
 from course_utils.checking import Problem
@@ -18,16 +19,6 @@ from course_utils.replay.memory import CircularReplayMemory
 from replay.test_memory import WRONG_ADDS, _ModuloIndexing
 from replay.test_per import WRONG_BUFFERS
 from replay.test_trees import WRONG_TREES
-
-
-def _record_output(grade_id: str, record: str) -> dict:
-    payload = json.dumps({"grade_id": grade_id, "record": record})
-    return {"output_type": "display_data", "metadata": {}, "data": {records.RECORD_MIME: payload}}
-
-
-def graded(exercise, *answers) -> tuple[bool, str]:
-    """The grading verdict: the record driven on the hidden cases, judged by the grader."""
-    return judging.judge_outputs(exercise.grade_id, [_record_output(exercise.grade_id, exercise.record(*answers, hidden=True))])
 
 
 class OnStandInTrees(solutions.PrioritizedReplayBuffer):

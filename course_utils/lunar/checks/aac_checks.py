@@ -14,7 +14,7 @@ from torch import nn
 
 from course_utils.checking import Exercise, Problem, attempt, fmt, raise_if_error
 from course_utils.lunar.checks import loss_records as lr
-from course_utils.lunar.checks.common import _FakeEnv
+from course_utils.lunar.checks.common import _FakeEnv, tensor_of
 from course_utils.lunar.env import make_env
 from course_utils.records import encode
 
@@ -87,8 +87,8 @@ def _judge_aac_net(got: list, expected: list, cases) -> None:
             where = f"for an environment with {case['env'][0]} observations and {n_actions} actions, "
         if mine.get("pair") is not True:
             raise Problem(f"forward should return a pair (action_scores, state_values), got {str(mine.get('returned'))[:80]}.")
-        scores = lr.tensor(mine.get("scores"), f"{where}the action scores for {rows} observations", (rows, n_actions))
-        values = lr.tensor(mine.get("values"), f"{where}the state values for {rows} observations")
+        scores = tensor_of(f"{where}the action scores for {rows} observations", mine.get("scores"), (rows, n_actions))
+        values = tensor_of(f"{where}the state values for {rows} observations", mine.get("values"))
         if tuple(values.shape) not in ((rows, 1), (rows,)):
             raise Problem(
                 f"{where}the state values should have shape ({rows}, 1): one number per state, got {tuple(values.shape)}."
@@ -164,7 +164,7 @@ def _judge_aac_agent(got: list, expected: list, cases) -> None:
         raise Problem(f"the record holds {len(got) if type(got) is list else 'no'} cases instead of {len(cases)}.")
     for mine, reference in zip(got, expected, strict=True):
         raise_if_error(mine.get("error"))
-        d = lr.tensor(mine.get("distribution"), "current_action_distribution()").reshape(-1).double()
+        d = tensor_of("current_action_distribution()", mine.get("distribution")).reshape(-1).double()
         if d.numel() != 4:
             raise Problem(f"expected 4 probabilities (one per action), got {d.numel()} values.")
         if (d < 0).any() or not lr.close(float(d.sum()), 1.0, 1e-5):

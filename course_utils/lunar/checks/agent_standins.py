@@ -8,8 +8,8 @@ layer; ``_GreedyAgent``, an agent that never samples; ``_ScriptedAgent``, an age
 environment that plays a fixed script of episodes.
 
 Drive helpers (``method``, ``attribute``) turn every way of reaching into the student's object
-into a value or ``records.error``; judge helpers (``tensor_of``, ``number``) turn a decoded
-value into what the judge compares, or a ``Problem``.
+into a value or ``records.error``; judge helpers (``number``; tensors: ``common.tensor_of``)
+turn a decoded value into what the judge compares, or a ``Problem``.
 """
 
 from __future__ import annotations
@@ -235,17 +235,6 @@ def truth(value) -> bool:
 
 # ---------------------------------------------------------------------------------------------
 # Judge helpers: decoded values into what the judge compares
-
-
-def tensor_of(what: str, value, shape=None) -> torch.Tensor:
-    """A decoded value that must be a torch tensor (of ``shape``)."""
-    raise_if_error(value)
-    if not isinstance(value, torch.Tensor):
-        kind = value.description if isinstance(value, Opaque) else type(value).__name__
-        raise Problem(f"{what} should be a torch tensor, got {kind}.")
-    if shape is not None and tuple(value.shape) != tuple(shape):
-        raise Problem(f"{what} should have shape {tuple(shape)}, got {tuple(value.shape)}.")
-    return value
 
 
 def number(value) -> float | None:

@@ -40,9 +40,9 @@ from course_utils.lunar.checks.agent_standins import (
     method,
     number,
     safely,
-    tensor_of,
     truth,
 )
+from course_utils.lunar.checks.common import tensor_of
 from course_utils.lunar.checks.episodes import BATCH_GENERATOR, CALC_QVALS, FROM_EPISODES
 from course_utils.records import Opaque
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from course_utils.checking import Problem
+from course_utils.checking import Problem, raise_if_error
+from course_utils.records import Opaque
 
 
 class _FakeSpace:
@@ -20,17 +21,16 @@ class _FakeEnv:
         self.action_space = _FakeSpace(n=n_actions)
 
 
-def _tensor(what: str, value, shape=None) -> torch.Tensor:
+def tensor_of(what: str, value, shape=None) -> torch.Tensor:
+    """A decoded record value that must be a torch tensor (of ``shape``); a ``Problem`` saying
+    what came back instead (the student's error, an object, another type or shape)."""
+    raise_if_error(value)
     if not isinstance(value, torch.Tensor):
-        raise Problem(f"{what} should be a torch tensor, got {type(value).__name__}.")
+        kind = value.description if isinstance(value, Opaque) else type(value).__name__
+        raise Problem(f"{what} should be a torch tensor, got {kind}.")
     if shape is not None and tuple(value.shape) != tuple(shape):
         raise Problem(f"{what} should have shape {tuple(shape)}, got {tuple(value.shape)}.")
     return value
-
-
-def _close(a, b, tol=1e-4) -> bool:
-    a, b = (x.detach() if isinstance(x, torch.Tensor) else x for x in (a, b))
-    return bool(abs(float(a) - float(b)) <= tol * max(1.0, abs(float(b))))
 
 
 # ---------------------------------------------------------------------------------------------

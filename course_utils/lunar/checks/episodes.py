@@ -25,9 +25,9 @@ from course_utils.lunar.checks.agent_standins import (
     method,
     number,
     safely,
-    tensor_of,
 )
-from course_utils.lunar.expected import StoredEpisode, load_expected
+from course_utils.lunar.checks.common import tensor_of
+from course_utils.lunar.expected import StoredEpisode, load_expected, stored_episode
 from course_utils.lunar.harness import Experience
 from course_utils.records import Opaque
 from course_utils.returns import discounted_returns
@@ -145,22 +145,7 @@ def _from_episodes_cases(hidden: bool) -> list[dict]:
 
 
 def _stored_episodes(case: dict) -> list[StoredEpisode]:
-    episodes = []
-    for ep in case["episodes"]:
-        length = len(ep["rewards"])
-        experiences = [
-            Experience(torch.tensor(s, dtype=torch.float32), a, r, t == length - 1)
-            for t, (s, a, r) in enumerate(zip(ep["states"], ep["actions"], ep["rewards"], strict=True))
-        ]
-        episodes.append(
-            StoredEpisode(
-                experiences=experiences,
-                total_reward=float(sum(ep["rewards"])),
-                stored_gamma=case["gamma"],
-                stored_qvals=list(ep["qvals"]),
-            )
-        )
-    return episodes
+    return [stored_episode(ep, case["gamma"], ep["qvals"]) for ep in case["episodes"]]
 
 
 _FIELDS = ("states", "actions", "q_vals", "total_rewards")

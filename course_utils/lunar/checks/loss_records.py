@@ -154,17 +154,6 @@ def number(value, what: str) -> float:
     raise Problem(f"{what} should be one number, got {shown(value)}.")
 
 
-def tensor(value, what: str, shape=None) -> torch.Tensor:
-    """A decoded value that must be a torch tensor (of ``shape``)."""
-    raise_if_error(value)
-    if not isinstance(value, torch.Tensor):
-        kind = value.description if isinstance(value, Opaque) else type(value).__name__
-        raise Problem(f"{what} should be a torch tensor, got {kind}.")
-    if shape is not None and tuple(value.shape) != tuple(shape):
-        raise Problem(f"{what} should have shape {tuple(shape)}, got {tuple(value.shape)}.")
-    return value
-
-
 def loss_value(record: dict, what: str) -> float:
     """The loss a recorded call returned, or a ``Problem`` saying why there is none."""
     if isinstance(record.get("error"), StudentError):
