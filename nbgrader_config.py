@@ -43,7 +43,7 @@ from course_utils.grading.sanitize import SanitizeNotebook, feedback_config  # n
 # The hidden tests only record what the student's code returned; JudgeRecords judges the records
 # in nbgrader's own process, after execution and before the grades are saved.
 c.Autograde.autograde_preprocessors = [
-    Execute, JudgeRecords, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata,
-    SanitizeNotebook,
+    Execute, JudgeRecords, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
+    CheckCellMetadata, SanitizeNotebook,
 ]
 feedback_config(c)
