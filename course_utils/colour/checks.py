@@ -39,12 +39,17 @@ def _returns_cases(hidden: bool) -> list[tuple[list[float], float, str]]:
     ]
 
 
+# Bound when this module is imported (the notebook's setup cell, before any answer runs): an answer
+# that later replaces np.array_equal cannot change what the drive records with it.
+_arrays_equal = np.array_equal
+
+
 def _drive_returns(cases, discounted_returns) -> list[dict]:
     out = []
     for rewards, gamma, _ in cases:
         given = np.array(rewards)
         returned = encode(attempt("discounted_returns", discounted_returns, given, gamma))
-        out.append({"returns": returned, "changed_input": not np.array_equal(given, np.array(rewards))})
+        out.append({"returns": returned, "changed_input": not _arrays_equal(given, np.array(rewards))})
     return out
 
 

@@ -48,12 +48,17 @@ def _replaced(fn, name: str, stand_in):
             ns[name] = value
 
 
+# Bound when this module is imported (the notebook's setup cell, before any answer runs): an answer
+# that later replaces torch.equal cannot change what the drive records with it.
+_tensors_equal = torch.equal
+
+
 def _weights(agent) -> dict[str, torch.Tensor]:
     return {k: v.detach().clone() for k, v in agent.state_dict().items()}
 
 
 def _same(a: dict, b: dict) -> bool:
-    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    return a.keys() == b.keys() and all(_tensors_equal(a[k], b[k]) for k in a)
 
 
 def _seed(seed: int) -> None:

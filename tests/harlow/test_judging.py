@@ -110,3 +110,23 @@ def test_answers_tuned_to_the_public_cases_pass_the_check_but_not_the_grader():
     assert checking.passes(EVOLUTION.check, *four)
     passed, message = graded(EVOLUTION, *four)
     assert not passed and "with new_generation_new_individuals=3, create_new_agent was called 4 times" in message
+
+
+def test_replacing_torch_equal_after_the_checks_are_imported_does_not_forge_a_fact(monkeypatch):
+    """The drive records whether each task started from the agent's own weights; an answer that
+    trains one copy for every task, and replaces torch.equal so that all weights look the same,
+    still fails: the checks use the function bound when they were imported (the setup cell)."""
+
+    def reuses_one_copy(env, agent, optimizer_func, num_tasks=10, num_gradient_steps=25, num_trials=6,
+                        num_evaluation_trials=20):
+        learner = copy.deepcopy(agent)
+        scores = [train_evaluate_agent(env, learner, optimizer_func, num_gradient_steps=num_gradient_steps,
+                                       num_trials=num_trials, num_evaluation_trials=num_evaluation_trials)
+                  for _ in range(num_tasks)]
+        return sum(scores), scores
+
+    import torch
+
+    monkeypatch.setattr(torch, "equal", lambda a, b: True)
+    passed, message = graded(FITNESS, reuses_one_copy)
+    assert not passed and "started from weights trained on an earlier task" in message

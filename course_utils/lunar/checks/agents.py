@@ -46,6 +46,10 @@ from course_utils.lunar.checks.common import tensor_of
 from course_utils.lunar.checks.episodes import BATCH_GENERATOR, CALC_QVALS, FROM_EPISODES
 from course_utils.records import Opaque
 
+# Bound when this module is imported (the notebook's setup cell, before any answer runs): an answer
+# that later replaces np.array_equal cannot change what the drive records with it.
+_arrays_equal = np.array_equal
+
 
 def _env_name(case: dict) -> str:
     return "env" if case["env"] == "lunar" else f"env with {case['n_obs']} observations, {case['n_actions']} actions"
@@ -399,7 +403,7 @@ def _drive_monitor(cases, monitor_episode) -> list[dict]:
         if not is_error(frames) and frames:
             first, last = safely("a frame", np.asarray, frames[0]), safely("a frame", np.asarray, frames[-1])
             if not (is_error(first) or is_error(last)):
-                seen.update(n_frames=len(frames), frame_shape=list(last.shape), same=bool(np.array_equal(first, last)))
+                seen.update(n_frames=len(frames), frame_shape=list(last.shape), same=bool(_arrays_equal(first, last)))
         elif not is_error(frames):
             seen["n_frames"] = 0
         out.append(seen)
