@@ -64,18 +64,21 @@ def animate(frames, fps: int = 30, title: str | None = None, scale: float = 0.5,
     step = max(1, round(1 / scale)) if scale < 1 else 1
     frames = [np.asarray(frame)[::step, ::step] for frame in frames]
     height, width = frames[0].shape[:2]
-    fig = plt.figure(figsize=(width / 100, height / 100), dpi=100)
-    ax = fig.add_axes([0, 0, 1, 1])
-    ax.axis("off")
-    image = ax.imshow(frames[0])
-    if title:
-        ax.set_title(title, fontsize=8, y=0.92)
+    # The frame fills the figure: no automatic layout (the course style turns it on, and matplotlib
+    # then warns once per frame that the axes are "not compatible with tight_layout").
+    with plt.rc_context({"figure.autolayout": False}):
+        fig = plt.figure(figsize=(width / 100, height / 100), dpi=100)
+        ax = fig.add_axes([0, 0, 1, 1])
+        ax.axis("off")
+        image = ax.imshow(frames[0])
+        if title:
+            ax.set_title(title, fontsize=8, y=0.92)
 
-    def draw(i):
-        image.set_data(frames[i])
-        return (image,)
+        def draw(i):
+            image.set_data(frames[i])
+            return (image,)
 
-    player = animation.FuncAnimation(fig, draw, frames=len(frames), interval=1000 / fps, blit=True)
-    html = player.to_jshtml(fps=fps, default_mode="once")
-    plt.close(fig)
+        player = animation.FuncAnimation(fig, draw, frames=len(frames), interval=1000 / fps, blit=True)
+        html = player.to_jshtml(fps=fps, default_mode="once")
+        plt.close(fig)
     return HTML(html)

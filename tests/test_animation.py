@@ -36,3 +36,20 @@ def test_animate_keeps_a_short_preview_while_graded(monkeypatch):
     assert animate(frames, max_frames=100).data.count("data:image/png;base64") == 3 * GRADING_FRAMES
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
     assert animate(frames, max_frames=100).data.count("data:image/png;base64") == GRADING_FRAMES
+
+
+def test_animate_warns_nothing_under_the_course_style():
+    """With the course style (figure.autolayout) a full-figure frame used to print matplotlib's
+    "not compatible with tight_layout" warning once per frame: nothing a student can act on."""
+    import warnings
+
+    import matplotlib.pyplot as plt
+
+    from course_utils.plotting import use_course_style
+
+    with plt.style.context("default"):
+        use_course_style()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            animate([np.zeros((40, 60, 3), np.uint8)] * 3, title="an episode")
+    assert [str(w.message) for w in caught] == []
