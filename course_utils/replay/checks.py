@@ -250,6 +250,11 @@ def _build(log, cls, values: list[float], name: str):
     return tree
 
 
+# Bound when this module is imported (the notebook's setup cell, before any answer runs): an answer
+# that later replaces time.perf_counter (a clock that stands still) cannot make a slow tree look fast.
+_clock = time.perf_counter
+
+
 def _range_queries(log, speed: dict, sum_tree_class) -> None:
     capacity, (start, end), count, budget = speed["capacity"], speed["range"], speed["count"], speed["seconds"]
 
@@ -258,10 +263,10 @@ def _range_queries(log, speed: dict, sum_tree_class) -> None:
         time budget ran out first."""
         tree = sum_tree_class(capacity)
         tree[speed["leaf"]] = 1.0
-        began = time.perf_counter()
+        began = _clock()
         for done in range(1, count + 1):
             tree.sum(start, end)
-            if time.perf_counter() - began > budget:
+            if _clock() - began > budget:
                 return {"done": done, "over_time": True}
         return {"done": count, "over_time": False}
 

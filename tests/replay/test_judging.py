@@ -106,3 +106,13 @@ def test_a_record_stopped_by_an_error_fails_with_that_error():
         BUFFER.judge(stopped, judging.reference_record(BUFFER.grade_id), BUFFER.cases(True))
     with pytest.raises(Problem, match="stops early"):
         BUFFER.judge({"leaves": [1.0] * 5}, got, BUFFER.cases(True))
+
+
+def test_a_clock_that_stands_still_does_not_make_a_slow_tree_fast(monkeypatch):
+    """The speed part is timed in the kernel; an answer that replaces time.perf_counter after the
+    checks were imported (the setup cell) cannot stop the clock the drive uses."""
+    import time
+
+    monkeypatch.setattr(time, "perf_counter", lambda: 0.0)
+    passed, message = graded(TREES, SlowSumTree, SlowMinTree)
+    assert not passed and "too slow" in message
