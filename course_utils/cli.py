@@ -53,16 +53,16 @@ def _stale() -> list[str]:
     """What ``course release`` would change: the harvested solutions, the released notebooks,
     tutorial 3's expected values and the check cells' stored records (``course release --check``;
     ``course bundle`` refuses a stale tree)."""
-    from course_utils import grading
+    from course_utils import grading, notebook, schedule
     from course_utils.grading import harvest, judging
     from course_utils.lunar import reference
 
-    stale = harvest.stale_solutions() + grading.stale_notebooks() + reference.stale_expected()
-    return stale + judging.stale_check_records()
+    stale = schedule.stale_schedule() + notebook.stale_names() + harvest.stale_solutions() + grading.stale_notebooks()
+    return stale + reference.stale_expected() + judging.stale_check_records()
 
 
 def _release(args) -> int:
-    from course_utils import grading
+    from course_utils import grading, notebook, schedule
     from course_utils.grading import harvest
 
     if args.check:
@@ -75,10 +75,14 @@ def _release(args) -> int:
             return 1
         print("notebooks/, the harvested solutions and the expected values are up to date with solutions/.")
         return 0
+    for path in schedule.write_schedule():
+        print(f"timetable written into {path}")
     for path in harvest.write_solutions():
         print(f"harvested {path}")
     for path in grading.release():
         print(f"released {path}")
+    for path in notebook.write_names():
+        print(f"wrote {path}")
     from course_utils.grading import judging
     from course_utils.lunar import reference  # imported after the harvest: it runs the solutions just written
 

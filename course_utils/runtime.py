@@ -70,6 +70,39 @@ def scaled(full: int, fast: int) -> int:
     return fast if fast_mode() else full
 
 
+class Sizes:
+    """Named sizes of a tutorial's long runs, each given as ``(full, fast)``.
+
+    Reading ``SIZES.name`` gives the full size, or the fast one in fast mode, so a notebook's
+    settings cell holds plain named constants (``EPISODES = SIZES.episodes``) and nothing about
+    how the course tests itself.
+
+    >>> sizes = Sizes(episodes=(3000, 48))
+    >>> sizes.episodes in (3000, 48)
+    True
+    """
+
+    def __init__(self, **sizes: tuple[int, int]):
+        for name, pair in sizes.items():
+            if not (isinstance(pair, tuple) and len(pair) == 2):
+                raise ValueError(f"Size {name!r} needs a (full, fast) pair, got {pair!r}.")
+        self._sizes = dict(sizes)
+
+    def __getattr__(self, name: str):
+        sizes = self.__dict__.get("_sizes", {})
+        if name not in sizes:
+            raise AttributeError(f"No size named {name!r}; known: {sorted(sizes)}.")
+        full, fast = sizes[name]
+        return fast if fast_mode() else full
+
+    def full(self, name: str):
+        """The full size of ``name``, whatever the mode."""
+        return self._sizes[name][0]
+
+    def __repr__(self) -> str:
+        return "Sizes(" + ", ".join(f"{k}={getattr(self, k)}" for k in self._sizes) + ")"
+
+
 def set_threads(n: int) -> None:
     """Set the number of threads torch uses for its CPU kernels (default here: 1)."""
     if n < 1:

@@ -56,3 +56,17 @@ def test_set_seed_rejects_bad_seeds():
 
 def test_one_thread_by_default():
     assert torch.get_num_threads() == 1
+
+
+def test_sizes_are_full_for_students_and_fast_for_tests(monkeypatch):
+    from course_utils.runtime import Sizes
+
+    sizes = Sizes(episodes=(3000, 48))
+    monkeypatch.setenv("COURSE_FAST", "0")
+    assert sizes.episodes == 3000
+    monkeypatch.setenv("COURSE_FAST", "1")
+    assert sizes.episodes == 48 and sizes.full("episodes") == 3000
+    with pytest.raises(AttributeError, match="known"):
+        _ = sizes.steps
+    with pytest.raises(ValueError, match="pair"):
+        Sizes(steps=5)

@@ -1,0 +1,149 @@
+"""What a tutorial's setup cell does, and what makes a notebook robust to the way it is run.
+
+``setup_notebook(tutorial)`` applies the course's plot style and teaches the kernel to explain a
+``NameError`` for a name an earlier cell of that tutorial makes: instead of only
+``name 'mine' is not defined``, the student reads which cell makes it (its section and its first
+line) and what to run. That happens after a kernel restart, or when a cell is run before the
+cells above it. Which cell makes which name is read from the instructor's notebooks by
+``course release`` and stored in ``assets/notebook_names.json`` (``defined_names``).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+
+NAMES_FILE = "notebook_names.json"
+
+
+def _targets(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return [n for element in node.elts for n in _targets(element)]
+    if isinstance(node, ast.Starred):
+        return _targets(node.value)
+    return []
+
+
+def _cell_names(source: str) -> list[str]:
+    """Names a cell binds at its top level (assignments, defs, classes, imports, loops, with)."""
+    lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
+    try:
+        tree = ast.parse("\n".join(lines))
+    except SyntaxError:
+        return []
+    names = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign):
+            names += [n for target in node.targets for n in _targets(target)]
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            names += _targets(node.target)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names += [(alias.asname or alias.name).split(".")[0] for alias in node.names]
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            names += _targets(node.target)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            names += [n for item in node.items if item.optional_vars is not None for n in _targets(item.optional_vars)]
+        elif isinstance(node, (ast.If, ast.Try)):  # e.g. `if passes(...): x = ... else: x = ...`
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Assign):
+                    names += [n for target in inner.targets for n in _targets(target)]
+    return names
+
+
+def defined_names(nb: dict) -> dict[str, dict[str, str]]:
+    """For every name a notebook's code cells bind: the first cell that binds it, as its section
+    heading and its first line. ``nb`` is a notebook as JSON."""
+    section, found = "the top of the notebook", {}
+    for cell in nb["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "markdown":
+            for line in source.splitlines():
+                if line.startswith("## "):
+                    section = line[3:].split(" *(~")[0].strip()
+            continue
+        if cell["cell_type"] != "code":
+            continue
+        first = next((line for line in source.splitlines() if line.strip() and not line.startswith(("#", "%", "!"))), "")
+        for name in _cell_names(source):
+            found.setdefault(name, {"section": section, "first_line": first.strip()[:80]})
+    return found
+
+
+def hint_for(name: str, where: dict[str, str]) -> str:
+    """The explanation shown for a ``NameError`` on ``name``, made by the cell ``where`` describes."""
+    return (f"`{name}` is made by an earlier cell that has not run since the kernel started: the cell in "
+            f"\"{where['section']}\" that begins with `{where['first_line']}`. Run that cell and the cells "
+            "between it and this one (Run > Run All Above Selected Cell does it), then run this cell again.")
+
+
+def _names_for(tutorial: str) -> dict[str, dict[str, str]]:
+    from course_utils.paths import ASSETS
+
+    path = ASSETS / NAMES_FILE
+    if not path.exists():
+        return {}
+    return json.loads(path.read_text()).get(tutorial, {})
+
+
+def setup_notebook(tutorial: str) -> None:
+    """Set up a tutorial notebook (e.g. ``"02_colour_replay"``): the course's plot style, and
+    ``NameError``s that say which earlier cell to run. Not while nbgrader grades it (the grader
+    reads the plain errors)."""
+    from course_utils.plotting import use_course_style
+    from course_utils.runtime import grading
+
+    use_course_style()
+    if grading():
+        return
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    names = _names_for(tutorial)
+
+    def explain(shell, etype, value, tb, tb_offset=None):
+        shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+        name = getattr(value, "name", None)
+        if name in names:
+            print(hint_for(name, names[name]))
+
+    shell.set_custom_exc((NameError,), explain)
+
+
+def names_file_content() -> str:
+    """``assets/notebook_names.json`` as ``course release`` writes it, from the released student
+    notebooks (``notebooks/``: what students run, with no solution code to leak)."""
+    from course_utils.paths import NOTEBOOKS
+
+    table = {}
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        table[path.stem] = defined_names(json.loads(path.read_text()))
+    return json.dumps(table, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write_names() -> list:
+    """Write ``assets/notebook_names.json``; returns it in a list if it changed."""
+    from course_utils.paths import ASSETS
+
+    path, text = ASSETS / NAMES_FILE, names_file_content()
+    if path.exists() and path.read_text() == text:
+        return []
+    path.write_text(text)
+    return [path]
+
+
+def stale_names() -> list[str]:
+    """``["assets/notebook_names.json ..."]`` when it disagrees with ``solutions/``, else ``[]``."""
+    from course_utils.paths import ASSETS
+
+    path = ASSETS / NAMES_FILE
+    if not path.exists() or path.read_text() != names_file_content():
+        return [f"assets/{NAMES_FILE} does not match notebooks/"]
+    return []

@@ -1,0 +1,45 @@
+"""The one timetable: README table, notebook time lines and section marks come from it."""
+
+import json
+
+import pytest
+
+from course_utils import schedule
+from course_utils.paths import ROOT, SOLUTIONS
+
+
+def test_each_tutorial_total_is_the_sum_of_its_sections():
+    for t in schedule.TUTORIALS:
+        assert t.minutes == sum(m for _, m in t.sections) > 0
+        assert f"about {t.minutes} minutes" in t.time_line()
+
+
+def test_readme_and_notebooks_carry_the_timetable():
+    readme = (ROOT / "README.md").read_text()
+    assert schedule.readme_table() in readme
+    for t in schedule.TUTORIALS:
+        nb = json.loads((SOLUTIONS / f"{t.notebook}.ipynb").read_text())
+        text = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+        assert t.time_line() in "".join(nb["cells"][0]["source"])
+        for heading, minutes in t.sections:
+            assert f"## {heading} *(~{minutes} min)*" in text
+    assert schedule.stale_schedule() == []
+
+
+def test_apply_to_notebook_rewrites_marks_and_refuses_a_missing_section():
+    t = schedule.TUTORIALS[1]
+    nb = {"cells": [{"cell_type": "markdown", "source": ["# T\n", "\n", "**Estimated time: 9 minutes**\n"]}]}
+    nb["cells"] += [{"cell_type": "markdown", "source": [f"## {h} *(~1 min)*\n", "text"]} for h, _ in t.sections]
+    out = schedule.apply_to_notebook(nb, t.notebook)
+    assert t.time_line() in "".join(out["cells"][0]["source"])
+    assert "".join(out["cells"][1]["source"]).startswith(f"## {t.sections[0][0]} *(~{t.sections[0][1]} min)*\n")
+    del nb["cells"][2]
+    with pytest.raises(ValueError, match="does not have"):
+        schedule.apply_to_notebook(nb, t.notebook)
+
+
+def test_readme_without_markers_gets_a_clear_error():
+    with pytest.raises(ValueError, match="markers"):
+        schedule.apply_to_readme("# no table here\n")
+    with pytest.raises(KeyError, match="known"):
+        schedule.tutorial("05_missing")
