@@ -124,6 +124,13 @@ def readme_table() -> str:
     return "\n".join([README_START, *rows, README_END])
 
 
+def student_table() -> str:
+    """The table of tutorials in the student bundle's README (notebook files, no links)."""
+    rows = ["| # | notebook | what you learn | you need first | about |", "|---|---|---|---|---|"]
+    rows += [f"| {t.number} | `{t.notebook}.ipynb` | {t.summary} | {t.needs} | {t.minutes} min |" for t in TUTORIALS]
+    return "\n".join(rows)
+
+
 def apply_to_readme(text: str) -> str:
     """``text`` (the README) with its tutorial table rewritten from ``TUTORIALS``."""
     start, end = text.find(README_START), text.find(README_END)

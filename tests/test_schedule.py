@@ -43,3 +43,12 @@ def test_readme_without_markers_gets_a_clear_error():
         schedule.apply_to_readme("# no table here\n")
     with pytest.raises(KeyError, match="known"):
         schedule.tutorial("05_missing")
+
+
+def test_student_bundle_readme_takes_its_table_from_the_timetable():
+    from course_utils.grading.bundle import student_readme
+
+    text = student_readme("rl_course-1.0-py3-none-any.whl")
+    assert schedule.student_table() in text and "{table}" not in text and "{wheel}" not in text
+    for t in schedule.TUTORIALS:
+        assert f"`{t.notebook}.ipynb`" in text and f"{t.minutes} min" in text

@@ -136,7 +136,7 @@ def build_bundle(out: Path, stale: list[str] | None = None) -> dict:
         staging = Path(tmp) / out.name
         wheel = student_wheel(full, staging / "wheels")
         shutil.copytree(NOTEBOOKS, staging / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-        (staging / "README.md").write_text(STUDENT_README.replace("{wheel}", wheel.name))
+        (staging / "README.md").write_text(student_readme(wheel.name))
         (staging / "Makefile").write_text(STUDENT_MAKEFILE.replace("{wheel}", wheel.name))
         shutil.copytree(staging, out)
     archive = shutil.make_archive(str(out), "zip", root_dir=out.parent, base_dir=out.name)
@@ -167,6 +167,14 @@ check: install
 \t$(VENV)/bin/course check
 """
 
+
+def student_readme(wheel: str) -> str:
+    """The bundle's README for students, its table of tutorials from the course's timetable."""
+    from course_utils.schedule import student_table
+
+    return STUDENT_README.replace("{wheel}", wheel).replace("{table}", student_table())
+
+
 STUDENT_README = """\
 # Reinforcement learning, memory and replay: getting started
 
@@ -174,12 +182,7 @@ Four interactive tutorials in Jupyter notebooks. You play two small games, write
 reinforcement-learning agents yourself, and get feedback on each exercise as soon as you run its
 check cell.
 
-| # | notebook | what you build | about |
-|---|---|---|---|
-| 1 | `01_harlow_meta_rl.ipynb` | Harlow's game; an LSTM actor-critic; a genetic algorithm that evolves it | 60-75 min |
-| 2 | `02_colour_replay.ipynb` | a colour game; an agent that forgets; the replay memory that stops it | 40-50 min |
-| 3 | `03_policy_gradients.ipynb` | policy gradients and advantage actor-critic on LunarLander, step by step | 2.5-3.5 h |
-| 4 | `04_prioritized_replay.ipynb` | replay memories, sum and min trees, prioritized replay for a DQN on CartPole | 1.5-2 h |
+{table}
 
 Take them in this order: tutorial 2 reuses the actor-critic of tutorial 1, and tutorial 4
 assumes the replay ideas of tutorial 2.
