@@ -10,6 +10,7 @@ BENCHMARKS = {
     "per": "course_utils.replay.bench:bench_per",
     "harlow": "course_utils.harlow.bench:bench_harlow",
     "lunar": "course_utils.lunar.bench:bench_lunar",
+    "lunar-solve": "course_utils.lunar.bench:bench_lunar_solve",
     "grading": "course_utils.grading.bench:bench_grading",
 }
 """``course bench NAME`` calls ``module:function()``, which returns a dict of measured figures

@@ -19,7 +19,7 @@ import sys
 TRAINERS = {
     "colour": "course_utils.colour.train:train_and_register",
     "harlow": "course_utils.harlow.train:train_and_register",
-    "lunar": "course_utils.lunar.aac:train_and_register",
+    "lunar": "course_utils.lunar.solve:train_and_register",
     "lunar-experiments": "course_utils.lunar.reference:train_experiments",
 }
 """``course train NAME`` calls ``module:function(progress=...)``, which trains, saves the

@@ -21,7 +21,6 @@ checkpoint bit for bit. Shapes: ``T`` steps of a rollout, ``E`` environments, ``
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
@@ -31,6 +30,7 @@ from torch import nn
 
 from course_utils.lunar.env import EVAL_SEEDS, make_env_for
 from course_utils.lunar.harness import _progress, play_together
+from course_utils.lunar.numpy_ac import Adam, NumpyActorCritic
 from course_utils.lunar.rollouts import RolloutCollector
 from course_utils.paths import ASSETS
 
@@ -92,7 +92,10 @@ class ActorCriticNet(nn.Module):
     """The pretrained agent's network: separate policy and value MLPs.
 
     Input (N, 8) observations -> action logits (N, 4) and state values (N,).
+    ``numpy_twin``: rollouts and updates run its weights in NumPy (``numpy_ac``).
     """
+
+    numpy_twin = True
 
     def __init__(
         self, in_features: int = 8, out_actions: int = 4, hidden: tuple[int, ...] = (64, 64), time_feature: bool = False
@@ -137,7 +140,11 @@ def gae_advantages(rewards, values, next_values, ends, gamma: float, lam: float)
 
 
 def train_aac(
-    config: dict | None = None, progress: bool = True, log_every: int = 10, workers: int | None = None
+    config: dict | None = None,
+    progress: bool = True,
+    log_every: int = 10,
+    workers: int | None = None,
+    stop_when=None,
 ) -> tuple[ActorCriticNet, dict]:
     """Train the course's final LunarLander agent; returns the network and the training curve.
 
@@ -153,6 +160,10 @@ def train_aac(
     default one per shard when the machine has the cores, else 1 = in this process) each
     step their shard's environments with a copy of the network. The result does not depend
     on ``workers``.
+
+    ``stop_when(net, steps, curve)``, if given, is called after every update with the
+    environment steps so far; training stops early when it returns True (``solve.py`` uses it
+    to stop at a score bar).
     """
     cfg = {**DEFAULT_AAC, **(config or {})}
     torch.manual_seed(cfg["seed"])
@@ -161,7 +172,8 @@ def train_aac(
     net_kwargs = dict(hidden=cfg["hidden"], time_feature=cfg["time_feature"])
     net = ActorCriticNet(**net_kwargs)
     n_obs = 8 + int(cfg["time_feature"])
-    optimizer = torch.optim.Adam(net.parameters(), lr=cfg["lr"], eps=1e-5)
+    model = NumpyActorCritic(net.state_dict())  # the weights being trained; ``net`` plays with a copy
+    adam = Adam(model.theta, lr=cfg["lr"], eps=1e-5)
     num_updates = cfg["total_steps"] // (E * T)
     finished_returns: list[float] = []
     finished_lengths: list[int] = []
@@ -188,8 +200,7 @@ def train_aac(
     )
     with collector:
         for update in range(num_updates):
-            for group in optimizer.param_groups:
-                group["lr"] = cfg["lr"] * (1.0 - update / num_updates)
+            adam.lr = cfg["lr"] * (1.0 - update / num_updates)
             roll = collector.collect(net, T)
             for _, _, ret, length in roll["finished"]:
                 finished_returns.append(ret)
@@ -204,8 +215,8 @@ def train_aac(
             advantages = gae_advantages(roll["rewards"], values, next_values, ends, cfg["gamma"], cfg["gae_lambda"])
             returns = advantages + values
             _update(
-                net,
-                optimizer,
+                model,
+                adam,
                 cfg,
                 rng,
                 roll["states"].reshape(-1, n_obs),
@@ -214,6 +225,7 @@ def train_aac(
                 advantages.reshape(-1),
                 returns.reshape(-1),
             )
+            net.load_state_dict(model.state_dict())
             if (update + 1) % log_every == 0 or update == num_updates - 1:
                 recent = finished_returns[-100:]
                 mean = float(np.mean(recent)) if recent else float("nan")
@@ -228,37 +240,28 @@ def train_aac(
                     bar.set_postfix(episodes=len(finished_returns), mean_reward=f"{mean:.1f}", length=f"{length:.0f}")
             if bar is not None:
                 bar.update(1)
+            if stop_when is not None and stop_when(net, (update + 1) * E * T, curve):
+                break
     if bar is not None:
         bar.close()
     return net, curve
 
 
-def _update(net, optimizer, cfg, rng, states, actions, old_logps, advantages, returns) -> None:
-    """``epochs`` passes of minibatch gradient steps on one rollout (clipped ratio if ``clip``)."""
+def _update(model: NumpyActorCritic, adam: Adam, cfg, rng, states, actions, old_logps, advantages, returns) -> None:
+    """``epochs`` passes of minibatch gradient steps on one rollout (clipped ratio if ``clip``),
+    in NumPy (``numpy_ac``: the same arithmetic as autograd, without its per-step overhead).
+    Arguments after ``rng`` are tensors of one rollout, flattened: (N, d) and (N,)."""
+    states, actions, old_logps = states.numpy(), actions.numpy(), old_logps.numpy()
+    advantages, returns = advantages.numpy(), returns.numpy()
     n = states.shape[0]
     size = n // cfg["minibatches"]
     for _ in range(cfg["epochs"]):
-        order = torch.randperm(n, generator=rng)
+        order = torch.randperm(n, generator=rng).numpy()
         for start in range(0, n - size + 1, size):
             idx = order[start : start + size]
-            logits, v = net(states[idx])
-            dist = torch.distributions.Categorical(logits=logits)
-            logp = dist.log_prob(actions[idx])
-            adv = advantages[idx]
-            adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-            if cfg["clip"] is None:
-                policy_loss = -(adv * logp).mean()
-            else:
-                ratio = torch.exp(logp - old_logps[idx])
-                clipped = torch.clamp(ratio, 1 - cfg["clip"], 1 + cfg["clip"])
-                policy_loss = -torch.min(ratio * adv, clipped * adv).mean()
-            value_loss = ((v - returns[idx]) ** 2).mean()
-            entropy = dist.entropy().mean()
-            loss = policy_loss + cfg["value_coef"] * value_loss - cfg["entropy_coef"] * entropy
-            optimizer.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(net.parameters(), cfg["max_grad_norm"])
-            optimizer.step()
+            model.loss_and_grad(states[idx], actions[idx], old_logps[idx], advantages[idx], returns[idx],
+                                cfg["clip"], cfg["value_coef"], cfg["entropy_coef"])
+            adam.step(model.grad, cfg["max_grad_norm"])
 
 
 # --------------------------------------------------------------------------------------------
@@ -282,34 +285,6 @@ def evaluate(net: nn.Module, seeds=EVAL_SEEDS, deterministic: bool = True, sampl
     for env in envs:
         env.close()
     return totals
-
-
-def train_and_register(progress: bool = True) -> None:
-    """``course train lunar``: train the final AAC agent, evaluate it, save checkpoint and curve."""
-    net, curve = train_aac(progress=progress)
-    det = evaluate(net, deterministic=True)
-    sampled = evaluate(net, deterministic=False)
-    curve["evaluation"] = {
-        "seeds": [EVAL_SEEDS[0], EVAL_SEEDS[-1]],
-        "deterministic_mean": float(det.mean()),
-        "deterministic_std": float(det.std()),
-        "sampled_mean": float(sampled.mean()),
-        "sampled_std": float(sampled.std()),
-        "deterministic_returns": [round(float(x), 3) for x in det],
-    }
-    from course_utils.checkpoints import save_checkpoint
-
-    entry = save_checkpoint(net.state_dict(), CHECKPOINT, "course train lunar")
-    TRAINING_CURVE.write_text(json.dumps(curve, indent=1) + "\n")
-    print(f"wrote assets/checkpoints/{entry['file']} ({entry['size']} bytes) and {TRAINING_CURVE.name}")
-    print(
-        f"training: {curve['steps'][-1]} steps, {curve['episodes'][-1]} episodes, "
-        f"{curve['wall_s'][-1]:.0f} s wall, {curve['cpu_s'][-1]:.0f} s CPU"
-    )
-    print(
-        f"evaluation over {len(det)} episodes: argmax {det.mean():.1f} ± {det.std():.1f}, "
-        f"sampled {sampled.mean():.1f} ± {sampled.std():.1f}"
-    )
 
 
 FAST_EVAL_THRESHOLD = 250.0

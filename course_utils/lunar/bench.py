@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import torch
 
 from course_utils.lunar.env import make_env
@@ -75,3 +76,103 @@ def bench_lunar(
         "cores_used": {name: round(cpu[name] / wall[name], 2) for name in wall},
         "target_speedup": 2.5,
     }
+
+
+ZOO_PPO = dict(n_steps=1024, batch_size=64, n_epochs=4, gamma=0.999, gae_lambda=0.98, ent_coef=0.01)
+"""rl-baselines3-zoo's PPO hyperparameters for LunarLander (16 environments, MlpPolicy: 64-64
+tanh policy and value networks, learning rate 3e-4); the zoo reports 242 +- 32 at 1M steps."""
+SB3_INSTALL = "pip install 'stable-baselines3==2.9.2'"
+
+
+class _SB3Logits(torch.nn.Module):
+    """An SB3 policy as a network ``aac.evaluate`` can play: observations (N, 8) -> logits (N, 4)."""
+
+    time_feature = False
+
+    def __init__(self, policy):
+        super().__init__()
+        self.sb3_policy = policy
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.sb3_policy.get_distribution(obs).distribution.logits
+
+
+def sb3_until_solved(max_steps: int = 2_000_000, seed: int = 0, schedule=None) -> dict:
+    """Stable-Baselines3 PPO with the zoo's LunarLander hyperparameters on the course's
+    environment, evaluated on the course's schedule (``solve.Schedule``: the same seeds, bar and
+    evaluation steps) until it passes the bar. Returns the same figures as ``train_until_solved``.
+    """
+    import time
+
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.env_util import make_vec_env
+
+    from course_utils.lunar.aac import evaluate
+    from course_utils.lunar.env import EVAL_SEEDS
+    from course_utils.lunar.solve import Schedule
+
+    schedule = schedule or Schedule()
+    t0, c0 = time.perf_counter(), time.process_time()
+    env = make_vec_env(lambda: make_env(), n_envs=16, seed=seed)
+    model = PPO("MlpPolicy", env, seed=seed, device="cpu", verbose=0, **ZOO_PPO)
+
+    class Evaluate(BaseCallback):
+        solved = False
+
+        def _on_rollout_start(self) -> None:  # after each update, before the next rollout
+            buffer = self.model.ep_info_buffer
+            recent = float(np.mean([info["r"] for info in buffer])) if buffer else -np.inf
+            if self.num_timesteps and schedule.due(self.num_timesteps, recent):
+                e0, ec0 = time.perf_counter(), time.process_time()
+                returns = evaluate(_SB3Logits(self.model.policy).eval(), EVAL_SEEDS)
+                Evaluate.solved = schedule.record(self.num_timesteps, returns, time.perf_counter() - t0,
+                                                  time.process_time() - c0, time.perf_counter() - e0,
+                                                  time.process_time() - ec0)
+
+        def _on_step(self) -> bool:
+            return not Evaluate.solved
+
+    model.learn(total_timesteps=max_steps, callback=Evaluate())
+    env.close()
+    return {
+        "solved": Evaluate.solved,
+        "steps": int(model.num_timesteps),
+        "wall_s": round(time.perf_counter() - t0, 2),
+        "cpu_s": round(time.process_time() - c0, 2),
+        "eval_wall_s": round(schedule.eval_wall_s, 2),
+        "eval_cpu_s": round(schedule.eval_cpu_s, 2),
+        "final": schedule.evaluations[-1] if schedule.evaluations else None,
+        "evaluations": schedule.evaluations,
+    }
+
+
+def bench_lunar_solve(max_steps: int = 2_000_000, sb3: bool = True) -> dict:
+    """``course bench lunar-solve``: wall-clock and steps until the lander passes the bar
+    (``solve.BAR``: mean - std of the greedy return over the 100 evaluation seeds >= 200),
+    for the course's trainer and for Stable-Baselines3 PPO with the zoo's hyperparameters,
+    one after the other in this run, evaluated on the same schedule. CPU time (every process)
+    beside wall-clock. Without stable-baselines3 installed, the course side runs alone and the
+    result says how to install it."""
+    import os
+
+    from course_utils.lunar.solve import BAR, EVAL_EVERY, SCREEN, train_until_solved
+
+    _, course = train_until_solved(max_steps=max_steps, progress=False)
+    course.pop("curve")
+    out = {"benchmark": "lunar-solve", "bar": f"mean - std of 100 greedy episodes >= {BAR:g}",
+           "eval_every_steps": EVAL_EVERY, "screen_training_mean": SCREEN, "cores": os.cpu_count(), "course": course}
+    if sb3:
+        try:
+            import stable_baselines3
+
+            out["sb3_version"] = stable_baselines3.__version__
+        except ImportError:
+            out["sb3"] = f"not installed: {SB3_INSTALL} (it installs beside this course's torch and gymnasium)"
+            return out
+        out["sb3"] = sb3_until_solved(max_steps=max_steps)
+        if out["sb3"]["solved"] and course["solved"]:
+            out["speedup_wall"] = round(out["sb3"]["wall_s"] / course["wall_s"], 2)
+            out["speedup_cpu"] = round(out["sb3"]["cpu_s"] / course["cpu_s"], 2)
+            out["target_speedup"] = 4.0
+    return out

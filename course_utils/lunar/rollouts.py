@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from course_utils.lunar.env import LanderVectorEnv
+from course_utils.lunar.numpy_ac import NumpyActorCritic
 
 KEYS = ("states", "actions", "logps", "rewards", "values", "final_values", "terms", "ends")
 """Per-step arrays of a rollout, each (T, E) except ``states`` (T, E, d)."""
@@ -55,6 +56,11 @@ class Shard:
         self.generator = torch.Generator().manual_seed(generator_seed)
         self.ep_return = np.zeros(len(seeds))
         self.ep_length = np.zeros(len(seeds), dtype=int)
+        # A network with a NumPy twin (``numpy_twin = True``: the course's ActorCriticNet) is run
+        # in NumPy, with actions drawn from a NumPy generator: per step, torch's per-call overhead
+        # cost about as much as the network itself on 8 environments.
+        self.twin = NumpyActorCritic(self.net.state_dict()) if getattr(self.net, "numpy_twin", False) else None
+        self.np_rng = np.random.default_rng(generator_seed)
 
     def collect(self, state_dict, steps: int) -> dict:
         """Play ``steps`` steps with the weights ``state_dict``; returns the rollout.
@@ -66,6 +72,8 @@ class Shard:
         limit and 0 elsewhere (a terminated episode has no future). For a network without a
         value head, ``values``, ``final_values`` and ``last_value`` stay 0.
         """
+        if self.twin is not None:
+            return self._collect_numpy(state_dict, steps)
         self.net.load_state_dict(state_dict)
         n, d = self.obs.shape
         out = {key: torch.zeros(steps, n) for key in KEYS}
@@ -103,6 +111,49 @@ class Shard:
             output = self.net(self.obs)
         last = output[1] if isinstance(output, tuple) else torch.zeros(n)
         return {**{key: value.numpy() for key, value in out.items()}, "last_value": last.numpy(), "finished": finished}
+
+    def _collect_numpy(self, state_dict, steps: int) -> dict:
+        """``collect`` for a network with a NumPy twin: the same rollout, computed in NumPy.
+
+        Actions are drawn by inverting the cumulative probabilities with uniforms from the
+        shard's NumPy generator (a different random stream from the torch path)."""
+        twin = self.twin
+        twin.load(state_dict)
+        obs = self.obs.numpy().copy()
+        n, d = obs.shape
+        out = {key: np.zeros((steps, n), dtype=np.float32) for key in KEYS}
+        out["states"] = np.zeros((steps, n, d), dtype=np.float32)
+        out["actions"] = np.zeros((steps, n), dtype=np.int64)
+        finished = []
+        rows = np.arange(n)
+        for t in range(steps):
+            logits, value = twin.forward(obs)
+            shifted = logits - logits.max(axis=1, keepdims=True)
+            log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+            cdf = np.cumsum(np.exp(log_probs), axis=1)
+            u = self.np_rng.random(n) * cdf[:, -1]
+            action = np.minimum((cdf < u[:, None]).sum(axis=1), logits.shape[1] - 1)
+            out["states"][t] = obs
+            out["actions"][t] = action
+            out["logps"][t] = log_probs[rows, action]
+            out["values"][t] = value
+            next_obs, reward, terminated, truncated, info = self.envs.step(action)
+            out["rewards"][t] = reward
+            out["terms"][t] = terminated
+            done = terminated | truncated
+            out["ends"][t] = done
+            cut = np.flatnonzero(truncated & ~terminated)
+            if cut.size:
+                final = np.stack([info["final_obs"][i] for i in cut]).astype(np.float32)
+                out["final_values"][t, cut] = twin.forward(final)[1]
+            self.ep_return += reward
+            self.ep_length += 1
+            for i in np.flatnonzero(done):
+                finished.append((t, int(i), float(self.ep_return[i]), int(self.ep_length[i])))
+                self.ep_return[i], self.ep_length[i] = 0.0, 0
+            obs = next_obs.copy()
+        self.obs = torch.from_numpy(obs)
+        return {**out, "last_value": twin.forward(obs)[1].astype(np.float32), "finished": finished}
 
     def close(self) -> None:
         self.envs.close()

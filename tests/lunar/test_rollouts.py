@@ -1,5 +1,6 @@
 """Rollouts of many LunarLanders in worker processes (``lunar.rollouts``)."""
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -77,3 +78,28 @@ def test_where_fork_is_missing_the_workers_are_spawned_and_give_the_same_rollout
         got = spawned.collect(net, 60)
     for key in (*KEYS, "last_value"):
         assert torch.equal(got[key], expected[key]), key
+
+
+def test_numpy_collection_matches_the_torch_network_it_mirrors():
+    """The NumPy rollout of an ActorCriticNet: log-probabilities and values are the torch
+    network's at the recorded states, and actions follow its probabilities."""
+    from course_utils.lunar.rollouts import Shard
+
+    torch.manual_seed(3)
+    net = ActorCriticNet(hidden=(16, 16))
+    with torch.no_grad():
+        net.policy[-1].bias.copy_(torch.tensor([1.5, 0.0, -1.0, 0.5]))  # a clearly uneven policy
+    shard = Shard(list(range(6)), (ActorCriticNet, dict(hidden=(16, 16))), generator_seed=0)
+    assert shard.twin is not None
+    roll = shard.collect(net.state_dict(), 400)
+    states = torch.as_tensor(roll["states"]).reshape(-1, 8)
+    actions = torch.as_tensor(roll["actions"]).reshape(-1)
+    with torch.no_grad():
+        logits, values = net(states)
+    log_probs = torch.log_softmax(logits, -1)
+    assert np.allclose(roll["logps"].reshape(-1), log_probs.gather(1, actions[:, None]).squeeze(1).numpy(), atol=1e-5)
+    assert np.allclose(roll["values"].reshape(-1), values.numpy(), atol=1e-5)
+    expected = log_probs.exp().mean(0).numpy()
+    seen = np.bincount(actions.numpy(), minlength=4) / len(actions)
+    assert np.abs(seen - expected).max() < 0.03  # 2400 draws: about 4 standard errors
+    shard.close()

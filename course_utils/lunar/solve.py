@@ -1,0 +1,173 @@
+"""Train the course's lander until it solves LunarLander, and the bar it must pass.
+
+The bar is the one the Hugging Face Deep RL course uses: over one greedy episode on each of the
+100 held-out ``EVAL_SEEDS``, the mean total reward minus its standard deviation is at least
+``BAR`` (200). ``train_until_solved`` runs ``aac.train_aac`` and, every ``eval_every``
+environment steps (once the mean training return of the last 100 episodes has reached
+``screen``, so that hopeless early policies cost no evaluation), plays those 100 episodes and
+stops as soon as the bar is passed. ``course bench lunar-solve`` runs the same schedule for
+Stable-Baselines3's PPO.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from course_utils.lunar.aac import evaluate, train_aac
+from course_utils.lunar.env import EVAL_SEEDS
+
+BAR = 200.0
+"""Mean minus standard deviation of the greedy return over the 100 evaluation seeds."""
+EVAL_EVERY = 65_536
+"""Environment steps between evaluations (4 updates of the course's trainer)."""
+SCREEN = 100.0
+"""Evaluations start once the mean return of the last 100 training episodes reaches this."""
+
+
+def score(returns: np.ndarray) -> float:
+    """The bar's statistic: mean minus (population) standard deviation of the returns."""
+    returns = np.asarray(returns, dtype=float)
+    return float(returns.mean() - returns.std())
+
+
+class Schedule:
+    """When to evaluate, and the record of every evaluation: shared by the course and SB3.
+
+    ``due(steps, recent_mean)`` says whether an evaluation is due after ``steps`` environment
+    steps; ``record(steps, returns, t0, c0)`` stores one and returns whether the bar is passed.
+    """
+
+    def __init__(self, eval_every: int = EVAL_EVERY, screen: float = SCREEN, bar: float = BAR):
+        self.eval_every, self.screen, self.bar = eval_every, screen, bar
+        self.next_at = eval_every
+        self.evaluations: list[dict] = []
+        self.eval_wall_s = 0.0
+        self.eval_cpu_s = 0.0
+
+    def due(self, steps: int, recent_mean: float) -> bool:
+        if steps < self.next_at:
+            return False
+        while self.next_at <= steps:
+            self.next_at += self.eval_every
+        return bool(recent_mean >= self.screen)
+
+    def record(self, steps: int, returns: np.ndarray, wall_s: float, cpu_s: float, eval_wall_s: float,
+               eval_cpu_s: float = 0.0) -> bool:
+        """Store an evaluation after ``steps`` steps; ``wall_s``/``cpu_s`` are the totals so far,
+        evaluations included; ``eval_*_s`` what this evaluation took. True if the bar is passed."""
+        self.eval_wall_s += eval_wall_s
+        self.eval_cpu_s += eval_cpu_s
+        entry = {"steps": int(steps), "mean": round(float(np.mean(returns)), 2), "std": round(float(np.std(returns)), 2),
+                 "score": round(score(returns), 2), "wall_s": round(wall_s, 2), "cpu_s": round(cpu_s, 2)}
+        self.evaluations.append(entry)
+        return entry["score"] >= self.bar
+
+
+def evaluate_greedy(net, seeds=EVAL_SEEDS) -> np.ndarray:
+    """Total reward of one greedy episode per seed: what ``aac.evaluate(net, seeds)`` returns,
+    computed faster for a network with a NumPy twin (``aac.ActorCriticNet``), whose episodes are
+    played together in one ``LanderVectorEnv`` (the same dynamics, seeding and time limit as
+    ``make_env()``) with NumPy forwards. Other networks go to ``aac.evaluate``.
+
+    Returns float array (len(seeds),). A test checks both ways give the same totals.
+    """
+    if not getattr(net, "numpy_twin", False) or getattr(net, "time_feature", False):
+        return evaluate(net, seeds, deterministic=True)
+    from course_utils.lunar.env import MAX_EPISODE_STEPS, LanderVectorEnv
+    from course_utils.lunar.numpy_ac import NumpyActorCritic
+
+    twin = NumpyActorCritic(net.state_dict())
+    envs = LanderVectorEnv(len(seeds))
+    obs, _ = envs.reset(seed=[int(s) for s in seeds])
+    totals = np.zeros(len(seeds))
+    playing = np.ones(len(seeds), dtype=bool)
+    for _ in range(MAX_EPISODE_STEPS):
+        logits, _ = twin.forward(obs)
+        obs, rewards, terminated, truncated, _ = envs.step(logits.argmax(axis=1))
+        totals += np.where(playing, rewards, 0.0)
+        playing &= ~(terminated | truncated)
+        if not playing.any():
+            break
+    envs.close()
+    return totals
+
+
+def train_until_solved(config: dict | None = None, max_steps: int = 2_000_000, eval_every: int = EVAL_EVERY,
+                       screen: float = SCREEN, bar: float = BAR, progress: bool = True, workers: int | None = None,
+                       on_evaluation=None, seeds=EVAL_SEEDS):
+    """Train the course's lander (``aac.DEFAULT_AAC`` updated by ``config``) until it passes
+    the bar, or ``max_steps`` environment steps (the learning rate decays over ``max_steps``).
+
+    ``on_evaluation(entry)`` is called after each evaluation (the notebook prints it);
+    ``seeds`` are the evaluation episodes (the bar is defined on the 100 ``EVAL_SEEDS``).
+    Returns ``(net, result)``: the network when it stopped, and a dict with ``solved``,
+    ``steps``, ``wall_s`` and ``cpu_s`` (every process, evaluations included) at the stop,
+    the ``evaluations`` and the training ``curve``.
+    """
+    schedule = Schedule(eval_every, screen, bar)
+    t0 = time.perf_counter()
+    solved = {"flag": False}
+
+    def stop_when(net, steps, curve):
+        recent = curve["mean_reward"][-1] if curve["mean_reward"] else -np.inf
+        if not schedule.due(steps, recent):
+            return False
+        e0, c0 = time.perf_counter(), time.process_time()
+        returns = evaluate_greedy(net, seeds)
+        eval_wall, eval_cpu = time.perf_counter() - e0, time.process_time() - c0
+        solved["flag"] = schedule.record(steps, returns, time.perf_counter() - t0,
+                                         curve["cpu_s"][-1] + schedule.eval_cpu_s + eval_cpu, eval_wall, eval_cpu)
+        if on_evaluation is not None:
+            on_evaluation(schedule.evaluations[-1])
+        return solved["flag"]
+
+    net, curve = train_aac({**(config or {}), "total_steps": max_steps}, progress=progress, log_every=1,
+                           workers=workers, stop_when=stop_when)
+    last = schedule.evaluations[-1] if schedule.evaluations else None
+    result = {
+        "solved": solved["flag"],
+        "steps": curve["steps"][-1],
+        "wall_s": round(time.perf_counter() - t0, 2),
+        "cpu_s": round(curve["cpu_s"][-1] + schedule.eval_cpu_s, 2),
+        "eval_wall_s": round(schedule.eval_wall_s, 2),
+        "eval_cpu_s": round(schedule.eval_cpu_s, 2),
+        "final": last,
+        "evaluations": schedule.evaluations,
+        "curve": curve,
+    }
+    return net, result
+
+
+def train_and_register(progress: bool = True) -> None:
+    """``course train lunar``: train the course's lander until it passes the bar, evaluate it
+    (greedy and sampled actions on the 100 evaluation seeds), save the checkpoint and the curve."""
+    import json
+
+    from course_utils.checkpoints import save_checkpoint
+    from course_utils.lunar.aac import CHECKPOINT, TRAINING_CURVE
+
+    net, result = train_until_solved(progress=progress)
+    if not result["solved"]:
+        raise RuntimeError(f"The lander did not pass the bar within {result['steps']} steps; nothing was saved. "
+                           "Check aac.DEFAULT_AAC against the registered training curve (assets/lunar_training.json).")
+    curve = result.pop("curve")
+    det = evaluate(net, EVAL_SEEDS, deterministic=True)
+    sampled = evaluate(net, EVAL_SEEDS, deterministic=False)
+    curve["solve"] = {k: v for k, v in result.items() if k != "final"}
+    curve["evaluation"] = {
+        "seeds": [EVAL_SEEDS[0], EVAL_SEEDS[-1]],
+        "deterministic_mean": float(det.mean()),
+        "deterministic_std": float(det.std()),
+        "sampled_mean": float(sampled.mean()),
+        "sampled_std": float(sampled.std()),
+        "deterministic_returns": [round(float(x), 3) for x in det],
+    }
+    entry = save_checkpoint(net.state_dict(), CHECKPOINT, "course train lunar")
+    TRAINING_CURVE.write_text(json.dumps(curve, indent=1) + "\n")
+    print(f"wrote assets/checkpoints/{entry['file']} ({entry['size']} bytes) and {TRAINING_CURVE.name}")
+    print(f"solved after {result['steps']} steps, {curve['episodes'][-1]} episodes: {result['wall_s']:.0f} s wall, "
+          f"{result['cpu_s']:.0f} s CPU (every process, evaluations included)")
+    print(f"evaluation over {len(det)} episodes: argmax {det.mean():.1f} ± {det.std():.1f}, "
+          f"sampled {sampled.mean():.1f} ± {sampled.std():.1f}")
