@@ -18,7 +18,7 @@ This front door holds the names the notebook uses as ``colour.X``.
 """
 
 from course_utils.colour import questions
-from course_utils.colour.agent import RHO_MAX, ActorCritic, Experience, importance_ratios
+from course_utils.colour.agent import RHO_MAX, ActorCritic, Experience, graph_nbytes, importance_ratios
 from course_utils.colour.curves import LearningCurve, compare_on_mode2, plot_learning_curves
 from course_utils.colour.env import COLOUR_REWARDS, COLOURS, MODE_COLOURS, ColourEnv
 from course_utils.colour.sizes import SIZES
@@ -38,6 +38,7 @@ __all__ = [
     "accuracy",
     "compare_on_mode2",
     "evaluate_agent",
+    "graph_nbytes",
     "importance_ratios",
     "load_agent",
     "pair_accuracy",

@@ -109,6 +109,21 @@ def importance_ratios(agent: ActorCritic, experience: Experience) -> torch.Tenso
     return chosen / experience.probs
 
 
+def graph_nbytes(agent: ActorCritic, experience: Experience) -> int:
+    """Bytes of the tensors the autograd graph of ``a2c_loss(agent, experience)`` saves for its
+    backward pass, the agent's weights not counted: what a memory of loss tensors would keep
+    alive per step, on top of the experience itself."""
+    storages, weights = {}, {p.untyped_storage().data_ptr() for p in agent.parameters()}
+
+    def pack(tensor):
+        storages[tensor.untyped_storage().data_ptr()] = tensor.untyped_storage().nbytes()
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        a2c_loss(agent, experience)
+    return sum(size for pointer, size in storages.items() if pointer not in weights)
+
+
 def _returns(rewards: torch.Tensor, gamma: float, returns_fn) -> torch.Tensor:
     """The T discounted returns of ``rewards`` (T,) as a float32 tensor (T,)."""
     if returns_fn is None:

@@ -103,14 +103,16 @@ def train_on_mode2(
     return agent, curve
 
 
-def compare_on_mode2(mode1_agent: ActorCritic, memory, **kwargs) -> dict[str, LearningCurve]:
-    """The three runs of ``RUNS`` from the same mode-1 agent and memory: their learning curves by
-    name. ``kwargs`` go to ``train_on_mode2`` (sizes, ``returns_fn``, ``rng``)."""
-    curves = {}
+def compare_on_mode2(mode1_agent: ActorCritic, memory, **kwargs) -> tuple[dict[str, ActorCritic],
+                                                                          dict[str, LearningCurve]]:
+    """The three runs of ``RUNS`` from the same mode-1 agent and memory: the trained agents and
+    their learning curves, both by name. ``kwargs`` go to ``train_on_mode2`` (sizes,
+    ``returns_fn``, ``rng``, ``progress``)."""
+    agents, curves = {}, {}
     for name, how in RUNS.items():
-        _, curves[name] = train_on_mode2(mode1_agent, memory if how["replay"] else None, name=name,
-                                         importance_ratio=how["importance_ratio"], **kwargs)
-    return curves
+        agents[name], curves[name] = train_on_mode2(mode1_agent, memory if how["replay"] else None, name=name,
+                                                    importance_ratio=how["importance_ratio"], **kwargs)
+    return agents, curves
 
 
 def plot_learning_curves(curves: dict[str, LearningCurve], axes=None):

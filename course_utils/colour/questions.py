@@ -8,8 +8,9 @@ MEMORY_CONTENTS = ConceptCheck(
     "What should the memory keep of that step?",
     (
         Option("The step's loss tensor, to call backward(retain_graph=True) on it again later", False,
-               "a stored loss keeps its whole autograd graph alive (megabytes per step), and its gradient is the one "
-               "of the old weights: replaying it would push the agent the way it needed to move back then, not now."),
+               "a stored loss keeps its whole autograd graph alive (many times the size of the trials), and its "
+               "gradient is the one of the old weights: replaying it would push the agent the way it needed to "
+               "move back then, not now."),
         Option("The inputs, the actions, the rewards, and the probability the agent gave each action", True,
                "that is all the loss needs to be recomputed with the current weights, a few kilobytes per step; the "
                "probabilities let the loss correct for the agent having changed since (the importance ratio)."),
