@@ -92,5 +92,6 @@ def test_claim_full_size_without_the_ratio_the_agent_collapses(full_size):
 def test_claim_full_size_replay_keeps_mode1_and_buys_no_speed(full_size):
     curves, every = full_size[1:]
     assert_replay_keeps_mode1_without_speeding_mode2(curves, every)
-    # At full size mode 1 also dips less on the way: the lowest point of the replay curve is higher.
-    assert min(curves["replay"].mode1) >= min(curves["no replay"].mode1) + 0.03
+    # At full size the gap at the end is wide, and mode 1 never dips lower with replay than without.
+    assert curves["replay"].mode1[-1] >= curves["no replay"].mode1[-1] + 0.05
+    assert min(curves["replay"].mode1) >= min(curves["no replay"].mode1)
