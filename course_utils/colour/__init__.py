@@ -19,7 +19,7 @@ This front door holds the names the notebook uses as ``colour.X``.
 
 from course_utils.colour import questions
 from course_utils.colour.agent import RHO_MAX, ActorCritic, Experience, graph_nbytes, importance_ratios
-from course_utils.colour.curves import LearningCurve, compare_on_mode2, plot_learning_curves
+from course_utils.colour.curves import LearningCurve, compare_on_mode2, logit_gap, plot_learning_curves
 from course_utils.colour.env import COLOUR_REWARDS, COLOURS, MODE_COLOURS, ColourEnv
 from course_utils.colour.sizes import SIZES
 from course_utils.colour.training import Trials, accuracy, evaluate_agent, load_agent, pair_accuracy, play_pairs, train_agent
@@ -41,6 +41,7 @@ __all__ = [
     "graph_nbytes",
     "importance_ratios",
     "load_agent",
+    "logit_gap",
     "pair_accuracy",
     "play_pairs",
     "plot_learning_curves",

@@ -12,6 +12,7 @@ import copy
 from dataclasses import dataclass, field
 
 import numpy as np
+import torch
 
 from course_utils.colour.agent import ActorCritic
 from course_utils.colour.env import ColourEnv
@@ -64,6 +65,16 @@ class LearningCurve:
         """How far the last measurement's choices lean to one side: |right - 0.5| * 2, from 0
         (as often left as right) to 1 (always the same side)."""
         return abs(self.right[-1] - 0.5) * 2
+
+
+def logit_gap(agent: ActorCritic, experiences) -> float:
+    """Median over the trials of ``experiences`` (e.g. a memory's slots; None entries skipped) of
+    |logit(right) - logit(left)|, the actor's two logits apart: a few units for an agent that is
+    sure of its choices, hundreds when the logits have run away."""
+    inputs = torch.cat([e.inputs for e in experiences if e is not None])
+    with torch.no_grad():
+        _, logits = agent(inputs)
+    return float((logits[:, 1] - logits[:, 0]).abs().median())
 
 
 def train_on_mode2(
