@@ -140,5 +140,5 @@ def plot_learning_curves(curves: dict[str, LearningCurve], axes=None):
         ax.axhline(0.5, color="grey", linestyle="--", linewidth=1, label="chance")
         ax.set(title=title, xlabel="mode-2 gradient steps", ylim=(0.3, 1.02))
     axes[0].set_ylabel("better colour chosen (fraction of trials)")
-    axes[0].legend(loc="lower right")
+    axes[0].legend(loc="lower left")
     return axes
