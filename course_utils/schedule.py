@@ -68,8 +68,8 @@ TUTORIALS: tuple[Tutorial, ...] = (
         (
             ("Section 0: Play the game", 5),
             ("Section 1: A changing environment", 5),
-            ("Section 2: An A2C agent in a changing environment", 15),
-            ("Section 3: Replay", 20),
+            ("Section 2: An A2C agent in a changing environment", 20),
+            ("Section 3: Replay", 35),
         ),
         needs="Python, NumPy and PyTorch basics; tutorial 1's A2C box",
         reuses="tutorial 1's A2C loss (without the LSTM)",

@@ -6,6 +6,9 @@ layer first:
   A2C loss with its capped importance ratio
 - ``training``: trials, the training loop (with a replay memory that is written or read),
   evaluation, accuracies and the pretrained agents
+- ``curves``: training on mode 2 with and without replay (and replay without the importance
+  ratio), measured as learning curves
+- ``sizes``: the sizes of the notebook's long runs; ``questions``: its concept checks and Think!
 - ``solutions``: the graded exercises' reference solutions (instructor side), generated from
   ``solutions/02_colour_replay.ipynb``
 - ``game``: the colour widget game; ``checks``: the exercise checks
@@ -14,22 +17,34 @@ layer first:
 This front door holds the names the notebook uses as ``colour.X``.
 """
 
-from course_utils.colour.agent import ActorCritic, Experience
+from course_utils.colour import questions
+from course_utils.colour.agent import RHO_MAX, ActorCritic, Experience, graph_nbytes, importance_ratios
+from course_utils.colour.curves import LearningCurve, compare_on_mode2, logit_gap, plot_learning_curves
 from course_utils.colour.env import COLOUR_REWARDS, COLOURS, MODE_COLOURS, ColourEnv
+from course_utils.colour.sizes import SIZES
 from course_utils.colour.training import Trials, accuracy, evaluate_agent, load_agent, pair_accuracy, play_pairs, train_agent
 
 __all__ = [
     "COLOURS",
     "COLOUR_REWARDS",
     "MODE_COLOURS",
+    "RHO_MAX",
+    "SIZES",
     "ActorCritic",
     "ColourEnv",
     "Experience",
+    "LearningCurve",
     "Trials",
     "accuracy",
+    "compare_on_mode2",
     "evaluate_agent",
+    "graph_nbytes",
+    "importance_ratios",
     "load_agent",
+    "logit_gap",
     "pair_accuracy",
     "play_pairs",
+    "plot_learning_curves",
+    "questions",
     "train_agent",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -68,7 +69,7 @@ class Experience(NamedTuple):
         return sum(t.element_size() * t.nelement() for t in self)
 
 
-def a2c_loss(agent: ActorCritic, experience: Experience) -> torch.Tensor:
+def a2c_loss(agent: ActorCritic, experience: Experience, *, returns_fn=None, importance_ratio: bool = True) -> torch.Tensor:
     """The A2C loss of one experience under the agent's current weights (a scalar).
 
     actor: mean of -rho_t * log pi(a_t) * (Q_t - V_t), advantage and rho detached;
@@ -77,17 +78,58 @@ def a2c_loss(agent: ActorCritic, experience: Experience) -> torch.Tensor:
 
     rho_t = pi(a_t) / mu(a_t) is the importance ratio between the current policy and the
     one that acted (``experience.probs``), capped at ``RHO_MAX``. For fresh experience it is
-    exactly 1 (plain A2C). For replayed experience it keeps the policy gradient unbiased:
-    without it, replaying old actions against a baseline drifts the policy (measured: the
-    agent collapsed to always choosing one side).
+    exactly 1 (plain A2C). For replayed experience it keeps the policy gradient (nearly)
+    unbiased: without it (``importance_ratio=False``, rho_t = 1 everywhere, the tutorial's
+    ablation) replaying old actions drifts the policy until it always chooses one side.
+
+    returns_fn: ``returns_fn(rewards, gamma)`` -> T discounted returns, e.g. the student's
+    ``discounted_returns``; default: the course's ``course_utils.returns.discounted_returns``.
     """
     values, logits = agent(experience.inputs)
     log_probs = F.log_softmax(logits, dim=-1)
-    q = torch.from_numpy(discounted_returns(experience.rewards.numpy(), gamma=agent.gamma))
+    q = _returns(experience.rewards, agent.gamma, returns_fn)
     advantage = q - values
     chosen = log_probs.gather(-1, experience.actions[:, None]).squeeze(-1)
-    ratio = (chosen.detach().exp() / experience.probs).clamp(max=RHO_MAX)
+    if importance_ratio:
+        ratio = (chosen.detach().exp() / experience.probs).clamp(max=RHO_MAX)
+    else:
+        ratio = torch.ones_like(chosen)
     actor = -(ratio * chosen * advantage.detach()).mean()
     critic = advantage.pow(2).mean()
     entropy = -(log_probs.exp() * log_probs).sum(-1).mean()
     return actor + agent.value_cost * critic - agent.entropy_cost * entropy
+
+
+def importance_ratios(agent: ActorCritic, experience: Experience) -> torch.Tensor:
+    """The uncapped importance ratios pi(a_t) / mu(a_t) of one experience (T,): the current
+    policy's probability of each stored action over the acting policy's. 1 on fresh experience."""
+    with torch.no_grad():
+        _, logits = agent(experience.inputs)
+        chosen = F.softmax(logits, dim=-1).gather(-1, experience.actions[:, None]).squeeze(-1)
+    return chosen / experience.probs
+
+
+def graph_nbytes(agent: ActorCritic, experience: Experience) -> int:
+    """Bytes of the tensors the autograd graph of ``a2c_loss(agent, experience)`` saves for its
+    backward pass, the agent's weights not counted: what a memory of loss tensors would keep
+    alive per step, on top of the experience itself."""
+    storages, weights = {}, {p.untyped_storage().data_ptr() for p in agent.parameters()}
+
+    def pack(tensor):
+        storages[tensor.untyped_storage().data_ptr()] = tensor.untyped_storage().nbytes()
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        a2c_loss(agent, experience)
+    return sum(size for pointer, size in storages.items() if pointer not in weights)
+
+
+def _returns(rewards: torch.Tensor, gamma: float, returns_fn) -> torch.Tensor:
+    """The T discounted returns of ``rewards`` (T,) as a float32 tensor (T,)."""
+    if returns_fn is None:
+        return torch.from_numpy(discounted_returns(rewards.numpy(), gamma=gamma))
+    q = np.asarray(returns_fn(rewards.numpy().copy(), gamma), dtype=np.float32)
+    if q.shape != tuple(rewards.shape):
+        raise ValueError(f"returns_fn gave returns of shape {q.shape} for {len(rewards)} rewards; it must return one "
+                         "return per reward (shape (T,)). Check it with check_discounted_returns first.")
+    return torch.from_numpy(q)

@@ -29,7 +29,8 @@ class _Policy:
     def prob_right(self, x: np.ndarray) -> float:
         h = np.maximum(self.wh @ (self.we @ x + self.be) + self.bh, 0.0)
         logits = self.wa @ h + self.ba
-        return 1.0 / (1.0 + np.exp(logits[0] - logits[1]))
+        with np.errstate(over="ignore"):  # a huge logit gap gives exp = inf and a probability of exactly 0
+            return 1.0 / (1.0 + np.exp(logits[0] - logits[1]))
 
 
 @dataclass
@@ -109,12 +110,18 @@ def train_agent(
     replay_mode: str | None = None,
     rng=None,
     progress: bool = True,
+    returns_fn=None,
+    importance_ratio: bool = True,
+    after_step=None,
 ) -> list[float]:
     """Train ``agent`` on ``mode`` for ``num_gradient_steps`` A2C steps of ``num_trials`` trials.
 
     With ``replay_mode="write"`` every step's experience is written to ``replay``; with
     ``"read"`` every step is followed by a second step on an experience read back from it.
     Any object with ``write(experience)`` and ``read()`` works as ``replay``.
+    ``returns_fn(rewards, gamma)`` computes the discounted returns (default: the course's);
+    ``importance_ratio=False`` drops the importance ratio from the loss (the ablation);
+    ``after_step(step, agent)``, if given, is called after each step (step counts from 1).
     Actions are sampled one trial at a time without gradients, then the loss of all trials
     is computed in one batched forward pass. Returns the mean reward (1-4) of each step.
     """
@@ -131,19 +138,22 @@ def train_agent(
     for _ in bar:
         trials = run_trials(env, agent, num_trials, rng, policy)
         experience = trials.experience()
-        _gradient_step(agent, optimizer, experience)
+        _gradient_step(agent, optimizer, experience, returns_fn, importance_ratio)
         if replay_mode == "write":
             replay.write(experience)
         elif replay_mode == "read":
-            _gradient_step(agent, optimizer, replay.read())
+            _gradient_step(agent, optimizer, replay.read(), returns_fn, importance_ratio)
         mean_rewards.append(float(trials.rewards.mean()))
+        if after_step is not None:
+            after_step(len(mean_rewards), agent)
         bar.set_postfix(mean_reward=f"{mean_rewards[-1]:.2f}", refresh=False)
     return mean_rewards
 
 
-def _gradient_step(agent: ActorCritic, optimizer: torch.optim.Optimizer, experience: Experience) -> None:
+def _gradient_step(agent: ActorCritic, optimizer: torch.optim.Optimizer, experience: Experience,
+                   returns_fn=None, importance_ratio: bool = True) -> None:
     optimizer.zero_grad()
-    a2c_loss(agent, experience).backward()
+    a2c_loss(agent, experience, returns_fn=returns_fn, importance_ratio=importance_ratio).backward()
     optimizer.step()
 
 

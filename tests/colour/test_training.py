@@ -93,3 +93,32 @@ def test_claims_hold_at_fast_mode_size():
     without = colour.evaluate_agent(env, plain, 1, 3000, rng=1)
     assert colour.accuracy(with_replay) >= 0.85
     assert colour.pair_accuracy(with_replay)["red/yellow"] > colour.pair_accuracy(without)["red/yellow"] + 0.1
+
+
+def test_train_agent_uses_returns_fn_for_every_step_and_reports_each_step():
+    """The student's discounted_returns drives training: it is called for each new and replayed step."""
+    calls, steps = [], []
+
+    def returns(rewards, gamma):
+        calls.append(len(rewards))
+        return solutions.discounted_returns(rewards, gamma)
+
+    memory, agent = solutions.ReplayMemory(4), colour.ActorCritic()
+    colour.train_agent(colour.ColourEnv(), agent, 1, 3, num_trials=20, replay=memory, replay_mode="write", rng=0,
+                       progress=False, returns_fn=returns, after_step=lambda step, a: steps.append((step, a is agent)))
+    assert calls == [20] * 3 and steps == [(1, True), (2, True), (3, True)]
+    colour.train_agent(colour.ColourEnv(), agent, 2, 2, num_trials=20, replay=memory, replay_mode="read", rng=0,
+                       progress=False, returns_fn=returns)
+    assert calls == [20] * 7  # 2 new steps, each followed by a replayed one
+
+
+def test_default_returns_and_importance_ratio_leave_training_unchanged():
+    """The new arguments' defaults train exactly as before (the pretrained agents stay reproducible)."""
+    def weights(**kwargs):
+        torch.manual_seed(0)
+        agent = colour.ActorCritic()
+        colour.train_agent(colour.ColourEnv(), agent, 1, 5, rng=0, progress=False, **kwargs)
+        return torch.cat([p.flatten() for p in agent.parameters()])
+
+    assert torch.equal(weights(), weights(returns_fn=None, importance_ratio=True))
+    assert torch.allclose(weights(), weights(returns_fn=solutions.discounted_returns), atol=1e-5)
