@@ -74,6 +74,11 @@ TUTORIALS: tuple[Tutorial, ...] = (
         needs="Python, NumPy and PyTorch basics; tutorial 1's A2C box",
         reuses="tutorial 1's A2C loss (without the LSTM)",
     ),
+    # Tutorial 3 stays one notebook of two sittings, with "A good place to stop" at the end of
+    # Section 6: its second half builds on the student's first-half classes (AACPolicyAgent extends
+    # PolicyAgent; the AAC run uses their PolicyTrainer, Episode, TrainBatch, ActionEntropyLoss),
+    # which a second notebook would have to write again or import, and "Run All Above" after a
+    # restart is cheap because the experiments reload from their on-disk cache.
     Tutorial(
         3, "03_policy_gradients", "Policy gradients on LunarLander",
         "the policy gradient derived and its variance measured; REINFORCE, baselines, entropy, advantage "
