@@ -79,6 +79,7 @@ def test_performance_bars_are_messages_that_say_what_to_look_at():
     for name in PERFORMANCE_BARS:
         assert f"{name} (the course's run): best mean reward" in performance_bar(stored, name)
         assert "above the bar" in performance_bar(stored, name)  # the course's full-size runs clear them
+        assert max(stored[name]["mean_reward"]) > 100  # the notebook: "good runs get above 100"
     good = {"cpg": {"mean_reward": [-150.0, 80.0], "episode_num": [16, 3000]}}
     assert performance_bar(good, "cpg").startswith("cpg: best mean reward 80.0, above the bar of 10")
     weak = {"cpg": {"mean_reward": [-150.0, 5.0], "episode_num": [16, 3000]}}
