@@ -74,18 +74,23 @@ TUTORIALS: tuple[Tutorial, ...] = (
         needs="Python, NumPy and PyTorch basics; tutorial 1's A2C box",
         reuses="tutorial 1's A2C loss (without the LSTM)",
     ),
+    # Tutorial 3 stays one notebook of two sittings, with "A good place to stop" at the end of
+    # Section 6: its second half builds on the student's first-half classes (AACPolicyAgent extends
+    # PolicyAgent; the AAC run uses their PolicyTrainer, Episode, TrainBatch, ActionEntropyLoss),
+    # which a second notebook would have to write again or import, and "Run All Above" after a
+    # restart is cheap because the experiments reload from their on-disk cache.
     Tutorial(
         3, "03_policy_gradients", "Policy gradients on LunarLander",
-        "REINFORCE, baselines, entropy, advantage actor-critic, with every piece written by you and a "
-        "pretrained agent that lands",
+        "the policy gradient derived and its variance measured; REINFORCE, baselines, entropy, advantage "
+        "actor-critic, with every piece written by you and a pretrained agent that lands",
         (
             ("Section 1: The lunar lander", 10),
             ("Section 2: A policy network and an agent", 25),
             ("Section 3: Training data", 25),
-            ("Section 4: Loss functions", 30),
+            ("Section 4: The policy gradient and three losses", 50),
             ("Section 5: Training", 15),
             ("Section 6: Experiments", 15),
-            ("Section 7: Advantage actor-critic (AAC)", 30),
+            ("Section 7: Advantage actor-critic (AAC)", 40),
             ("Section 8: Training longer, and the course's agent", 15),
             ("Questions", 15),
         ),

@@ -9,7 +9,9 @@ use them once they pass their checks (``checking.passes``) and show the course's
 Everything else lives in the modules, listed lowest layer first; each imports only modules
 listed before it:
 
-- ``env``: ``CourseLunarLander-v0`` (registered on import), ``make_env``, ``LanderVectorEnv``
+- ``env``: ``CourseLunarLander-v0`` (registered on import), ``make_env``, ``LanderVectorEnv``;
+  ``sizes``: the notebook's run sizes (``SIZES``); ``questions``: its concept checks and its
+  ungraded Think! question
 - ``harness``: what the notebook gives ready-made: ``Experience``, ``TrainerLoop``,
   ``play_together``/``collect_episodes``/``VectorBatchDataset`` (many environments, batched
   forwards), ``greedy_policy``
@@ -18,6 +20,8 @@ listed before it:
 - ``experiments``: the vpg/epg/bpg/cpg/aac experiments with their on-disk cache, and the
   course's stored runs of them (``assets/lunar_experiments.json``)
 - ``aac``: the course's own actor-critic trainer, evaluation and pretrained agent
+- ``variance``: the gradient-variance measurement (the same policy, many batches, four weights);
+  ``optional``: the checks of the optional exercises (bootstrapping at truncation, GAE)
 - ``expected``: ``assets/lunar_expected.json`` read as data for the checks (``load_expected``;
   ``expected_batch``: the stored test batch and episodes); it uses no solutions
 - ``reference``: instructor side, the expected values computed from the solutions at release
@@ -26,16 +30,22 @@ listed before it:
 - ``checks/``: the exercise checks (``from course_utils.lunar.checks import check_...``)
 """
 
+from course_utils.lunar import questions
 from course_utils.lunar.aac import TRAINING_CURVE, evaluate, load_pretrained
 from course_utils.lunar.env import ACTIONS, EVAL_SEEDS, OBSERVATIONS, make_env, make_env_for
 from course_utils.lunar.experiments import (
     EXPERIMENTS,
     experiment_cache_dir,
+    loss_scales,
+    performance_bar,
     plot_experiment_results,
     run_experiment,
     stored_results,
 )
 from course_utils.lunar.harness import Experience, TrainerLoop, VectorBatchDataset, greedy_policy
+from course_utils.lunar.sizes import SIZES
+from course_utils.lunar.variance import plot_variance, run_variance_experiment, score_identity
+from course_utils.lunar.variance import report as variance_report
 
 __all__ = [
     "ACTIONS",
@@ -43,6 +53,7 @@ __all__ = [
     "EXPERIMENTS",
     "Experience",
     "OBSERVATIONS",
+    "SIZES",
     "TRAINING_CURVE",
     "TrainerLoop",
     "VectorBatchDataset",
@@ -50,9 +61,16 @@ __all__ = [
     "experiment_cache_dir",
     "greedy_policy",
     "load_pretrained",
+    "loss_scales",
     "make_env",
     "make_env_for",
+    "performance_bar",
     "plot_experiment_results",
+    "plot_variance",
+    "questions",
     "run_experiment",
+    "run_variance_experiment",
+    "score_identity",
     "stored_results",
+    "variance_report",
 ]

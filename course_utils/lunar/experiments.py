@@ -9,11 +9,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch import nn
 
 from course_utils.lunar.env import make_env
 from course_utils.lunar.harness import VectorBatchDataset
+from course_utils.lunar.sizes import SIZES
 from course_utils.paths import ASSETS
 
 EXPERIMENTS = {"vpg": (False, False), "epg": (False, True), "bpg": (True, False), "cpg": (True, True)}
@@ -160,3 +162,43 @@ def plot_experiment_results(results: dict, fig=None):
         ax.legend()
     fig.tight_layout()
     return fig
+
+
+PERFORMANCE_BARS = {"cpg": 10.0, "aac": 50.0}
+"""Soft bars for the best mean reward (last 100 episodes) of two experiments at full size: the
+bars of the graded LunarLander assignment of the Technion's deep-learning course (CS236781)
+that tutorial 3 is built on. The notebook prints whether a run cleared its bar; it never stops."""
+
+
+def performance_bar(results: dict, name: str) -> str:
+    """One line saying whether ``results[name]`` cleared its bar in ``PERFORMANCE_BARS``, and what
+    to look at if not (with the course's stored run as a yardstick)."""
+    if name not in PERFORMANCE_BARS:
+        raise KeyError(f"No performance bar for {name!r}; there are bars for {sorted(PERFORMANCE_BARS)}.")
+    if name not in results:
+        raise KeyError(f"results has no run named {name!r} (it has {sorted(results)}): run the experiment cell first.")
+    bar, best = PERFORMANCE_BARS[name], max(results[name]["mean_reward"])
+    stored_run = stored_results()["runs"][name]
+    stored = max(stored_run["mean_reward"])
+    if list(results[name]["mean_reward"]) == list(stored_run["mean_reward"]):
+        return f"{name} (the course's run): best mean reward {best:.1f}, {'above' if best > bar else 'below'} the bar of {bar:g}."
+    if best > bar:
+        return f"{name}: best mean reward {best:.1f}, above the bar of {bar:g} (the course's full-size run reached {stored:.1f})."
+    episodes = results[name]["episode_num"][-1]
+    advice = (f"only {episodes} episodes were run: that is too few to get there"
+              if episodes < SIZES.full("experiment_episodes") else
+              "compare your loss with the formula, look at the policy-loss and entropy panels, or tune the hyperparameters")
+    return (f"{name}: best mean reward {best:.1f}, not above the bar of {bar:g} yet "
+            f"(the course's full-size run reached {stored:.1f}): {advice}.")
+
+
+def loss_scales(run: dict, delta: float, batches: int = 10) -> str:
+    """What ``delta`` balances: the sizes of the policy term and the value term of the AAC loss over
+    the first ``batches`` batches of ``run`` (training data with ``loss_p`` and ``loss_v``)."""
+    if "loss_v" not in run or "loss_p" not in run:
+        raise KeyError("This run has no loss_p and loss_v: pass the aac run (results['aac']).")
+    n = min(batches, len(run["loss_v"]))
+    policy = float(np.mean(np.abs(run["loss_p"][:n])))
+    value = float(np.mean(run["loss_v"][:n]))
+    return (f"Over the first {n} batches: |policy term| {policy:.0f} on average, value term (v - q)^2 {value:.0f} "
+            f"(v off by about {np.sqrt(value):.0f}), so delta * value term = {delta * value:.0f}.")

@@ -265,3 +265,26 @@ class AACPolicyGradientLoss(nn.Module):
         loss_v = ((state_values - batch.q_vals) ** 2).mean()
         loss = loss_p + self.delta * loss_v
         return loss, dict(loss_p=loss_p.item(), loss_v=loss_v.item(), adv_m=advantage.mean().item())
+
+
+# Solution cell 'optional_bootstrap'
+def bootstrapped_qvals(rewards, gamma, truncated, last_value):
+    '''Discounted reward-to-go of every step (a list of floats); after a truncation the future is last_value.'''
+    future = last_value if truncated else 0.0
+    result = [0.0] * len(rewards)
+    for t in range(len(rewards) - 1, -1, -1):
+        future = rewards[t] + gamma * future
+        result[t] = future
+    return result
+
+
+# Solution cell 'optional_gae'
+def gae(rewards, values, next_values, ends, gamma, lam):
+    '''Generalised advantage estimates of T consecutive steps of one environment: a list of T floats.'''
+    advantages = [0.0] * len(rewards)
+    carried = 0.0
+    for t in reversed(range(len(rewards))):
+        td_error = rewards[t] + gamma * next_values[t] - values[t]
+        carried = td_error + gamma * lam * (1.0 - ends[t]) * carried
+        advantages[t] = carried
+    return advantages

@@ -3,6 +3,7 @@
 import ast
 import json
 
+import numpy as np
 import torch
 
 from course_utils.lunar import reference
@@ -68,3 +69,50 @@ def test_the_stored_runs_are_the_notebooks_experiments_with_its_default_hyperpar
     for run in stored["runs"].values():
         assert run["episode_num"][-1] >= 3000 and len(run["mean_reward"]) == len(run["episode_num"])
         assert "model_state" not in run
+
+
+def test_performance_bars_are_messages_that_say_what_to_look_at():
+    from course_utils.lunar.experiments import PERFORMANCE_BARS, performance_bar
+
+    stored = stored_results()["runs"]
+    assert PERFORMANCE_BARS == {"cpg": 10.0, "aac": 50.0}  # the original assignment's bars
+    for name in PERFORMANCE_BARS:
+        assert f"{name} (the course's run): best mean reward" in performance_bar(stored, name)
+        assert "above the bar" in performance_bar(stored, name)  # the course's full-size runs clear them
+        assert max(stored[name]["mean_reward"]) > 100  # the notebook: "good runs get above 100"
+    good = {"cpg": {"mean_reward": [-150.0, 80.0], "episode_num": [16, 3000]}}
+    assert performance_bar(good, "cpg").startswith("cpg: best mean reward 80.0, above the bar of 10")
+    weak = {"cpg": {"mean_reward": [-150.0, 5.0], "episode_num": [16, 3000]}}
+    assert "not above the bar of 10 yet" in performance_bar(weak, "cpg") and "tune" in performance_bar(weak, "cpg")
+    short = {"cpg": {"mean_reward": [-150.0], "episode_num": [48]}}
+    assert "only 48 episodes" in performance_bar(short, "cpg")
+
+
+def test_delta_balances_the_two_terms_of_the_aac_loss():
+    """Section 7's explanation of delta = 0.01, on the course's aac run: at the start the value term
+    is of the order of 10^4 and the policy term of the order of 100, and 0.01 brings them together."""
+    from course_utils.lunar.experiments import loss_scales
+
+    run = stored_results()["runs"]["aac"]
+    policy, value = np.mean(np.abs(run["loss_p"][:10])), np.mean(run["loss_v"][:10])
+    assert 3e3 < value < 3e4 and 30 < policy < 300
+    assert 1 / 3 < reference.AAC_HP["delta"] * value / policy < 3
+    assert f"{value:.0f}" in loss_scales(run, reference.AAC_HP["delta"])
+
+
+def test_the_settings_cell_names_every_size_with_its_full_value():
+    from course_utils.lunar.sizes import SIZES
+
+    cells = json.loads((SOLUTIONS / "03_policy_gradients.ipynb").read_text())["cells"]
+    settings = next(c for c in cells if c["cell_type"] == "code" and "= SIZES." in "".join(c["source"]))
+    assert settings["metadata"]["jupyter"]["source_hidden"] is True
+    assert cells.index(settings) == 1 + next(i for i, c in enumerate(cells) if "setup_notebook(" in "".join(c["source"]))
+    named = {}
+    for line in "".join(settings["source"]).splitlines():
+        if "= SIZES." in line:
+            size = line.split("= SIZES.")[1].split()[0]
+            named[size] = int(line.split("#")[1].split()[0])
+    assert named == {size: SIZES.full(size) for size in SIZES._sizes}
+    assert SIZES.full("experiment_episodes") == reference.EXPERIMENT_EPISODES
+    code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    assert "scaled(" not in code and "fast_mode" not in code and "headless" not in code

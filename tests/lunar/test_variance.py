@@ -1,0 +1,98 @@
+"""The gradient-variance measurement (``lunar.variance``) and the claims the notebook makes from it
+(Section 4's "What the measurement shows", Section 3's truncation paragraph, the Think! model
+answer): checked at the notebook's fast size here, and at its full size with ``--run-slow``."""
+
+import numpy as np
+import pytest
+import torch
+
+from course_utils.lunar import variance
+from course_utils.lunar.sizes import SIZES
+from course_utils.lunar.variance import ESTIMATORS, POLICIES
+
+TOTAL, TO_GO, BATCH_MEAN, CRITIC = ESTIMATORS
+FRESH, AGENT = POLICIES
+
+
+def test_reward_to_go_sums_the_rewards_from_each_step_on():
+    assert variance.reward_to_go(np.array([1.0, 2.0, 3.0])).tolist() == [6.0, 5.0, 3.0]
+    assert variance.reward_to_go(np.array([1.0, 2.0, 4.0]), gamma=0.5).tolist() == [3.0, 4.0, 4.0]
+
+
+def _episode(rewards, length_state=8):
+    t = len(rewards)
+    return variance.Episode(torch.zeros(t, length_state), torch.zeros(t, dtype=torch.long), np.array(rewards), False)
+
+
+def test_step_weights_are_the_four_estimators():
+    episodes = [_episode([1.0, 2.0]), _episode([-3.0])]
+    weights = variance.step_weights(episodes, lambda states: np.full(len(states), 0.5))
+    assert list(weights) == list(ESTIMATORS)
+    assert weights[TOTAL].tolist() == [3.0, 3.0, -3.0]
+    assert weights[TO_GO].tolist() == [3.0, 2.0, -3.0]
+    assert weights[BATCH_MEAN].tolist() == pytest.approx([3.0 - 2 / 3, 2.0 - 2 / 3, -3.0 - 2 / 3])
+    assert weights[CRITIC].tolist() == [2.5, 1.5, -3.5]
+
+
+def test_total_variance_is_the_trace_of_the_covariance():
+    rng = np.random.default_rng(0)
+    g = rng.normal(size=(50, 3)) * np.array([1.0, 2.0, 3.0])
+    assert variance.total_variance(g) == pytest.approx(np.trace(np.cov(g.T)))
+
+
+def test_reference_cosines_leave_the_compared_batch_out():
+    # Two batches pointing in opposite directions: each is compared with the other one only.
+    g = {name: np.array([[1.0, 0.0], [-1.0, 0.0]]) for name in ESTIMATORS}
+    for cosines in variance.reference_cosines(g).values():
+        assert cosines.tolist() == pytest.approx([-1.0, -1.0])
+
+
+def test_the_score_has_mean_zero_in_every_state():
+    """Step 3 of the derivation, as the notebook prints it: the terms are large, their sum is rounding."""
+    total, terms = variance.score_identity()
+    assert len(terms) == 4 and min(terms) > 0.1
+    assert total < 1e-12 * max(terms)
+
+
+def test_measure_refuses_sizes_that_cannot_give_a_variance():
+    with pytest.raises(ValueError, match="at least 2 batches"):
+        variance.measure(torch.nn.Linear(8, 4), 1, 4, 4)
+
+
+def _assert_the_notebooks_claims(results):
+    summary = {policy: variance.summarise(result) for policy, result in results.items()}
+    for policy in POLICIES:
+        v = [summary[policy][name]["variance"] for name in ESTIMATORS]
+        # "reward-to-go lowers the variance somewhat; a baseline far more; the critic's most"
+        assert v[0] > v[1] > v[2] > v[3], (policy, v)
+        assert summary[policy][BATCH_MEAN]["relative"] < 0.5 * summary[policy][TO_GO]["relative"], policy
+    cos = {name: summary[FRESH][name]["cosine"] for name in ESTIMATORS}
+    # "for the fresh network, batches with a baseline point much closer to the mean gradient"
+    assert min(cos[BATCH_MEAN], cos[CRITIC]) > max(cos[TOTAL], cos[TO_GO]) + 0.2, cos
+    # "for the course's agent the critic cuts the variance even further ...; even its best
+    # batches point only loosely towards it"
+    assert summary[AGENT][CRITIC]["relative"] < summary[FRESH][CRITIC]["relative"]
+    assert max(summary[AGENT][name]["cosine"] for name in ESTIMATORS) < cos[CRITIC]
+    # Section 3: "almost every episode [of a fresh network] crashes long before step 300"
+    fresh = results[FRESH]
+    assert fresh.truncated / len(fresh.lengths) < 0.05 and np.mean(fresh.lengths) < 150
+    text = variance.report(results)
+    assert all(policy in text for policy in POLICIES) and "cut off at 300 steps" in text
+
+
+def test_the_notebooks_claims_hold_at_its_fast_size(monkeypatch):
+    monkeypatch.setenv("COURSE_FAST", "1")
+    results = variance.run_variance_experiment(SIZES.variance_batches, SIZES.variance_episodes, SIZES.critic_episodes,
+                                               seed=0, progress=False)
+    assert len(results[FRESH].gradients[TOTAL]) == SIZES.variance_batches
+    _assert_the_notebooks_claims(results)
+
+
+@pytest.mark.slow
+def test_the_notebooks_claims_hold_at_its_full_size(monkeypatch):
+    monkeypatch.setenv("COURSE_FAST", "0")
+    results = variance.run_variance_experiment(SIZES.variance_batches, SIZES.variance_episodes, SIZES.critic_episodes,
+                                               seed=0, progress=False)
+    assert len(results[FRESH].gradients[TOTAL]) == SIZES.full("variance_batches")
+    _assert_the_notebooks_claims(results)
+    assert results[AGENT].truncated > 0  # the course's agent does meet the time limit sometimes
