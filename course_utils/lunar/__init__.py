@@ -12,7 +12,7 @@ listed before it:
 - ``env``: ``CourseLunarLander-v0`` (registered on import), ``make_env``, ``LanderVectorEnv``
 - ``harness``: what the notebook gives ready-made: ``Experience``, ``TrainerLoop``,
   ``play_together``/``collect_episodes``/``VectorBatchDataset`` (many environments, batched
-  forwards), ``greedy_policy``
+  forwards), ``greedy_policy``, ``side_by_side``, ``LiveView``, ``save_checkpoint``/``load_checkpoint``
 - ``solutions``: the reference implementations of the graded exercises
 - ``rollouts``: rollouts of many environments in worker processes (``course train lunar``)
 - ``experiments``: the vpg/epg/bpg/cpg/aac experiments with their on-disk cache, and the
@@ -35,13 +35,22 @@ from course_utils.lunar.experiments import (
     run_experiment,
     stored_results,
 )
-from course_utils.lunar.harness import Experience, TrainerLoop, VectorBatchDataset, greedy_policy
+from course_utils.lunar.harness import (
+    Experience,
+    LiveView,
+    TrainerLoop,
+    VectorBatchDataset,
+    greedy_policy,
+    load_checkpoint,
+    side_by_side,
+)
 
 __all__ = [
     "ACTIONS",
     "EVAL_SEEDS",
     "EXPERIMENTS",
     "Experience",
+    "LiveView",
     "OBSERVATIONS",
     "TRAINING_CURVE",
     "TrainerLoop",
@@ -49,10 +58,12 @@ __all__ = [
     "evaluate",
     "experiment_cache_dir",
     "greedy_policy",
+    "load_checkpoint",
     "load_pretrained",
     "make_env",
     "make_env_for",
     "plot_experiment_results",
     "run_experiment",
+    "side_by_side",
     "stored_results",
 ]
