@@ -3,7 +3,10 @@ losses, ``PolicyTrainer.train_batch`` and the advantage actor-critic's network, 
 
 Each exercise is an ``Exercise`` (see ``checking``): ``drive`` runs the student's class on a
 list of cases (the batches of ``loss_records``, the check's own small network and stand-in
-losses for the trainer, stand-in networks for the agent) and records what came back;
+losses for the trainer, stand-in networks for the agent) and records what came back, with
+probes that name typical mistakes: the same scores shifted per state (a softmax over the batch),
+the state values as (N,) instead of (N, 1) (an (N, N) broadcast), what each of the trainer's
+stand-in losses was handed (``loss_input`` ignored);
 ``judge`` compares that record with the course's own answer's record on the same cases. The
 check cell runs both on the public cases (the fixed batch of ``assets/lunar_expected.json``);
 grading drives the hidden cases (other batches, sizes, betas, deltas, networks and seeds) in the
@@ -464,7 +467,8 @@ POLICY_TRAINER = Exercise(
 
 
 def check_policy_trainer(PolicyTrainer, strict: bool = False) -> bool:  # noqa: N803
-    """``PolicyTrainer(model, optimizer, loss_fns, dataloader).train_batch(batch)`` -> (total loss, dict)."""
+    """``PolicyTrainer(model, optimizer, loss_fns, dataloader).train_batch(batch)`` -> (total loss, dict),
+    with a scores model and with an actor-critic one (each loss handed ``loss_input``'s answer)."""
     return POLICY_TRAINER.check(PolicyTrainer, strict=strict)
 
 
