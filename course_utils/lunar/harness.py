@@ -295,10 +295,12 @@ class VectorBatchDataset:
             k += 1
 
 
-def side_by_side(left: list, right: list) -> list:
-    """Frames (H, W, 3) of two episodes joined left and right; the shorter one holds its last frame."""
+def side_by_side(left: list, right: list, gap: int = 8) -> list:
+    """Frames (H, W, 3) of two episodes joined left and right with a grey band ``gap`` pixels wide
+    between them; the shorter episode holds its last frame."""
     n = max(len(left), len(right))
-    return [np.concatenate([left[min(i, len(left) - 1)], right[min(i, len(right) - 1)]], axis=1) for i in range(n)]
+    band = np.full((np.shape(left[0])[0], gap, 3), 128, dtype=np.uint8)
+    return [np.concatenate([left[min(i, len(left) - 1)], band, right[min(i, len(right) - 1)]], axis=1) for i in range(n)]
 
 
 def greedy_policy(net):

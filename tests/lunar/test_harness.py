@@ -275,6 +275,6 @@ def test_both_cells_name_the_same_checkpoint_file():
 def test_side_by_side_holds_the_shorter_episodes_last_frame():
     left = [np.full((2, 3, 3), i, np.uint8) for i in range(3)]
     right = [np.full((2, 3, 3), 10 + i, np.uint8) for i in range(5)]
-    frames = side_by_side(left, right)
-    assert len(frames) == 5 and frames[0].shape == (2, 6, 3)
-    assert frames[4][0, 0, 0] == 2 and frames[4][0, 5, 0] == 14
+    frames = side_by_side(left, right, gap=2)
+    assert len(frames) == 5 and frames[0].shape == (2, 8, 3)
+    assert frames[4][0, 0, 0] == 2 and frames[4][0, 7, 0] == 14 and frames[4][0, 3, 0] == 128
