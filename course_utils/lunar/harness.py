@@ -50,9 +50,11 @@ class TrainerLoop:
     ``target_reward`` or after ``max_episodes`` episodes. ``training_data`` records, per batch,
     the episode count, each loss's value, the mean reward and the best mean reward.
 
-    Stopping it by hand (Jupyter's stop button, Ctrl-C: a ``KeyboardInterrupt``) ends the
-    training, not the cell: ``train`` says so, keeps the checkpoint of the best mean reward so
-    far and returns the curve up to the last finished batch; ``interrupted`` is then True.
+    With ``train(..., stoppable=True)``, stopping it by hand (Jupyter's stop button, Ctrl-C: a
+    ``KeyboardInterrupt``) ends the training, not the cell: ``train`` says so, keeps the
+    checkpoint of the best mean reward so far and returns the curve up to the last finished
+    batch; ``interrupted`` is then True. Without it a stop ends the cell, as anywhere else (an
+    experiment cut short must not pass for a finished one, nor the next one start).
     """
 
     def __init__(self, model, optimizer, loss_fns, dataloader, checkpoints_file=None):
@@ -83,8 +85,10 @@ class TrainerLoop:
         post_batch_fn=None,
         progress: bool = True,
         desc: str = "training",
+        stoppable: bool = False,
     ):
-        """Train until ``target_reward`` or ``max_episodes`` (or a stop by hand); returns ``training_data``."""
+        """Train until ``target_reward`` or ``max_episodes`` (or, if ``stoppable``, a stop by hand);
+        returns ``training_data``."""
         from collections import deque
 
         rewards = deque(maxlen=running_mean_len)
@@ -114,6 +118,8 @@ class TrainerLoop:
                 if (target_reward is not None and mean >= target_reward) or episodes >= max_episodes:
                     break
         except KeyboardInterrupt:
+            if not stoppable:
+                raise
             self.interrupted = True
             _trim(self.training_data)
         finally:

@@ -106,7 +106,7 @@ def test_a_stop_by_hand_keeps_the_best_checkpoint_and_the_curve(tmp_path, capsys
             raise KeyboardInterrupt()
 
     trainer = _trainer(_batches(stop_at=3 if where == "collecting" else None), checkpoint)
-    data = trainer.train(running_mean_len=1, max_episodes=100, post_batch_fn=show, progress=False)
+    data = trainer.train(running_mean_len=1, max_episodes=100, post_batch_fn=show, progress=False, stoppable=True)
     finished = 3 if where == "collecting" else 4
     assert trainer.interrupted
     assert data["mean_reward"] == REWARDS[:finished] and data["episode_num"] == list(range(1, finished + 1))
@@ -121,16 +121,24 @@ def test_a_stop_by_hand_keeps_the_best_checkpoint_and_the_curve(tmp_path, capsys
 
 def test_a_stop_before_the_first_batch_says_there_is_nothing_yet(tmp_path, capsys):
     trainer = _trainer(_batches(stop_at=0), tmp_path / "mine.pt")
-    data = trainer.train(max_episodes=100, progress=False)
+    data = trainer.train(max_episodes=100, progress=False, stoppable=True)
     assert trainer.interrupted and data["episode_num"] == [] and not (tmp_path / "mine.pt").exists()
     assert "before the first batch finished" in capsys.readouterr().out
 
 
 def test_a_training_that_ends_by_itself_is_not_interrupted(tmp_path, capsys):
     trainer = _trainer(_batches(), tmp_path / "mine.pt")
-    data = trainer.train(running_mean_len=1, max_episodes=len(REWARDS), progress=False)
+    data = trainer.train(running_mean_len=1, max_episodes=len(REWARDS), progress=False, stoppable=True)
     assert not trainer.interrupted and len(data["episode_num"]) == len(REWARDS)
     assert "stopped" not in capsys.readouterr().out
+
+
+def test_without_stoppable_a_stop_ends_the_cell(tmp_path):
+    """The experiments' runs are not stoppable: a stop must not leave a cut-short run that passes
+    for a finished one (and is cached as one), nor let the cell go on to the next experiment."""
+    trainer = _trainer(_batches(stop_at=2), tmp_path / "mine.pt")
+    with pytest.raises(KeyboardInterrupt):
+        trainer.train(running_mean_len=1, max_episodes=100, progress=False)
 
 
 def test_a_stop_while_the_checkpoint_is_written_keeps_the_previous_one(tmp_path, monkeypatch):
@@ -149,7 +157,7 @@ def test_a_stop_while_the_checkpoint_is_written_keeps_the_previous_one(tmp_path,
         return real_save(obj, path, *args, **kwargs)
 
     monkeypatch.setattr(torch, "save", save_then_stop)
-    data = trainer.train(running_mean_len=1, max_episodes=100, progress=False)
+    data = trainer.train(running_mean_len=1, max_episodes=100, progress=False, stoppable=True)
     assert trainer.interrupted and len(calls) == 2
     assert torch.load(checkpoint, weights_only=True)["best_mean_reward"] == REWARDS[0]
     assert len(data["episode_num"]) == 2  # batch 1 was recorded before its checkpoint was written
