@@ -14,7 +14,7 @@ listed before it:
   ungraded Think! question
 - ``harness``: what the notebook gives ready-made: ``Experience``, ``TrainerLoop``,
   ``play_together``/``collect_episodes``/``VectorBatchDataset`` (many environments, batched
-  forwards), ``greedy_policy``
+  forwards), ``greedy_policy``, ``side_by_side``, ``LiveView``, ``save_checkpoint``/``load_checkpoint``
 - ``solutions``: the reference implementations of the graded exercises
 - ``rollouts``: rollouts of many environments in worker processes (``course train lunar``)
 - ``experiments``: the vpg/epg/bpg/cpg/aac experiments with their on-disk cache, and the
@@ -42,7 +42,15 @@ from course_utils.lunar.experiments import (
     run_experiment,
     stored_results,
 )
-from course_utils.lunar.harness import Experience, TrainerLoop, VectorBatchDataset, greedy_policy
+from course_utils.lunar.harness import (
+    Experience,
+    LiveView,
+    TrainerLoop,
+    VectorBatchDataset,
+    greedy_policy,
+    load_checkpoint,
+    side_by_side,
+)
 from course_utils.lunar.sizes import SIZES
 from course_utils.lunar.variance import plot_variance, run_variance_experiment, score_identity
 from course_utils.lunar.variance import report as variance_report
@@ -52,6 +60,7 @@ __all__ = [
     "EVAL_SEEDS",
     "EXPERIMENTS",
     "Experience",
+    "LiveView",
     "OBSERVATIONS",
     "SIZES",
     "TRAINING_CURVE",
@@ -60,6 +69,7 @@ __all__ = [
     "evaluate",
     "experiment_cache_dir",
     "greedy_policy",
+    "load_checkpoint",
     "load_pretrained",
     "loss_scales",
     "make_env",
@@ -71,6 +81,7 @@ __all__ = [
     "run_experiment",
     "run_variance_experiment",
     "score_identity",
+    "side_by_side",
     "stored_results",
     "variance_report",
 ]

@@ -1,7 +1,9 @@
 """What tutorial 3's notebook gives students ready-made, around their exercises: the
 ``Experience`` record, the ``TrainerLoop`` their ``PolicyTrainer`` fills in, and collection of
 whole episodes with many environments stepped together (``VectorBatchDataset``, which the
-experiments train on), plus ``greedy_policy`` for animations.
+experiments train on), plus ``greedy_policy`` and ``side_by_side`` for animations, ``LiveView``
+(a view replaced in place under a progress bar) and the checkpoints of a student's run
+(``save_checkpoint``, ``load_checkpoint``).
 
 Nothing here is an exercise's solution, and nothing here imports them: the classes built
 from episodes are parameters (``episode_type``, ``batch_type``), so the notebook can hand in
@@ -47,6 +49,12 @@ class TrainerLoop:
     when the mean total reward of the last ``running_mean_len`` episodes reaches
     ``target_reward`` or after ``max_episodes`` episodes. ``training_data`` records, per batch,
     the episode count, each loss's value, the mean reward and the best mean reward.
+
+    With ``train(..., stoppable=True)``, stopping it by hand (Jupyter's stop button, Ctrl-C: a
+    ``KeyboardInterrupt``) ends the training, not the cell: ``train`` says so, keeps the
+    checkpoint of the best mean reward so far and returns the curve up to the last finished
+    batch; ``interrupted`` is then True. Without it a stop ends the cell, as anywhere else (an
+    experiment cut short must not pass for a finished one, nor the next one start).
     """
 
     def __init__(self, model, optimizer, loss_fns, dataloader, checkpoints_file=None):
@@ -56,6 +64,7 @@ class TrainerLoop:
         self.dataloader = dataloader
         self.checkpoints_file = checkpoints_file
         self.training_data: dict[str, list] = {"episode_num": [], "mean_reward": [], "best_mean_reward": []}
+        self.interrupted = False
 
     def train_batch(self, batch) -> tuple[float, dict]:
         raise NotImplementedError()
@@ -76,37 +85,125 @@ class TrainerLoop:
         post_batch_fn=None,
         progress: bool = True,
         desc: str = "training",
+        stoppable: bool = False,
     ):
+        """Train until ``target_reward`` or ``max_episodes`` (or, if ``stoppable``, a stop by hand);
+        returns ``training_data``."""
         from collections import deque
 
         rewards = deque(maxlen=running_mean_len)
-        best, episodes = -float("inf"), 0
+        best, episodes, saved = -float("inf"), 0, None
+        self.interrupted = False
         bar = _progress(max_episodes, progress, desc)
-        for batch_idx, batch in enumerate(self.dataloader):
-            total_loss, losses = self.train_batch(batch)
-            rewards.extend(float(r) for r in batch.total_rewards)
-            episodes += len(batch.total_rewards)
-            mean = float(np.mean(rewards))
-            improved = mean > best
-            best = max(best, mean)
-            data = self.training_data
-            data["episode_num"].append(episodes)
-            data["mean_reward"].append(mean)
-            data["best_mean_reward"].append(best)
-            for key, value in losses.items():
-                data.setdefault(key, []).append(float(value))
-            if improved and self.checkpoints_file:
-                torch.save({"params": self.model.state_dict(), "best_mean_reward": best}, self.checkpoints_file)
+        try:
+            for batch_idx, batch in enumerate(self.dataloader):
+                total_loss, losses = self.train_batch(batch)
+                rewards.extend(float(r) for r in batch.total_rewards)
+                episodes += len(batch.total_rewards)
+                mean = float(np.mean(rewards))
+                improved = mean > best
+                best = max(best, mean)
+                row = {key: float(value) for key, value in losses.items()}
+                row.update(mean_reward=mean, best_mean_reward=best, episode_num=episodes)  # episode_num last: see _trim
+                for key, value in row.items():
+                    self.training_data.setdefault(key, []).append(value)
+                if improved and self.checkpoints_file:
+                    save_checkpoint(self.model, self.checkpoints_file, best_mean_reward=best, episodes=episodes)
+                    saved = best
+                if bar is not None:
+                    bar.set_postfix(episodes=episodes, mean_reward=f"{mean:.1f}", best=f"{best:.1f}")
+                    bar.update(len(batch.total_rewards))
+                if post_batch_fn is not None:
+                    post_batch_fn(batch_idx, self.model, batch)
+                if (target_reward is not None and mean >= target_reward) or episodes >= max_episodes:
+                    break
+        except KeyboardInterrupt:
+            if not stoppable:
+                raise
+            self.interrupted = True
+            _trim(self.training_data)
+        finally:
             if bar is not None:
-                bar.set_postfix(episodes=episodes, mean_reward=f"{mean:.1f}", best=f"{best:.1f}")
-                bar.update(len(batch.total_rewards))
-            if post_batch_fn is not None:
-                post_batch_fn(batch_idx, self.model, batch)
-            if (target_reward is not None and mean >= target_reward) or episodes >= max_episodes:
-                break
-        if bar is not None:
-            bar.close()
+                bar.close()
+        if self.interrupted:
+            print(self._stopped_message(saved))
         return self.training_data
+
+    def _stopped_message(self, saved) -> str:
+        data = self.training_data
+        if not data["episode_num"]:
+            return "Training stopped by you before the first batch finished: no curve and no new checkpoint."
+        message = (
+            f"Training stopped by you after {data['episode_num'][-1]} episodes ({len(data['episode_num'])} batches): "
+            f"the curve so far is what train returned"
+        )
+        if saved is not None:
+            message += f", and {self.checkpoints_file} holds the best weights so far (mean reward {saved:.1f})"
+        return message + "."
+
+
+def _trim(data: dict[str, list]) -> None:
+    """Cut every list of ``data`` to the batches recorded in full: a stop can land between two
+    appends, and ``episode_num`` is appended last, so its length counts the full rows."""
+    rows = len(data["episode_num"])
+    for values in data.values():
+        del values[rows:]
+
+
+def save_checkpoint(model, path, **info) -> None:
+    """Save ``model``'s weights and ``info`` (e.g. ``best_mean_reward``) in ``path``, whole or not at
+    all: written beside it first, then renamed, so a stop in the middle leaves the previous file."""
+    import os
+    from pathlib import Path
+
+    path = Path(path)
+    partial = path.with_name(path.name + ".partial")
+    torch.save({"params": model.state_dict(), **info}, partial)
+    os.replace(partial, path)
+
+
+def load_checkpoint(model, path, trained_by: str = "the training cell"):
+    """``model`` with the weights saved in ``path`` by ``TrainerLoop.train`` (in eval mode), and what was
+    saved with them (``best_mean_reward``, ``episodes``); or ``(None, {})`` after printing what to run
+    (``trained_by``) when there is no such checkpoint or its weights do not fit ``model``."""
+    from pathlib import Path
+
+    path = Path(path)
+    if not path.exists():
+        print(f"There is no checkpoint of your agent yet ({path}): run {trained_by} first, then this cell.")
+        return None, {}
+    saved = torch.load(path, weights_only=True)
+    try:
+        model.load_state_dict(saved["params"])
+    except (RuntimeError, KeyError) as error:
+        print(
+            f"The checkpoint {path} does not fit the network built here ({type(error).__name__}: {str(error)[:200]}): "
+            f"it was saved by a network of other sizes. Run {trained_by} again, then this cell."
+        )
+        return None, {}
+    return model.eval(), {key: value for key, value in saved.items() if key != "params"}
+
+
+class LiveView:
+    """One output area for the latest of a series of views (a line of text and, e.g., an
+    animation), replaced in place at each ``show``: what the cell showed before it, such as a
+    progress bar, stays (``clear_output`` would wipe the whole cell's output)."""
+
+    def __init__(self):
+        self._handle = None
+
+    def show(self, text: str, html=None) -> None:
+        """Show ``text`` and ``html`` (an ``IPython.display.HTML``, or None) in place of the last view."""
+        import html as escape
+
+        from IPython.display import HTML, display
+
+        body = f"<pre>{escape.escape(text)}</pre>" + (html.data if html is not None else "")
+        view = HTML(body)
+        if self._handle is None:
+            self._handle = display(view, display_id=True)
+        else:
+            self._handle.update(view)
 
 
 # --------------------------------------------------------------------------------------------
@@ -202,6 +299,14 @@ class VectorBatchDataset:
             )
             yield self.batch_type.from_episodes(episodes, self.gamma)
             k += 1
+
+
+def side_by_side(left: list, right: list, gap: int = 8) -> list:
+    """Frames (H, W, 3) of two episodes joined left and right with a grey band ``gap`` pixels wide
+    between them; the shorter episode holds its last frame."""
+    n = max(len(left), len(right))
+    band = np.full((np.shape(left[0])[0], gap, 3), 128, dtype=np.uint8)
+    return [np.concatenate([left[min(i, len(left) - 1)], band, right[min(i, len(right) - 1)]], axis=1) for i in range(n)]
 
 
 def greedy_policy(net):

@@ -136,3 +136,81 @@ class NoStep(TrainerLoop):
         output = self.model(batch.states)
         loss, info = self.loss_fns[0](batch, output)
         return loss.item(), info
+
+
+class IgnoresLossInput(TrainerLoop):
+    """Hands every loss the model's output as is: fine with a PolicyNet, a crash in the AAC section."""
+
+    def train_batch(self, batch):
+        output = self.model(batch.states)
+        total, losses = 0.0, {}
+        for loss_fn in self.loss_fns:
+            loss, info = loss_fn(batch, output)
+            total, losses = total + loss, {**losses, **info}
+        self.optimizer.zero_grad()
+        total.backward()
+        self.optimizer.step()
+        return total.item(), losses
+
+
+class ScoresToEveryLoss(TrainerLoop):
+    """Hands every loss only the action scores (the first output): the AAC loss never sees the values."""
+
+    def train_batch(self, batch):
+        output = self.model(batch.states)
+        scores = output[0] if isinstance(output, tuple) else output
+        total, losses = 0.0, {}
+        for loss_fn in self.loss_fns:
+            loss, info = loss_fn(batch, scores)
+            total, losses = total + loss, {**losses, **info}
+        self.optimizer.zero_grad()
+        total.backward()
+        self.optimizer.step()
+        return total.item(), losses
+
+
+class BroadcastAAC(AACPolicyGradientLoss):
+    """q_vals (N,) minus state_values (N, 1): an (N, N) advantage and value error."""
+
+    def forward(self, batch, output):
+        scores, values = output
+        advantage = batch.q_vals - values.detach()
+        logp = torch.log_softmax(scores, -1).gather(1, batch.actions.view(-1, 1)).squeeze(1)
+        loss_p = -(advantage * logp).mean()
+        loss_v = ((values - batch.q_vals) ** 2).mean()
+        return loss_p + self.delta * loss_v, dict(loss_p=loss_p.item(), loss_v=loss_v.item())
+
+
+def _log_pi_over_batch(scores, actions):
+    """log pi(a|s) with the softmax taken over the batch (dim=0) instead of the actions."""
+    return torch.log_softmax(scores, 0).gather(1, actions.view(-1, 1)).squeeze(1)
+
+
+class WrongAxisVanilla(VanillaPolicyGradientLoss):
+    def forward(self, batch, scores):
+        loss_p = -(batch.q_vals * _log_pi_over_batch(scores, batch.actions)).mean()
+        return loss_p, dict(loss_p=loss_p.item())
+
+
+class WrongAxisBaseline(BaselinePolicyGradientLoss):
+    def forward(self, batch, scores):
+        baseline = batch.q_vals.mean()
+        loss_p = -((batch.q_vals - baseline) * _log_pi_over_batch(scores, batch.actions)).mean()
+        return loss_p, dict(loss_p=loss_p.item(), baseline=baseline.item())
+
+
+class WrongAxisEntropy(ActionEntropyLoss):
+    def forward(self, batch, scores):
+        log_p = torch.log_softmax(scores, 0)
+        entropy = -(log_p.exp() * log_p).sum(-1)
+        loss_e = -self.beta * (entropy / self.max_entropy).mean()
+        return loss_e, dict(loss_e=loss_e.item())
+
+
+class WrongAxisAAC(AACPolicyGradientLoss):
+    def forward(self, batch, output):
+        scores, values = output
+        values = values.reshape(-1)
+        loss_p = -((batch.q_vals - values.detach()) * _log_pi_over_batch(scores, batch.actions)).mean()
+        loss_v = ((values - batch.q_vals) ** 2).mean()
+        return loss_p + self.delta * loss_v, dict(loss_p=loss_p.item(), loss_v=loss_v.item())

@@ -38,19 +38,26 @@ from .mistakes import (
     AACNotDetached,
     AACWithoutAdvantage,
     ArgmaxAgent,
+    BroadcastAAC,
     DetachedVanilla,
     FlippedVanilla,
     ForwardQvals,
+    IgnoresLossInput,
     NextStateAgent,
     NoBaseline,
     NoStep,
     NoZeroGrad,
     PositiveEntropy,
     ReversedQvals,
+    ScoresToEveryLoss,
     SoftmaxNet,
     UndiscountedQvals,
     UnnormalisedAgent,
     UnnormalisedEntropy,
+    WrongAxisAAC,
+    WrongAxisBaseline,
+    WrongAxisEntropy,
+    WrongAxisVanilla,
 )
 
 REFERENCE = {
@@ -277,3 +284,30 @@ def test_trainer_check_catches_a_dict_not_merged():
             return total.item(), info
 
     _fails(check_policy_trainer, LastDictOnly, "merge the dicts")
+
+
+# Mistakes that used to slip through or get only the generic hint (issue 16).
+
+
+def test_trainer_check_catches_a_train_batch_that_ignores_loss_input():
+    """Passing the model's output as is works for a PolicyNet and crashes in the AAC section: the check says so now."""
+    _fails(check_policy_trainer, IgnoresLossInput, "actor-critic model", "handed the pair", "self.loss_input(loss_fn, output)")
+    _fails(check_policy_trainer, ScoresToEveryLoss, "needs_values = True", "only the action scores", "loss_input")
+
+
+def test_aac_loss_check_names_values_of_shape_n_1_broadcast_against_q_vals():
+    _fails(check_aac_loss, BroadcastAAC, "(N, N) matrix", "state_values.reshape(-1)")
+
+
+@pytest.mark.parametrize(
+    "check, wrong",
+    [
+        (check_vpg_loss, WrongAxisVanilla),
+        (check_bpg_loss, WrongAxisBaseline),
+        (check_entropy_loss, WrongAxisEntropy),
+        (check_aac_loss, WrongAxisAAC),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_loss_checks_name_a_softmax_over_the_batch(check, wrong):
+    _fails(check, wrong, "over the actions, dim=-1, not over the batch (dim=0)")

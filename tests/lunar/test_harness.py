@@ -1,12 +1,16 @@
 """What the notebook gives ready-made (``lunar.harness``): batched collection of whole episodes and the training loop."""
 
+import contextlib
+import io
+import json
+
 import numpy as np
 import pytest
 import torch
 from torch import nn
 
 from course_utils.lunar.env import make_env
-from course_utils.lunar.harness import VectorBatchDataset, collect_episodes
+from course_utils.lunar.harness import VectorBatchDataset, collect_episodes, side_by_side
 from course_utils.lunar.solutions import (
     ActionEntropyLoss,
     BaselinePolicyGradientLoss,
@@ -15,6 +19,9 @@ from course_utils.lunar.solutions import (
     PolicyTrainer,
     TrainBatch,
 )
+from course_utils.paths import SOLUTIONS
+
+SOLUTIONS_NOTEBOOK = SOLUTIONS / "03_policy_gradients.ipynb"
 
 
 def test_collect_episodes_matches_single_env_play():
@@ -47,3 +54,235 @@ def test_policy_trainer_reaches_the_sanity_target_in_few_batches():
     data = trainer.train(target_reward=-150, running_mean_len=10, max_episodes=16 * 12, progress=False)
     assert data["mean_reward"][-1] >= -150
     assert data["episode_num"][-1] <= 16 * 12
+
+
+# ---------------------------------------------------------------------------------------------
+# The student's long run: a stop by hand, the live view, the checkpoint beside the course's agent
+
+REWARDS = [-120.0, 35.0, -10.0, 20.0, -60.0]
+"""Each batch's one episode total: with a running mean of 1 episode the best is batch 1's."""
+
+
+def _batches(stop_at=None):
+    """TrainBatches of one 4-step episode with the totals of ``REWARDS``; a ``KeyboardInterrupt``
+    (the stop button) while batch ``stop_at`` is being collected."""
+    generator = torch.Generator().manual_seed(0)
+    for k, total in enumerate(REWARDS):
+        if k == stop_at:
+            raise KeyboardInterrupt()
+        yield TrainBatch(
+            torch.randn(4, 8, generator=generator),
+            torch.randint(0, 4, (4,), generator=generator),
+            torch.randn(4, generator=generator),
+            torch.tensor([total]),
+        )
+
+
+def _trainer(dataloader, checkpoint):
+    torch.manual_seed(0)
+    net = PolicyNet(8, 4, (16,))
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    return PolicyTrainer(net, optimizer, [BaselinePolicyGradientLoss()], dataloader, checkpoints_file=checkpoint)
+
+
+def _weights_after_each_batch(weights):
+    def keep(batch_idx, model, batch):
+        weights.append({k: v.clone() for k, v in model.state_dict().items()})
+
+    return keep
+
+
+@pytest.mark.parametrize("where", ["collecting", "showing"])
+def test_a_stop_by_hand_keeps_the_best_checkpoint_and_the_curve(tmp_path, capsys, where):
+    """The stop button during training (a KeyboardInterrupt while a batch is collected or while the
+    agent is shown) ends the training, not the cell: the curve so far comes back, the checkpoint
+    holds the best batch's weights, and the message says so."""
+    checkpoint, weights = tmp_path / "mine.pt", []
+    keep = _weights_after_each_batch(weights)
+
+    def show(batch_idx, model, batch):
+        keep(batch_idx, model, batch)
+        if where == "showing" and batch_idx == 3:
+            raise KeyboardInterrupt()
+
+    trainer = _trainer(_batches(stop_at=3 if where == "collecting" else None), checkpoint)
+    data = trainer.train(running_mean_len=1, max_episodes=100, post_batch_fn=show, progress=False, stoppable=True)
+    finished = 3 if where == "collecting" else 4
+    assert trainer.interrupted
+    assert data["mean_reward"] == REWARDS[:finished] and data["episode_num"] == list(range(1, finished + 1))
+    assert {len(values) for values in data.values()} == {finished}
+    saved = torch.load(checkpoint, weights_only=True)
+    assert saved["best_mean_reward"] == max(REWARDS[:finished]) == 35.0 and saved["episodes"] == 2
+    for name, value in saved["params"].items():
+        assert torch.equal(value, weights[1][name]), name  # batch 1's weights, not the last batch's
+    out = capsys.readouterr().out
+    assert f"stopped by you after {finished} episodes" in out and str(checkpoint) in out and "35.0" in out
+
+
+def test_a_stop_before_the_first_batch_says_there_is_nothing_yet(tmp_path, capsys):
+    trainer = _trainer(_batches(stop_at=0), tmp_path / "mine.pt")
+    data = trainer.train(max_episodes=100, progress=False, stoppable=True)
+    assert trainer.interrupted and data["episode_num"] == [] and not (tmp_path / "mine.pt").exists()
+    assert "before the first batch finished" in capsys.readouterr().out
+
+
+def test_a_training_that_ends_by_itself_is_not_interrupted(tmp_path, capsys):
+    trainer = _trainer(_batches(), tmp_path / "mine.pt")
+    data = trainer.train(running_mean_len=1, max_episodes=len(REWARDS), progress=False, stoppable=True)
+    assert not trainer.interrupted and len(data["episode_num"]) == len(REWARDS)
+    assert "stopped" not in capsys.readouterr().out
+
+
+def test_without_stoppable_a_stop_ends_the_cell(tmp_path):
+    """The experiments' runs are not stoppable: a stop must not leave a cut-short run that passes
+    for a finished one (and is cached as one), nor let the cell go on to the next experiment."""
+    trainer = _trainer(_batches(stop_at=2), tmp_path / "mine.pt")
+    with pytest.raises(KeyboardInterrupt):
+        trainer.train(running_mean_len=1, max_episodes=100, progress=False)
+
+
+def test_a_stop_while_the_checkpoint_is_written_keeps_the_previous_one(tmp_path, monkeypatch):
+    """The checkpoint is written beside the file and renamed: a stop in the middle of writing
+    leaves the previous best, never a half-written file."""
+    checkpoint = tmp_path / "mine.pt"
+    trainer = _trainer(_batches(), checkpoint)
+    real_save, calls = torch.save, []
+
+    def save_then_stop(obj, path, *args, **kwargs):
+        calls.append(path)
+        if len(calls) == 2:  # batch 1's new best: half a file, then the stop button
+            with open(path, "wb") as half:
+                half.write(b"half")
+            raise KeyboardInterrupt()
+        return real_save(obj, path, *args, **kwargs)
+
+    monkeypatch.setattr(torch, "save", save_then_stop)
+    data = trainer.train(running_mean_len=1, max_episodes=100, progress=False, stoppable=True)
+    assert trainer.interrupted and len(calls) == 2
+    assert torch.load(checkpoint, weights_only=True)["best_mean_reward"] == REWARDS[0]
+    assert len(data["episode_num"]) == 2  # batch 1 was recorded before its checkpoint was written
+
+
+def test_the_progress_bar_survives_the_live_view(tmp_path):
+    """In a real kernel, the view of the agent (shown at batch 0 and every batch after) is
+    replaced in place: the progress bar above it stays in the cell's output."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    code = """
+import torch
+from course_utils import lunar
+from course_utils.lunar.solutions import BaselinePolicyGradientLoss, PolicyNet, PolicyTrainer, TrainBatch
+
+def batches():
+    for k in range(4):
+        yield TrainBatch(torch.randn(4, 8), torch.randint(0, 4, (4,)), torch.randn(4), torch.tensor([float(k)]))
+
+net = PolicyNet(8, 4, (8,))
+trainer = PolicyTrainer(net, torch.optim.SGD(net.parameters(), lr=0.1), [BaselinePolicyGradientLoss()], batches())
+view = lunar.LiveView()
+trainer.train(max_episodes=4, post_batch_fn=lambda i, model, batch: view.show(f"after batch {i}"), desc="final AAC")
+"""
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    resources = {"metadata": {"path": str(tmp_path)}}
+    client = nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3", resources=resources)
+    client.execute()
+    outputs = notebook.cells[0].outputs
+    bars = [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+            or "final AAC" in o.get("text", "")]
+    views = [o for o in outputs if "after batch" in str(o.get("data", {}).get("text/html", ""))]
+    assert bars, outputs
+    assert len(views) == 1 and "after batch 3" in views[0]["data"]["text/html"], outputs
+
+
+def _evaluation_cell() -> str:
+    """The solutions notebook's cell that evaluates the student's checkpoint beside the course's agent."""
+    notebook = json.loads(SOLUTIONS_NOTEBOOK.read_text())
+    cells = ["".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code"]
+    (cell,) = [source for source in cells if "lunar.load_checkpoint(" in source]
+    return cell
+
+
+def _run_evaluation_cell(passes_checks=True):
+    """Run the evaluation cell with stand-ins: the course's network class as the student's, a random
+    actor-critic as "the course's agent", three evaluation landscapes. Returns (its printout, its namespace)."""
+    from course_utils import lunar
+    from course_utils.animation import animate, record_episode
+    from course_utils.lunar.solutions import AACPolicyNet
+
+    torch.manual_seed(5)
+    course_agent = AACPolicyNet(8, 4, (8,))
+    seeds = lunar.EVAL_SEEDS[:3]
+    shown = []
+    namespace = {
+        "lunar": lunar, "AACPolicyNet": AACPolicyNet, "aac_hp": {"hidden_layers": (16,)}, "env": make_env(),
+        "seeds": seeds, "pretrained": course_agent, "returns": lunar.evaluate(course_agent, seeds),
+        "passes": lambda check, answer: passes_checks, "check_aac_net": None,
+        "record_episode": record_episode, "animate": animate, "display": shown.append,
+    }
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(_evaluation_cell(), namespace)
+    namespace["shown"] = shown
+    return out.getvalue(), namespace
+
+
+def test_the_evaluation_cell_puts_the_students_checkpoint_beside_the_course_agent(tmp_path, monkeypatch):
+    from course_utils import lunar
+    from course_utils.lunar.harness import save_checkpoint
+    from course_utils.lunar.solutions import AACPolicyNet
+
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    torch.manual_seed(9)
+    mine = AACPolicyNet(8, 4, (16,))
+    lunar.experiment_cache_dir().mkdir(parents=True)
+    save_checkpoint(mine, lunar.experiment_cache_dir() / "my_aac_checkpoint.pt", best_mean_reward=-42.5, episodes=96)
+    out, namespace = _run_evaluation_cell()
+    my_returns, course_returns = lunar.evaluate(mine, lunar.EVAL_SEEDS[:3]), namespace["returns"]
+    assert np.array_equal(namespace["my_returns"], my_returns)
+    assert "same 3 landscapes" in out and "-42.5" in out
+    assert f"{my_returns.mean():.1f} ± {my_returns.std():.1f}" in out
+    assert f"{course_returns.mean():.1f} ± {course_returns.std():.1f}" in out
+    assert f"yours {my_returns[0]:.1f}, the course's {course_returns[0]:.1f}" in out  # the landing shown is the first landscape's
+    (animation,) = namespace["shown"]
+    assert "<img" in animation.data or "data:image/png" in animation.data
+
+
+def test_the_evaluation_cell_says_which_cell_to_run_without_a_checkpoint(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    out, namespace = _run_evaluation_cell()
+    assert "no checkpoint of your agent yet" in out and 'the training cell under "Your agent" (Section 8)' in out
+    assert namespace["shown"] == [] and "my_returns" not in namespace
+    out, _ = _run_evaluation_cell(passes_checks=False)
+    assert "does not pass its check yet" in out
+
+
+def test_the_evaluation_cell_says_what_to_do_with_a_checkpoint_of_other_sizes(tmp_path, monkeypatch):
+    from course_utils import lunar
+    from course_utils.lunar.harness import save_checkpoint
+    from course_utils.lunar.solutions import AACPolicyNet
+
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    lunar.experiment_cache_dir().mkdir(parents=True)
+    save_checkpoint(AACPolicyNet(8, 4, (32, 32)), lunar.experiment_cache_dir() / "my_aac_checkpoint.pt", best_mean_reward=0.0)
+    out, namespace = _run_evaluation_cell()
+    assert "does not fit the network built here" in out and "Run the training cell" in out
+    assert namespace["shown"] == []
+
+
+def test_both_cells_name_the_same_checkpoint_file():
+    notebook = json.loads(SOLUTIONS_NOTEBOOK.read_text())
+    lines = {
+        line.split("#")[0].strip()
+        for cell in notebook["cells"]
+        for line in "".join(cell["source"]).splitlines()
+        if line.startswith("checkpoint_file = ")
+    }
+    assert len(lines) == 1, lines
+
+
+def test_side_by_side_holds_the_shorter_episodes_last_frame():
+    left = [np.full((2, 3, 3), i, np.uint8) for i in range(3)]
+    right = [np.full((2, 3, 3), 10 + i, np.uint8) for i in range(5)]
+    frames = side_by_side(left, right, gap=2)
+    assert len(frames) == 5 and frames[0].shape == (2, 8, 3)
+    assert frames[4][0, 0, 0] == 2 and frames[4][0, 7, 0] == 14 and frames[4][0, 3, 0] == 128

@@ -25,13 +25,20 @@ from course_utils.lunar.checks.losses import (
 from .mistakes import (
     AACNotDetached,
     AACWithoutAdvantage,
+    BroadcastAAC,
     DetachedVanilla,
     FlippedVanilla,
+    IgnoresLossInput,
     NoBaseline,
     NoStep,
     NoZeroGrad,
     PositiveEntropy,
+    ScoresToEveryLoss,
     UnnormalisedEntropy,
+    WrongAxisAAC,
+    WrongAxisBaseline,
+    WrongAxisEntropy,
+    WrongAxisVanilla,
 )
 
 
@@ -166,6 +173,13 @@ WRONG = [
     (AAC_LOSS, AACNotDetached, "detach"),
     (AAC_LOSS, NoValueLoss, "add the value loss"),
     (AAC_LOSS, DeltaIgnored, "weigh the value loss by delta"),
+    (POLICY_TRAINER, IgnoresLossInput, "self.loss_input(loss_fn, output)"),
+    (POLICY_TRAINER, ScoresToEveryLoss, "needs_values = True"),
+    (AAC_LOSS, BroadcastAAC, "(N, N) matrix"),
+    (VPG_LOSS, WrongAxisVanilla, "not over the batch (dim=0)"),
+    (BPG_LOSS, WrongAxisBaseline, "not over the batch (dim=0)"),
+    (ENTROPY_LOSS, WrongAxisEntropy, "not over the batch (dim=0)"),
+    (AAC_LOSS, WrongAxisAAC, "not over the batch (dim=0)"),
 ]
 RIGHT = [(exercise, getattr(solutions, exercise.reference[0]), "") for exercise in LOSS_EXERCISES.values()]
 
@@ -209,20 +223,24 @@ def test_a_loss_tuned_to_the_public_batch_passes_the_check_but_not_the_grader():
 
 
 def test_a_trainer_that_replays_the_public_record_fails_in_grading():
-    stored = checking.stored_record(POLICY_TRAINER.grade_id)[0]
+    stored = checking.stored_record(POLICY_TRAINER.grade_id)
 
     class Replay(solutions.PolicyTrainer):
-        calls = 0
-
-        def train_batch(self, batch):
-            step = stored["steps"][Replay.calls % len(stored["steps"])]
-            Replay.calls += 1
+        def train_batch(self, batch):  # the public record of the case whose model this is, step by step
+            params = dict(self.model.named_parameters())
+            case = next(
+                (c for c in stored if all(n in params and params[n].shape == p.shape for n, p in c["initial"].items())),
+                stored[0],
+            )
+            self.calls = getattr(self, "calls", -1) + 1
+            step = case["steps"][self.calls % len(case["steps"])]
             with torch.no_grad():
                 for name, p in self.model.named_parameters():
                     if name in step["params"] and p.shape == step["params"][name].shape:
                         p.copy_(step["params"][name])
+            for loss_fn in self.loss_fns:  # hand each stand-in loss what it wants, as the record shows
+                loss_fn.received.append("pair" if getattr(loss_fn, "needs_values", False) else "scores")
             return float(step["total"]), dict(step["info"])
 
     assert checking.passes(POLICY_TRAINER.check, Replay)
-    Replay.calls = 0
     assert not graded(POLICY_TRAINER, Replay)[0]

@@ -223,11 +223,22 @@ def _drive_aac_loss(cases, AACPolicyGradientLoss) -> list[dict]:  # noqa: N803 (
         record, loss = lr.observe_loss(f"{what}(batch, (action_scores, state_values))", loss_fn, batch, (s, v))
         record["backward"] = lr.backward(loss)
         record["values_grad"] = lr.grad_of(v)
+        pair = f"{what}(batch, (action_scores, state_values))"
+        record["flat"], _ = lr.observe_loss(pair, loss_fn, batch, (s.detach(), v.detach().view(-1)))
+        record["row_shifted"], _ = lr.observe_loss(pair, loss_fn, batch, (lr.row_shifted(s), v.detach()))
         batch, scores, values = lr.make_inputs(case["batch"], shift=lr.SHIFT)
         raised = (scores, values.view(-1, 1))
         record["shifted"], _ = lr.observe_loss(f"{what}(batch, (action_scores, state_values))", loss_fn, batch, raised)
         out.append(record)
     return out
+
+
+BROADCAST_HINT = (
+    "your loss differs when the same state values come as a column of shape (N, 1), as the network returns them, "
+    "instead of shape (N,): q_vals of shape (N,) minus state_values of shape (N, 1) broadcasts to an (N, N) matrix. "
+    "Reshape the state values to (N,) first: state_values.reshape(-1)."
+)
+"""The hint for state values of shape (N, 1) broadcast against q-values of shape (N,) (the ``flat`` probe)."""
 
 
 def _judge_aac_loss(got: list, expected: list, cases) -> None:
@@ -245,7 +256,11 @@ def _judge_aac_loss(got: list, expected: list, cases) -> None:
                 blind = lr.close(lr.loss_value(mine.get("shifted", {}), name), got_loss)
             except Problem:
                 blind = True
-            if not blind:
+            if lr.changed(mine, "flat", got_loss, name):
+                hint = BROADCAST_HINT
+            elif lr.changed(mine, "row_shifted", got_loss, name):
+                hint = lr.AXIS_HINT
+            elif not blind:
                 hint = "the policy part should weigh log pi by the advantage q - v, not by q."
             elif lr.close(got_loss, loss_p):
                 hint = "add the value loss: delta * mean((v - q)^2)."

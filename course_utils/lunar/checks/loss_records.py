@@ -23,6 +23,14 @@ SHIFT = 25.0
 (or the state value) does not change; one that weighs log pi by q alone does."""
 
 
+def row_shifted(scores: torch.Tensor) -> torch.Tensor:
+    """``scores`` (N, actions) with one number added to all the action scores of each state (a
+    different one per state, from -3 to 3): the probabilities, and so every loss, stay the same,
+    unless the softmax runs over the batch (dim=0) instead of the actions."""
+    offsets = torch.linspace(-3.0, 3.0, scores.shape[0]).unsqueeze(1)
+    return (scores.detach() + offsets).requires_grad_(scores.requires_grad)
+
+
 # ---------------------------------------------------------------------------------------------
 # The inputs
 
@@ -171,6 +179,23 @@ def info(record: dict) -> dict:
     """The dict a recorded call returned with its loss ({} when it is not a plain dict)."""
     values = record.get("info")
     return values if type(values) is dict else {}
+
+
+def changed(record: dict, probe: str, got: float, what: str) -> bool:
+    """Whether the loss recorded under ``probe`` (a call on inputs that must not change it)
+    differs from ``got``; False when that call gave no loss to compare."""
+    try:
+        return not close(loss_value(record.get(probe) or {}, what), got)
+    except Problem:
+        return False
+
+
+AXIS_HINT = (
+    "your loss changes when the same number is added to all the action scores of one state, which leaves its "
+    "action probabilities unchanged: take the log_softmax (or softmax) over the actions, dim=-1, not over the "
+    "batch (dim=0)."
+)
+"""The hint for a softmax over the wrong axis (the ``row_shifted`` probe)."""
 
 
 def close(a: float, b: float, tol: float = 1e-4) -> bool:

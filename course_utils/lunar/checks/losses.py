@@ -3,7 +3,10 @@ losses, ``PolicyTrainer.train_batch`` and the advantage actor-critic's network, 
 
 Each exercise is an ``Exercise`` (see ``checking``): ``drive`` runs the student's class on a
 list of cases (the batches of ``loss_records``, the check's own small network and stand-in
-losses for the trainer, stand-in networks for the agent) and records what came back;
+losses for the trainer, stand-in networks for the agent) and records what came back, with
+probes that name typical mistakes: the same scores shifted per state (a softmax over the batch),
+the state values as (N,) instead of (N, 1) (an (N, N) broadcast), what each of the trainer's
+stand-in losses was handed (``loss_input`` ignored);
 ``judge`` compares that record with the course's own answer's record on the same cases. The
 check cell runs both on the public cases (the fixed batch of ``assets/lunar_expected.json``);
 grading drives the hidden cases (other batches, sizes, betas, deltas, networks and seeds) in the
@@ -44,6 +47,7 @@ def _drive_pg(name: str):
         for spec in cases:
             batch, scores, _ = lr.make_inputs(spec)
             record, _ = lr.observe_loss(f"{name}(batch, action_scores)", loss_fn, batch, scores.requires_grad_(True))
+            record["row_shifted"], _ = lr.observe_loss(f"{name}(batch, action_scores)", loss_fn, batch, lr.row_shifted(scores))
             shifted, scores, _ = lr.make_inputs(spec, shift=lr.SHIFT)
             record["shifted"], _ = lr.observe_loss(f"{name}(batch, action_scores)", loss_fn, shifted, scores)
             out.append(record)
@@ -70,6 +74,7 @@ def _loss_checked(name: str, mine: dict, reference: dict, spec, hints) -> float:
             "convert them to numbers before computing the loss."
         )
     if not lr.close(got, want):
+        hints = [(lambda got, want: lr.changed(mine, "row_shifted", got, name), lr.AXIS_HINT), *hints]
         hint = next((h for test, h in hints if test(got, want)), "compare with the formula above.")
         raise Problem(f"on {lr.describe(spec)} the loss should be {want:.4f}, got {got:.4f}. Hint: {hint}")
     return got
@@ -188,9 +193,9 @@ def _drive_entropy(cases, ActionEntropyLoss) -> list:  # noqa: N803 (the exercis
             out.append({"error": loss_fn})
             continue
         batch, scores, _ = lr.make_inputs(spec, n_actions)
-        record, _ = lr.observe_loss(
-            f"ActionEntropyLoss({n_actions}, {beta:g})(batch, action_scores)", loss_fn, batch, scores.requires_grad_(True)
-        )
+        what = f"ActionEntropyLoss({n_actions}, {beta:g})(batch, action_scores)"
+        record, _ = lr.observe_loss(what, loss_fn, batch, scores.requires_grad_(True))
+        record["row_shifted"], _ = lr.observe_loss(what, loss_fn, batch, lr.row_shifted(scores))
         out.append(record)
     return out
 
@@ -257,43 +262,86 @@ def check_entropy_loss(ActionEntropyLoss, strict: bool = False) -> bool:  # noqa
 
 
 class _TrainerNet(nn.Module):
-    """The trainer check's model: 8 observations -> ``hidden`` (ReLU) -> ``n_actions`` action scores."""
+    """The trainer check's model: 8 observations -> ``hidden`` (ReLU) -> ``n_actions`` action scores;
+    with ``values``, an actor-critic's output instead: (action scores (N, n_actions), state values (N, 1))."""
 
-    def __init__(self, hidden: int = 16, n_actions: int = 4):
+    def __init__(self, hidden: int = 16, n_actions: int = 4, values: bool = False):
         super().__init__()
-        self.layers = nn.Sequential(nn.Linear(8, hidden), nn.ReLU(), nn.Linear(hidden, n_actions))
+        self.layers = nn.Sequential(nn.Linear(8, hidden), nn.ReLU(), nn.Linear(hidden, n_actions + values))
+        self.n_actions, self.values = n_actions, values
 
     def forward(self, x):
-        return self.layers(x)
+        out = self.layers(x)
+        if self.values:
+            return out[:, : self.n_actions], out[:, self.n_actions :]
+        return out
+
+
+def _received(value) -> str:
+    """What a stand-in loss was handed, in a word: "scores" (a tensor), "pair" (a 2-tuple) or its type."""
+    if isinstance(value, torch.Tensor):
+        return "scores"
+    if isinstance(value, tuple) and len(value) == 2:
+        return "pair"
+    return type(value).__name__
 
 
 class _ImitationLoss:
     """A stand-in loss for the trainer check, with the course's interface: the cross-entropy of
-    the batch's actions under the action scores, recorded as ``loss_imitation``."""
+    the batch's actions under the action scores, recorded as ``loss_imitation``. It writes down
+    what it was handed in ``received`` (the check's record of whether ``loss_input`` was used)."""
+
+    def __init__(self):
+        self.received: list[str] = []
 
     def __call__(self, batch, action_scores):
+        self.received.append(_received(action_scores))
         loss = nn.functional.cross_entropy(action_scores, batch.actions)
         return loss, dict(loss_imitation=loss.item())
 
 
-class _ScoreSizeLoss:
+class _ScoreSizeLoss(_ImitationLoss):
     """A second stand-in loss: ``weight`` times the mean squared action score, recorded as ``loss_size``."""
 
     def __init__(self, weight: float):
+        super().__init__()
         self.weight = weight
 
     def __call__(self, batch, action_scores):
+        self.received.append(_received(action_scores))
         loss = self.weight * (action_scores**2).mean()
         return loss, dict(loss_size=loss.item())
 
 
+class _ValueLoss(_ImitationLoss):
+    """A stand-in loss on both outputs of an actor-critic (``needs_values = True``, as the AAC
+    loss): ``weight`` times the mean squared state value, recorded as ``loss_value``."""
+
+    needs_values = True
+
+    def __init__(self, weight: float):
+        super().__init__()
+        self.weight = weight
+
+    def __call__(self, batch, model_output):
+        self.received.append(_received(model_output))
+        _, state_values = model_output
+        loss = self.weight * (state_values**2).mean()
+        return loss, dict(loss_value=loss.item())
+
+
 def _trainer_cases(hidden: bool) -> list[dict]:
-    """The model (seed, hidden units), the stand-in losses' weight, SGD's learning rate, the batch and how many steps."""
+    """The model (seed, hidden units, whether it is an actor-critic returning (scores, values)),
+    the stand-in losses' weight, SGD's learning rate, the batch and how many steps."""
     if not hidden:
-        return [{"seed": 0, "hidden": 16, "weight": 0.5, "lr": 0.01, "batch": "stored", "steps": 2}]
+        return [
+            {"seed": 0, "hidden": 16, "weight": 0.5, "lr": 0.01, "batch": "stored", "steps": 2},
+            {"seed": 1, "hidden": 12, "weight": 0.3, "lr": 0.01, "batch": "stored", "steps": 2, "values": True},
+        ]
     return [
         {"seed": 7, "hidden": 24, "weight": 0.8, "lr": 0.02, "batch": {"seed": 404, "lengths": [22, 35, 18]}, "steps": 3},
         {"seed": 3, "hidden": 8, "weight": 0.2, "lr": 0.05, "batch": lr.HIDDEN_BATCHES[1], "steps": 2},
+        {"seed": 5, "hidden": 10, "weight": 0.6, "lr": 0.03, "batch": lr.HIDDEN_BATCHES[0], "steps": 2, "values": True},
     ]
 
 
@@ -305,10 +353,11 @@ def _drive_trainer(cases, PolicyTrainer) -> list[dict]:  # noqa: N803 (the exerc
     out = []
     for case in cases:
         torch.manual_seed(case["seed"])
-        model = _TrainerNet(case["hidden"])
+        values = case.get("values", False)
+        model = _TrainerNet(case["hidden"], values=values)
         batch, _, _ = lr.make_inputs(case["batch"])
         optimizer = torch.optim.SGD(model.parameters(), lr=case["lr"])
-        losses = [_ImitationLoss(), _ScoreSizeLoss(case["weight"])]
+        losses = [_ImitationLoss(), _ScoreSizeLoss(case["weight"])] + ([_ValueLoss(case["weight"])] if values else [])
         record = {"initial": _params(model), "steps": []}
         trainer = attempt(
             "PolicyTrainer(model, optimizer, loss_fns, dataloader=None)", PolicyTrainer, model, optimizer, losses, None
@@ -329,8 +378,39 @@ def _drive_trainer(cases, PolicyTrainer) -> list[dict]:  # noqa: N803 (the exerc
                 step["total"], step["info"] = encode(result[0]), encode(result[1])
             step["params"] = _params(model)
             record["steps"].append(step)
+        record["received"] = {type(loss).__name__: list(loss.received) for loss in losses}
         out.append(record)
     return out
+
+
+_WANTS = {"_ImitationLoss": "scores", "_ScoreSizeLoss": "scores", "_ValueLoss": "pair"}
+"""What each stand-in loss should be handed: ``loss_input``'s answer for it."""
+
+
+def _judge_loss_inputs(case: dict, mine: dict) -> None:
+    """Each stand-in loss got what ``loss_input`` gives it, else a hint naming ``loss_input``."""
+    received = mine.get("received")
+    if type(received) is not dict:
+        return
+    for name, kinds in received.items():
+        want = _WANTS.get(name)
+        wrong = [kind for kind in kinds if kind != want] if type(kinds) is list else []
+        if want is None or not wrong:
+            continue
+        model = "an actor-critic model, whose output is the pair (action_scores, state_values)"
+        if want == "scores":
+            got = "the pair (action_scores, state_values)" if wrong[0] == "pair" else f"a {wrong[0]}"
+            raise Problem(
+                f"with {model}, a loss that takes only the action scores was handed {got}. "
+                "Hint: call each loss as loss_fn(batch, self.loss_input(loss_fn, output)): loss_input hands it "
+                "what it needs (the AAC section's losses rely on it)."
+            )
+        got = "only the action scores" if wrong[0] == "scores" else f"a {wrong[0]}"
+        raise Problem(
+            f"with {model}, a loss with needs_values = True (as the AAC loss) was handed {got}. "
+            "Hint: call each loss as loss_fn(batch, self.loss_input(loss_fn, output)): loss_input hands it "
+            "what it needs."
+        )
 
 
 def _judge_trainer(got: list, expected: list, cases) -> None:
@@ -338,6 +418,7 @@ def _judge_trainer(got: list, expected: list, cases) -> None:
         raise Problem(f"the record holds {len(got) if type(got) is list else 'no'} cases instead of {len(cases)}.")
     for case, mine, reference in zip(cases, got, expected, strict=True):
         raise_if_error(mine.get("error"))
+        _judge_loss_inputs(case, mine)
         steps = mine.get("steps")
         if type(steps) is not list or len(steps) < case["steps"] and not (steps and "error" in steps[-1]):
             raise Problem("the record of your trainer stops early.")
@@ -386,7 +467,8 @@ POLICY_TRAINER = Exercise(
 
 
 def check_policy_trainer(PolicyTrainer, strict: bool = False) -> bool:  # noqa: N803
-    """``PolicyTrainer(model, optimizer, loss_fns, dataloader).train_batch(batch)`` -> (total loss, dict)."""
+    """``PolicyTrainer(model, optimizer, loss_fns, dataloader).train_batch(batch)`` -> (total loss, dict),
+    with a scores model and with an actor-critic one (each loss handed ``loss_input``'s answer)."""
     return POLICY_TRAINER.check(PolicyTrainer, strict=strict)
 
 
