@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from course_utils import checkpoints
-from course_utils.harlow.agent import ActorCritic, agent_from_state, agent_state
+from course_utils.harlow.agent import NEWBIE_SEED, ActorCritic, agent_from_state, agent_state, make_newbie
 from course_utils.harlow.batch import (
     compare_agents,
     evaluate_population,
@@ -48,11 +48,11 @@ def load_evolved_agent() -> ActorCritic:
     return agent_from_state(checkpoints.load_checkpoint(CHECKPOINT))
 
 
-def newbie_vs_evolved(num_tasks: int = 50, seed: int = 0) -> dict[str, np.ndarray]:
-    """Scores (num_tasks,) of a newbie (fresh weights from ``seed``, default hyperparameters)
-    and of the evolved agent on the same ``num_tasks`` new tasks (batched evaluation)."""
-    torch.manual_seed(seed)
-    return compare_agents({"newbie": ActorCritic(), "evolved": load_evolved_agent()}, num_tasks=num_tasks, seed=seed)
+def newbie_vs_evolved(num_tasks: int = 50, seed: int = 0, newbie_seed: int = NEWBIE_SEED) -> dict[str, np.ndarray]:
+    """Scores (num_tasks,) of the newbie (``make_newbie(newbie_seed)``) and of the evolved agent
+    on the same ``num_tasks`` new tasks drawn from ``seed`` (batched evaluation)."""
+    return compare_agents({"newbie": make_newbie(newbie_seed), "evolved": load_evolved_agent()}, num_tasks=num_tasks,
+                          seed=seed)
 
 
 def load_history() -> dict:
