@@ -416,7 +416,7 @@ def evolve(
     scores = evaluate_population(params, hypers, rng, num_tasks, learned=learned, **settings).sum(1)
     if lamarckian:
         params = learned
-    history = {"generation": [], "mean": [], "best": [], **{f"mean_{k}": [] for k in HYPER_NAMES}}
+    history = {"generation": [], "mean": [], "best": [], **{f"mean_{k}": [] for k in HYPER_NAMES}, "num_tasks": num_tasks}
 
     def record(generation):
         history["generation"].append(generation)

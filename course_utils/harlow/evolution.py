@@ -22,8 +22,7 @@ REDRAW_SECONDS = 1.0
 def per_task(history: dict, key: str = "mean") -> np.ndarray:
     """A history's per-generation ``key`` (``"mean"`` or ``"best"`` population score over its
     ``num_tasks`` tasks) as a score per task, of 20: array (generations + 1,)."""
-    num_tasks = history.get("num_tasks") or history["settings"]["num_tasks"]
-    return np.asarray(history[key], dtype=float) / num_tasks
+    return np.asarray(history[key], dtype=float) / history["num_tasks"]
 
 
 class LiveEvolution:
