@@ -32,7 +32,7 @@ from course_utils.harlow.agent import (
 )
 from course_utils.harlow.batch import compare_agents
 from course_utils.harlow.env import HarlowExperimentEnv, run_dummy_agent
-from course_utils.harlow.evolution import evolve_live, per_task, plot_race, summary
+from course_utils.harlow.evolution import evolve_live, per_task, summary
 from course_utils.harlow.plots import (
     TrialAccuracy,
     accuracy_by_trial,
@@ -44,10 +44,8 @@ from course_utils.harlow.plots import (
 )
 from course_utils.harlow.sizes import SIZES
 from course_utils.harlow.train import (
-    agent_accuracy_by_trial,
     load_evolved_agent,
     load_history,
-    newbie_vs_evolved,
     scored_population,
 )
 
@@ -61,20 +59,17 @@ __all__ = [
     "TrialAccuracy",
     "ablation_agents",
     "accuracy_by_trial",
-    "agent_accuracy_by_trial",
     "compare_agents",
     "evolve_live",
     "learning_rate_only",
     "load_evolved_agent",
     "load_history",
     "make_newbie",
-    "newbie_vs_evolved",
     "per_task",
     "plot_ablation",
     "plot_cumulative_rewards",
     "plot_evolution",
     "plot_hyperparameters",
-    "plot_race",
     "plot_scores",
     "plot_you_vs_agents",
     "questions",

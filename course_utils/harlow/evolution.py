@@ -119,15 +119,3 @@ def summary(result: dict, last: int = 10) -> dict:
     mean = per_task(result)
     start, end = float(mean[0]), float(mean[-last:].mean())
     return {"start": start, "end": end, "gain": end - start, "generations": int(result["generation"][-1])}
-
-
-def plot_race(baldwinian: dict, lamarckian: dict, ax=None):
-    """Population mean score per task of a Baldwinian and a Lamarckian run, generation by generation."""
-    ax = ax or plt.subplots(figsize=(8, 4))[1]
-    for name, run in (("Baldwinian", baldwinian), ("Lamarckian", lamarckian)):
-        ax.plot(run["generation"], per_task(run), label=f"{name}: inherits the parents' "
-                f"{'starting' if name == 'Baldwinian' else 'learned'} weights")
-    ax.set(title="Lamarck against Baldwin: same seed, same budget", xlabel="generation",
-           ylabel="population mean score per task (of 20)", ylim=(0, 20))
-    ax.legend(loc="lower right")
-    return ax
