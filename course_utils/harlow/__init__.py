@@ -10,46 +10,72 @@
   batched evolution ``evolve``
 - ``plots``: accuracy by trial and the tutorial's plots
 - ``game``: the Harlow widget game; ``checks``: the exercise checks
+- ``sizes``: the notebook's run sizes; ``questions``: its concept checks
 - ``train``: ``course train harlow``, the evolved agent and the comparisons the notebook shows;
   ``bench``: ``course bench harlow``
+- ``evolution``: the evolutions the notebook runs live (Baldwinian, and Lamarckian against it)
+- ``ablation``: what evolution found: weights and hyperparameters swapped between the newbie
+  and the evolved agent, all scored on the same tasks
 
 This front door holds the names the notebook uses as ``harlow.X``.
 """
 
-from course_utils.harlow.agent import HYPER_MUTATION, PARAMETER_NOISE, ActorCritic, train_evaluate_agent
+from course_utils.harlow import questions
+from course_utils.harlow.ablation import ablation_agents, learning_rate_only, plot_ablation, same_tasks
+from course_utils.harlow.agent import (
+    DEFAULT_HYPERPARAMETERS,
+    HYPER_MUTATION,
+    PARAMETER_NOISE,
+    ActorCritic,
+    make_newbie,
+    train_evaluate_agent,
+)
+from course_utils.harlow.batch import compare_agents
 from course_utils.harlow.env import HarlowExperimentEnv, run_dummy_agent
+from course_utils.harlow.evolution import evolve_live, per_task, summary
 from course_utils.harlow.plots import (
     TrialAccuracy,
     accuracy_by_trial,
     plot_cumulative_rewards,
     plot_evolution,
+    plot_hyperparameters,
     plot_scores,
     plot_you_vs_agents,
 )
+from course_utils.harlow.sizes import SIZES
 from course_utils.harlow.train import (
-    agent_accuracy_by_trial,
     load_evolved_agent,
     load_history,
-    newbie_vs_evolved,
     scored_population,
 )
 
 __all__ = [
+    "DEFAULT_HYPERPARAMETERS",
     "HYPER_MUTATION",
     "PARAMETER_NOISE",
+    "SIZES",
     "ActorCritic",
     "HarlowExperimentEnv",
     "TrialAccuracy",
+    "ablation_agents",
     "accuracy_by_trial",
-    "agent_accuracy_by_trial",
+    "compare_agents",
+    "evolve_live",
+    "learning_rate_only",
     "load_evolved_agent",
     "load_history",
-    "newbie_vs_evolved",
+    "make_newbie",
+    "per_task",
+    "plot_ablation",
     "plot_cumulative_rewards",
     "plot_evolution",
+    "plot_hyperparameters",
     "plot_scores",
     "plot_you_vs_agents",
+    "questions",
     "run_dummy_agent",
+    "same_tasks",
     "scored_population",
+    "summary",
     "train_evaluate_agent",
 ]

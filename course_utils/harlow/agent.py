@@ -70,6 +70,21 @@ class ActorCritic(nn.Module):
         return ", ".join(f"{k}={v:.4g}" for k, v in self.hyperparameters().items())
 
 
+NEWBIE_SEED = 42
+"""The tutorial's one newbie is made from this seed."""
+
+
+def make_newbie(seed: int = NEWBIE_SEED) -> ActorCritic:
+    """A newly initialised agent: PyTorch's default initialisation from ``seed`` (torch's global
+    generator is left as it was), default hyperparameters. The same seed gives the same newbie."""
+    state = torch.random.get_rng_state()
+    try:
+        torch.manual_seed(seed)
+        return ActorCritic()
+    finally:
+        torch.random.set_rng_state(state)
+
+
 def agent_state(agent: ActorCritic) -> dict[str, torch.Tensor]:
     """The agent's state_dict plus its four hyperparameters as float64 scalar tensors
     (keys ``hyper.<name>``): one dict of tensors, loadable with ``weights_only=True``."""

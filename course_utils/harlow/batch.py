@@ -19,6 +19,8 @@ stream of random numbers, so scores agree in distribution (``tests/harlow/test_b
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
 from tqdm.auto import tqdm
@@ -41,6 +43,9 @@ LAYERS = ("embedding", "rnn", "critic", "actor")
 """Crossing over swaps whole layers: every parameter whose name starts with the layer's name."""
 
 RMSPROP_ALPHA, RMSPROP_EPS = 0.99, 1e-5
+
+INHERITANCE = ("baldwinian", "lamarckian")
+"""What an offspring is made from: its parents' starting weights, or the weights they learned."""
 
 
 # --------------------------------------------------------------------------------------
@@ -241,6 +246,7 @@ def train_evaluate_pairs(
     num_trials: int = 6,
     num_evaluation_trials: int = 20,
     digits: tuple[np.ndarray, np.ndarray] | None = None,
+    learned: dict[str, torch.Tensor] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``train_evaluate_agent`` for P pairs at once, each on its own new task (drawn at
     random, or given as ``digits``: arrays (P,) of rewarded and punished digits).
@@ -248,7 +254,8 @@ def train_evaluate_pairs(
     ``params``: stacked weights ``{name: (P, ...)}`` (not changed: training works on a copy);
     ``hypers``: (P, 4). Returns the scores (P,) and whether each trial chose the rewarded
     digit (P, num_gradient_steps * num_trials + num_evaluation_trials), booleans: the
-    training trials in order, then the evaluation trials.
+    training trials in order, then the evaluation trials. Pass a dict as ``learned`` to get
+    the trained weights ``{name: (P, ...)}`` in it (what a Lamarckian individual passes on).
 
     All weights live in one flat (P, D) tensor, so RMSprop is a handful of operations.
     """
@@ -267,6 +274,8 @@ def train_evaluate_pairs(
             rmsprop_step(flat, square_avg, torch.cat([grads[n].reshape(P, -1) for n in views], dim=1), lr)
             correct.append(step_correct)
         _, rewards, step_correct, _ = _play(_BatchedNet(views), env, num_evaluation_trials, obs, rng, record=False)
+    if learned is not None:
+        learned.update({name: view.clone() for name, view in views.items()})
     return rewards.sum(1), np.concatenate(correct + [step_correct], axis=1)
 
 
@@ -277,11 +286,15 @@ def evaluate_population(
     num_tasks: int = 10,
     chunk: int = 1000,
     same_tasks: bool = False,
+    learned: dict[str, torch.Tensor] | None = None,
     **settings,
 ) -> np.ndarray:
     """Baldwinian fitness of N individuals: scores (N, num_tasks), each individual trained
     afresh on each of ``num_tasks`` new tasks (like ``evaluate_individual``, batched).
-    With ``same_tasks`` every individual meets the same ``num_tasks`` digit pairs."""
+    With ``same_tasks`` every individual meets the same ``num_tasks`` digit pairs.
+
+    Pass a dict as ``learned`` to get what each individual learned in it: the mean of the
+    weights its ``num_tasks`` trained copies ended with, ``{name: (N, ...)}``."""
     N = hypers.shape[0]
     pair_params = {name: p.repeat_interleave(num_tasks, dim=0) for name, p in params.items()}
     pair_hypers = np.repeat(hypers, num_tasks, axis=0)
@@ -291,11 +304,19 @@ def evaluate_population(
         punished = (rewarded + rng.integers(1, 10, num_tasks)) % 10
         digits = (np.tile(rewarded, N), np.tile(punished, N))
     scores = np.zeros(N * num_tasks, dtype=np.float32)
+    trained = {name: torch.empty_like(p) for name, p in pair_params.items()} if learned is not None else None
     for start in range(0, N * num_tasks, chunk):
         part = slice(start, start + chunk)
         sub = {name: p[part] for name, p in pair_params.items()}
         part_digits = None if digits is None else (digits[0][part], digits[1][part])
-        scores[part] = train_evaluate_pairs(sub, pair_hypers[part], rng, digits=part_digits, **settings)[0]
+        part_learned = None if trained is None else {}
+        scores[part] = train_evaluate_pairs(sub, pair_hypers[part], rng, digits=part_digits, learned=part_learned,
+                                            **settings)[0]
+        if trained is not None:
+            for name, p in part_learned.items():
+                trained[name][part] = p
+    if learned is not None:
+        learned.update({name: p.reshape(N, num_tasks, *p.shape[1:]).mean(1) for name, p in trained.items()})
     return scores.reshape(N, num_tasks)
 
 
@@ -361,6 +382,8 @@ def evolve(
     final_candidates: int = 10,
     final_tasks: int = 100,
     progress: bool = True,
+    inheritance: str = "baldwinian",
+    on_generation: Callable[[dict], None] | None = None,
     **settings,
 ) -> dict:
     """The tutorial's genetic algorithm, batched, deterministic from ``seed``.
@@ -370,16 +393,30 @@ def evolve(
     makes ``new_per_generation`` children of random parent pairs, scores them over
     ``num_tasks`` tasks, and swaps them for as many random old individuals.
 
-    Scores are noisy (10 tasks), so the returned ``agent`` is the best of the final
-    population's ``final_candidates`` top-scored individuals re-scored over ``final_tasks``
-    tasks. Returns the history (``generation``, ``mean``, ``best``, mean hyperparameters per
-    generation), the settings, the final re-scoring and the ``agent``.
+    ``inheritance`` is what a child is made from. ``"baldwinian"`` (the tutorial's): the weights
+    its parents were born with; what they learned on their tasks is lost. ``"lamarckian"``: the
+    weights its parents ended their lives with (each individual keeps the mean of the weights
+    its trained copies reached on its ``num_tasks`` tasks). Either way an individual's score is
+    how well it learns new tasks from the weights it starts with, and the random numbers drawn
+    are the same for both, so two runs with one ``seed`` differ only in what is inherited.
+
+    ``on_generation(history)`` is called after every generation (0 included) with the history
+    so far, e.g. to draw it live. Scores are noisy (10 tasks), so the returned ``agent`` is the
+    best of the final population's ``final_candidates`` top-scored individuals re-scored over
+    ``final_tasks`` tasks. Returns the history (``generation``, ``mean``, ``best``, mean
+    hyperparameters per generation), the settings, the final re-scoring and the ``agent``.
     """
+    if inheritance not in INHERITANCE:
+        raise ValueError(f"inheritance must be one of {INHERITANCE}, got {inheritance!r}.")
+    lamarckian = inheritance == "lamarckian"
     rng = np.random.default_rng(seed)
     generator = torch.Generator().manual_seed(seed)
     params, hypers = initial_population(population_size, generator)
-    scores = evaluate_population(params, hypers, rng, num_tasks, **settings).sum(1)
-    history = {"generation": [], "mean": [], "best": [], **{f"mean_{k}": [] for k in HYPER_NAMES}}
+    learned = {} if lamarckian else None
+    scores = evaluate_population(params, hypers, rng, num_tasks, learned=learned, **settings).sum(1)
+    if lamarckian:
+        params = learned
+    history = {"generation": [], "mean": [], "best": [], **{f"mean_{k}": [] for k in HYPER_NAMES}, "num_tasks": num_tasks}
 
     def record(generation):
         history["generation"].append(generation)
@@ -389,19 +426,26 @@ def evolve(
             history[f"mean_{k}"].append(float(f"{hypers[:, j].mean():.6g}"))
 
     record(0)
+    if on_generation is not None:
+        on_generation(history)
     bar = tqdm(range(1, generations + 1), desc="evolving", disable=not progress)
     for generation in bar:
         ranked = np.argsort(-scores, kind="stable")[:tournament_size]
         parents = rng.choice(ranked, size=parents_size, replace=True)
         couples = rng.choice(parents, size=(new_per_generation, 2), replace=True)
         child_params, child_hypers = make_offspring(params, hypers, couples[:, 0], couples[:, 1], rng, generator)
-        child_scores = evaluate_population(child_params, child_hypers, rng, num_tasks, **settings).sum(1)
+        learned = {} if lamarckian else None
+        child_scores = evaluate_population(child_params, child_hypers, rng, num_tasks, learned=learned, **settings).sum(1)
+        if lamarckian:
+            child_params = learned
         keep = np.setdiff1d(np.arange(population_size), rng.choice(population_size, new_per_generation, replace=False))
         params = {name: torch.cat([p[keep], child_params[name]]) for name, p in params.items()}
         hypers = np.concatenate([hypers[keep], child_hypers])
         scores = np.concatenate([scores[keep], child_scores])
         record(generation)
         bar.set_postfix(mean=f"{scores.mean():.1f}", best=f"{scores.max():.0f}", refresh=False)
+        if on_generation is not None:
+            on_generation(history)
 
     candidates = np.argsort(-scores, kind="stable")[:final_candidates]
     rescored = evaluate_population(_select(params, candidates), hypers[candidates], rng, final_tasks, **settings)
@@ -415,6 +459,7 @@ def evolve(
             "new_per_generation": new_per_generation,
             "tournament_size": tournament_size,
             "parents_size": parents_size,
+            "inheritance": inheritance,
             **settings,
         },
         "num_tasks": num_tasks,

@@ -28,15 +28,44 @@ def plot_scores(scores: dict[str, list[float]], title: str = "Score per task", a
 
 
 def plot_evolution(history: dict, ax=None, live: dict | None = None):
-    """Mean and best population score per generation (a saved history from ``load_history``)."""
+    """Mean and best population score per generation, per task (of 20), of a saved history
+    (``load_history``); ``live``: a run made in the notebook (an ``evolve`` result, or a dict of
+    ``generation`` and ``mean`` lists over ``num_tasks`` tasks), drawn on the same axes."""
     ax = ax or plt.subplots(figsize=(8, 4))[1]
-    ax.plot(history["generation"], history["mean"], label="population mean")
-    ax.plot(history["generation"], history["best"], label="population best", alpha=0.8)
+    n = history["num_tasks"]
+    ax.plot(history["generation"], np.asarray(history["mean"]) / n, label="saved run: population mean")
+    ax.plot(history["generation"], np.asarray(history["best"]) / n, label="saved run: population best", alpha=0.8)
     if live:
-        ax.scatter(live["generation"], live["mean"], color="C3", zorder=3, label="your generation (mean)")
-    ax.set(title="Evolution of the population", xlabel="generation", ylabel=f"score over {history['num_tasks']} tasks")
+        style = {"marker": "o"} if len(live["generation"]) < 3 else {}
+        ax.plot(live["generation"], np.asarray(live["mean"]) / live.get("num_tasks", n), color="C3", zorder=3,
+                label="the live run above: population mean", **style)
+    ax.set(title="Evolution of the population", xlabel="generation", ylabel="score per task (of 20)", ylim=(0, 20))
     ax.legend(loc="lower right")
     return ax
+
+
+HYPERPARAMETER_LABELS = {
+    "learning_rate": "learning rate",
+    "gamma": "discount factor $\\gamma$",
+    "value_cost": "value cost",
+    "entropy_cost": "entropy cost",
+}
+
+
+def plot_hyperparameters(history: dict, defaults: dict[str, float]):
+    """The population's mean of each hyperparameter, generation by generation (a saved history),
+    against the newbie's value (``defaults``), and the evolved agent's value at the end."""
+    fig, axes = plt.subplots(1, 4, figsize=(12, 3.2))
+    last = history["generation"][-1]
+    for ax, (name, label) in zip(axes, HYPERPARAMETER_LABELS.items(), strict=True):
+        ax.plot(history["generation"], history[f"mean_{name}"], label="population mean")
+        ax.axhline(defaults[name], color="0.5", linestyle="--", linewidth=1, label="newbie")
+        ax.plot([last], [history["best_hyperparameters"][name]], "o", color="C3", label="evolved agent")
+        ax.set(title=label, xlabel="generation")
+    axes[0].legend(fontsize=8)
+    fig.suptitle("Hyperparameters over the saved evolution")
+    fig.tight_layout()
+    return axes
 
 
 @dataclass

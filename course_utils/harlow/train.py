@@ -1,5 +1,5 @@
 """Tutorial 1's evolved agent: ``course train harlow`` (the full batched evolution), the
-checkpoint and the history it writes, and the comparisons the notebook shows."""
+checkpoint and the history it writes, and the scored first population of the notebook."""
 
 from __future__ import annotations
 
@@ -12,15 +12,11 @@ import torch
 from course_utils import checkpoints
 from course_utils.harlow.agent import ActorCritic, agent_from_state, agent_state
 from course_utils.harlow.batch import (
-    compare_agents,
     evaluate_population,
     evolve,
     initial_population,
-    stack_agents,
-    train_evaluate_pairs,
     unstack_agent,
 )
-from course_utils.harlow.plots import TrialAccuracy
 from course_utils.paths import ASSETS
 
 HISTORY = ASSETS / "harlow_evolution.json"
@@ -48,35 +44,9 @@ def load_evolved_agent() -> ActorCritic:
     return agent_from_state(checkpoints.load_checkpoint(CHECKPOINT))
 
 
-def newbie_vs_evolved(num_tasks: int = 50, seed: int = 0) -> dict[str, np.ndarray]:
-    """Scores (num_tasks,) of a newbie (fresh weights from ``seed``, default hyperparameters)
-    and of the evolved agent on the same ``num_tasks`` new tasks (batched evaluation)."""
-    torch.manual_seed(seed)
-    return compare_agents({"newbie": ActorCritic(), "evolved": load_evolved_agent()}, num_tasks=num_tasks, seed=seed)
-
-
 def load_history() -> dict:
     """The saved evolution: ``generation``, ``mean``, ``best`` lists and the settings used."""
     return json.loads(HISTORY.read_text())
-
-
-def agent_accuracy_by_trial(
-    agent: ActorCritic, num_problems: int = 200, num_gradient_steps: int = 25, num_evaluation_trials: int = 20, seed: int = 0
-) -> TrialAccuracy:
-    """How often ``agent`` picks the rewarded digit on each trial of a new problem, from its
-    first trial on: ``num_gradient_steps`` gradient steps of 6 trials (it learns after each
-    6), then the evaluation trials, averaged over ``num_problems`` problems (batched)."""
-    params, hypers = stack_agents([agent])
-    params = {name: p.expand(num_problems, *p.shape[1:]) for name, p in params.items()}
-    hypers = np.repeat(hypers, num_problems, axis=0)
-    _, correct = train_evaluate_pairs(
-        params,
-        hypers,
-        np.random.default_rng(seed),
-        num_gradient_steps=num_gradient_steps,
-        num_evaluation_trials=num_evaluation_trials,
-    )
-    return TrialAccuracy(correct.mean(0), np.full(correct.shape[1], num_problems))
 
 
 def scored_population(size: int = 50, num_tasks: int = 10, seed: int = 0) -> list[tuple[ActorCritic, float]]:
