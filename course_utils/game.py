@@ -185,19 +185,20 @@ class ButtonGame:
 
     def _build_widgets(self, prefix: str, prompt: str) -> None:
         """The game's box: status line, stage, Left/Right buttons, message. Each part gets a CSS
-        class ``{prefix}-status``, ``-left``, ``-right``, ``-message`` (the browser tests find them
-        by it); clicks go to ``self._on_click(button)``."""
+        class ``{prefix}-status``, ``-left``, ``-right``, ``-message``, ``-keys-help`` (the browser
+        tests find them by it), the box the class ``{prefix}``; clicks go to
+        ``self._on_click(button)``, key presses over the box (``self.keys``) to ``self._on_key``."""
         import ipywidgets as widgets
-
         from ipyevents import Event
 
         # A button's name is its text ("Left"); the tooltip (its title, which screen readers read
         # as its description) says what it picks and which keys do the same.
-        self.left = widgets.Button(
-            description="Left", icon="arrow-left", button_style="info", tooltip=f"Choose the left {self.item_name} (key ← or L)"
-        )
-        self.right = widgets.Button(
-            description="Right", icon="arrow-right", button_style="info", tooltip=f"Choose the right {self.item_name} (key → or R)"
+        self.left, self.right = (
+            widgets.Button(description=side.title(), icon=f"arrow-{side}", button_style="info", tooltip=tooltip)
+            for side, tooltip in (
+                ("left", f"Choose the left {self.item_name} (key ← or L)"),
+                ("right", f"Choose the right {self.item_name} (key → or R)"),
+            )
         )
         self.stage = widgets.HTML()
         self.status = widgets.HTML()
