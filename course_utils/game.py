@@ -106,6 +106,8 @@ KEYS_HELP = (
     "Without a mouse: press Tab until the Left or Right button is outlined, then Enter or Space."
 )
 
+KEYS_BACK = "The notebook's own keys (Shift+Enter and the rest) work again once the pointer is off the game."
+
 
 class ButtonGame:
     """Running a Left/Right widget game in a notebook."""
@@ -175,8 +177,11 @@ class ButtonGame:
         appended to the message (or a note that the game played itself)."""
         self.stage.value = self.keys_help.value = ""
         self.left.disabled = self.right.disabled = True
+        # self.keys stays as it is: ipyevents takes the page's keys only while the pointer is over
+        # the game (the finished game ignores them) and gives them back when it leaves. Changing
+        # its watched_events or closing it now would leave its page-wide listener behind for good.
         self.message.value += (
-            f"<br><b>Well played!</b> {well_played}"
+            f"<br><b>Well played!</b> {well_played}<br><small>{KEYS_BACK}</small>"
             if not self.autoplayed
             else "<br><i>Nobody could click here, so the game played itself at random.</i>"
         )

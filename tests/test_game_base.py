@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from course_utils.colour.game import ColourGame
-from course_utils.game import NO_CLICKS_WHILE_RUNNING, GameNotFinished, check_side
+from course_utils.game import KEYS_BACK, NO_CLICKS_WHILE_RUNNING, GameNotFinished, check_side
 from course_utils.harlow.game import HarlowGame
 
 
@@ -77,12 +77,15 @@ def test_enter_and_space_press_the_button_they_were_meant_for(side, key):
 
 def test_keys_after_the_end_change_nothing():
     game = ColourGame(attempts_per_mode=1, seed=0)
+    assert game.keys.watched_events == ["keydown"]
     _key(game, "ArrowLeft")
     _key(game, "ArrowRight")
     assert game.done
     status, message = game.status.value, game.message.value
     _key(game, "ArrowLeft")
     assert game.attempt == 2 and (game.status.value, game.message.value) == (status, message)
+    assert game.keys.watched_events == ["keydown"], "ipyevents would leave its page-wide key listener behind"
+    assert KEYS_BACK in game.message.value
 
 
 def test_keys_reach_a_blocked_play(monkeypatch):

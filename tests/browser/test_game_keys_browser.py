@@ -22,6 +22,12 @@ pytestmark = pytest.mark.browser
 
 PREFIX = "colour-game"
 GAME_SOURCE = "from course_utils.colour.game import ColourGame\n\ngame = ColourGame(attempts_per_mode=3, seed=5).play(block=True)"
+# True when something on the page cancels a key press made away from the game.
+PREVENTED_JS = """() => {
+  const press = new KeyboardEvent('keydown', {key: 'a', bubbles: true, cancelable: true});
+  document.body.dispatchEvent(press);
+  return press.defaultPrevented;
+}"""
 AFTER_SOURCE = 'print("actions:", game.results().actions.tolist(), "score:", game.score)'
 
 
@@ -83,5 +89,9 @@ def test_the_colour_game_can_be_played_with_keys_alone(page, lab):
         score, sides = new_score, [*sides, side]
 
     assert wait_run_finished(page, CELL_RUN_MS) == "done"
+    # The pointer leaves the finished game: the notebook gets every key back (ipyevents takes the
+    # keys of the whole page while the pointer is over the game, and must let go on leaving).
+    page.mouse.move(0, 0)
+    assert not page.evaluate(PREVENTED_JS), "a key pressed away from the game should reach the notebook"
     after = text(cells(page)[1])
     assert f"actions: {sides} score: {score}" in after, after
