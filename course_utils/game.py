@@ -170,7 +170,7 @@ class ButtonGame:
             f"Attempt {attempt} of {self.attempts}: you chose the {('left', 'right')[side]} {self.item_name}, "
             f"<b>{what}</b>: <b>{reward}</b>."
         )
-        self.message.value = f'<div role="alert">{sentence}{note}</div>'
+        self.message.value = f'<div role="alert" style="line-height: 1.4">{sentence}{note}</div>'
 
     def _render_game_over(self, best: int, well_played: str) -> None:
         """The end screen: final score out of ``best``, buttons disabled, and ``well_played``
@@ -208,7 +208,7 @@ class ButtonGame:
         self.stage = widgets.HTML()
         self.status = widgets.HTML()
         self.message = widgets.HTML(f"<b>{prompt}</b>")
-        self.keys_help = widgets.HTML(f"<small>{KEYS_HELP}</small>")
+        self.keys_help = widgets.HTML(f'<div style="line-height: 1.4; font-size: 0.85em">{KEYS_HELP}</div>')
         parts = (("left", self.left), ("right", self.right), ("status", self.status), ("message", self.message))
         for part, widget in (*parts, ("keys-help", self.keys_help)):
             widget.add_class(f"{prefix}-{part}")

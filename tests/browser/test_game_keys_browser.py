@@ -15,7 +15,8 @@ import re
 
 import pytest
 
-from browser.lab_page import cells, open_notebook, start_run, text, wait_run_finished
+from browser.conftest import SCREENSHOTS
+from browser.lab_page import cells, open_notebook, screenshot, start_run, text, wait_run_finished
 from browser.test_notebooks_browser import CELL_RUN_MS, COLOUR_VALUE, _score, _stage_label, _status, _wait_status
 
 pytestmark = pytest.mark.browser
@@ -87,6 +88,8 @@ def test_the_colour_game_can_be_played_with_keys_alone(page, lab):
         chosen = ("left", "right")[side]
         assert message.startswith(f"Attempt {attempt} of 6: you chose the {chosen} colour, {shown[side]}: +{reward}"), message
         score, sides = new_score, [*sides, side]
+        if attempt == 5:
+            screenshot(page, SCREENSHOTS, "colour_game_played_by_keys")
 
     assert wait_run_finished(page, CELL_RUN_MS) == "done"
     # The pointer leaves the finished game: the notebook gets every key back (ipyevents takes the
