@@ -4,8 +4,18 @@ game (show it, let it play itself when nobody can click, or block "Run all" unti
 A game class sets up its schedule, calls ``self._start(prefix, prompt)`` and defines
 ``attempts``, ``choose(action)`` (appending to ``self.actions`` and ``self.rewards``),
 ``_render()`` and ``results()`` (which starts with ``self._require_finished()``); ``ButtonGame``
-adds ``attempt``, ``done``, ``score``, the buttons' click handler, the game-over screen
+adds ``attempt``, ``done``, ``score``, the buttons' click handler, the keys, the game-over screen
 (``_render_game_over``), ``show``, ``autoplay`` and ``play``.
+
+Every player can play without a mouse. The Left and Right buttons are ordinary buttons: Tab
+reaches them and Enter or Space presses them. With the pointer over the game (clicking it puts
+it there), ← or L picks left and → or R picks right: ipyevents sends those key presses to the
+kernel, and ``_on_key`` presses the game's own button, so a key takes the same path as a click
+(the same rules, counters and the blocking ``play``: jupyter-ui-poll handles ipyevents' messages
+as it does the buttons'). ipyevents listens for keys only while the pointer is over the game,
+not while the game merely has the focus, so without a mouse the buttons are the way in; the
+game says both. Each result is also written as a sentence in the message line, inside an
+element with ``role="alert"`` that a screen reader reads out when it appears.
 
 Blocking needs a front-end whose widget messages reach the kernel while a cell runs (JupyterLab,
 Notebook 7). Where they cannot (some VS Code and Colab set-ups, a front-end without widgets),
@@ -88,8 +98,22 @@ class FrontEndProbe:
             widget.close()
 
 
+#: What the keys do, by ``KeyboardEvent.key`` (ipyevents sends it as the event's "key").
+KEY_SIDES = {"ArrowLeft": 0, "l": 0, "L": 0, "ArrowRight": 1, "r": 1, "R": 1}
+
+KEYS_HELP = (
+    "Keys: click the game (or move the pointer over it), then press ← or L for left, → or R for right. "
+    "Without a mouse: press Tab until the Left or Right button is outlined, then Enter or Space."
+)
+
+KEYS_BACK = "The notebook's own keys (Shift+Enter and the rest) work again once the pointer is off the game."
+
+
 class ButtonGame:
     """Running a Left/Right widget game in a notebook."""
+
+    #: What one choice is called in the sentences that announce each result ("the left colour").
+    item_name: str = "symbol"
 
     @property
     def attempt(self) -> int:
@@ -119,13 +143,45 @@ class ButtonGame:
         if not self.done:
             self.choose(0 if button is self.left else 1)
 
+    def _on_key(self, event: dict) -> None:
+        """An ipyevents key event (a dict with "event", "key", "repeat", the modifier flags and
+        "target"). ← / L and → / R press the Left or Right button; Enter and Space press the
+        button the event came from (ipyevents keeps them from reaching the focused button while
+        the pointer is over the game). Held keys (repeats) and keys with Ctrl, Alt or Meta (the
+        browser's and JupyterLab's shortcuts) are ignored; so is everything once the game is over."""
+        if event.get("event", event.get("type")) != "keydown" or event.get("repeat"):
+            return
+        if event.get("ctrlKey") or event.get("altKey") or event.get("metaKey") or self.done:
+            return
+        key = event.get("key")
+        side = KEY_SIDES.get(key)
+        if side is None and key in ("Enter", " "):
+            classes = str((event.get("target") or {}).get("className", "")).split()
+            side = next((s for s, b in enumerate((self.left, self.right)) if set(b._dom_classes) & set(classes)), None)
+        if side is not None:
+            (self.left, self.right)[side].click()  # the click's own path: rules, counters, blocking play
+
+    def _announce(self, side: int, what: str, reward: str, note: str = "") -> None:
+        """The message line after a choice: one sentence a screen reader reads out, e.g. "Attempt 3
+        of 30: you chose the left symbol, a red circle: +1." (``role="alert"``: the HTML widget
+        replaces its content, and an alert is read when it appears), then ``note``."""
+        attempt = self.attempt  # the choice just made is attempt number `attempt`
+        sentence = (
+            f"Attempt {attempt} of {self.attempts}: you chose the {('left', 'right')[side]} {self.item_name}, "
+            f"<b>{what}</b>: <b>{reward}</b>."
+        )
+        self.message.value = f'<div role="alert" style="line-height: 1.4">{sentence}{note}</div>'
+
     def _render_game_over(self, best: int, well_played: str) -> None:
         """The end screen: final score out of ``best``, buttons disabled, and ``well_played``
         appended to the message (or a note that the game played itself)."""
-        self.stage.value = ""
+        self.stage.value = self.keys_help.value = ""
         self.left.disabled = self.right.disabled = True
+        # self.keys stays as it is: ipyevents takes the page's keys only while the pointer is over
+        # the game (the finished game ignores them) and gives them back when it leaves. Changing
+        # its watched_events or closing it now would leave its page-wide listener behind for good.
         self.message.value += (
-            f"<br><b>Well played!</b> {well_played}"
+            f"<br><b>Well played!</b> {well_played}<br><small>{KEYS_BACK}</small>"
             if not self.autoplayed
             else "<br><i>Nobody could click here, so the game played itself at random.</i>"
         )
@@ -134,23 +190,37 @@ class ButtonGame:
 
     def _build_widgets(self, prefix: str, prompt: str) -> None:
         """The game's box: status line, stage, Left/Right buttons, message. Each part gets a CSS
-        class ``{prefix}-status``, ``-left``, ``-right``, ``-message`` (the browser tests find them
-        by it); clicks go to ``self._on_click(button)``."""
+        class ``{prefix}-status``, ``-left``, ``-right``, ``-message``, ``-keys-help`` (the browser
+        tests find them by it), the box the class ``{prefix}``; clicks go to
+        ``self._on_click(button)``, key presses over the box (``self.keys``) to ``self._on_key``."""
         import ipywidgets as widgets
+        from ipyevents import Event
 
-        self.left = widgets.Button(description="Left", icon="arrow-left", button_style="info")
-        self.right = widgets.Button(description="Right", icon="arrow-right", button_style="info")
+        # A button's name is its text ("Left"); the tooltip (its title, which screen readers read
+        # as its description) says what it picks and which keys do the same.
+        self.left, self.right = (
+            widgets.Button(description=side.title(), icon=f"arrow-{side}", button_style="info", tooltip=tooltip)
+            for side, tooltip in (
+                ("left", f"Choose the left {self.item_name} (key ← or L)"),
+                ("right", f"Choose the right {self.item_name} (key → or R)"),
+            )
+        )
         self.stage = widgets.HTML()
         self.status = widgets.HTML()
         self.message = widgets.HTML(f"<b>{prompt}</b>")
-        for part, widget in (("left", self.left), ("right", self.right), ("status", self.status), ("message", self.message)):
+        self.keys_help = widgets.HTML(f'<div style="line-height: 1.4; font-size: 0.85em">{KEYS_HELP}</div>')
+        parts = (("left", self.left), ("right", self.right), ("status", self.status), ("message", self.message))
+        for part, widget in (*parts, ("keys-help", self.keys_help)):
             widget.add_class(f"{prefix}-{part}")
         self.left.on_click(self._on_click)
         self.right.on_click(self._on_click)
         self.widget = widgets.VBox(
-            [self.status, self.stage, widgets.HBox([self.left, self.right]), self.message],
+            [self.status, self.stage, widgets.HBox([self.left, self.right]), self.message, self.keys_help],
             layout=widgets.Layout(border="1px solid #ccc", padding="8px", width="360px"),
         )
+        self.widget.add_class(prefix)
+        self.keys = Event(source=self.widget, watched_events=["keydown"])
+        self.keys.on_dom_event(self._on_key)
 
     def show(self):
         """Display the game and return at once (event-driven)."""

@@ -2,6 +2,7 @@
 
 import contextlib
 import os
+import re
 import time
 
 import numpy as np
@@ -9,7 +10,7 @@ import pytest
 import torch
 
 from course_utils.colour.game import ColourGame
-from course_utils.game import NO_CLICKS_WHILE_RUNNING, GameNotFinished, check_side
+from course_utils.game import KEYS_BACK, NO_CLICKS_WHILE_RUNNING, GameNotFinished, check_side
 from course_utils.harlow.game import HarlowGame
 
 
@@ -28,7 +29,96 @@ def test_check_side_says_what_is_allowed(action):
 def test_each_game_part_has_the_css_class_the_browser_tests_use(game, prefix):
     for part in ("left", "right", "status", "message"):
         assert f"{prefix}-{part}" in getattr(game, part)._dom_classes
-    assert game.widget.children[0] is game.status and game.widget.children[-1] is game.message
+    assert game.widget.children[0] is game.status and game.message in game.widget.children
+    assert prefix in game.widget._dom_classes and game.keys.source is game.widget
+
+
+# -- keys: ipyevents' messages, as the front-end sends them, take the click's path --------------
+def _key(game, key, **extra):
+    """Deliver a key press as ipyevents' front-end does: a custom comm message to the Event widget."""
+    event = {"event": "keydown", "type": "keydown", "key": key, "repeat": False, "ctrlKey": False, "altKey": False,
+             "metaKey": False, "shiftKey": False, "target": {"tagName": "DIV", "id": "", "className": ""}}
+    event.update(extra)
+    game.keys._handle_msg({"content": {"data": {"method": "custom", "content": event}}, "buffers": []})
+
+
+@pytest.mark.parametrize("make", [lambda: ColourGame(seed=3), lambda: HarlowGame(seed=3)], ids=["colour", "harlow"])
+def test_arrow_and_letter_keys_press_the_buttons(make):
+    game = make()
+    pressed = []
+    game.left.on_click(lambda b: pressed.append("L"))
+    game.right.on_click(lambda b: pressed.append("R"))
+    for key in ("ArrowLeft", "ArrowRight", "l", "R", "L", "r"):
+        _key(game, key)
+    assert pressed == ["L", "R", "L", "R", "L", "R"] and game.actions == [0, 1, 0, 1, 0, 1]
+    assert game.attempt == 6 and f"Attempt 7 of {game.attempts}" in game.status.value
+    assert f"total reward: <b>{game.score}</b>" in game.status.value
+
+
+@pytest.mark.parametrize(
+    "key, extra",
+    [("ArrowUp", {}), ("x", {}), ("Tab", {}), ("l", {"repeat": True}), ("ArrowLeft", {"ctrlKey": True}),
+     ("r", {"metaKey": True}), ("ArrowRight", {"altKey": True}), ("l", {"event": "keyup", "type": "keyup"})],
+)
+def test_other_keys_held_keys_and_shortcuts_do_nothing(key, extra):
+    game = ColourGame(seed=0)
+    _key(game, key, **extra)
+    assert game.attempt == 0 and "Attempt 1 of 30" in game.status.value
+
+
+@pytest.mark.parametrize("side, key", [(0, "Enter"), (1, " ")])
+def test_enter_and_space_press_the_button_they_were_meant_for(side, key):
+    game = ColourGame(seed=0)
+    button = (game.left, game.right)[side]
+    _key(game, key, target={"tagName": "BUTTON", "id": "", "className": " ".join(["jupyter-button", *button._dom_classes])})
+    _key(game, "Enter")  # on the game itself rather than a button: nothing to press
+    assert game.actions == [side]
+
+
+def test_keys_after_the_end_change_nothing():
+    game = ColourGame(attempts_per_mode=1, seed=0)
+    assert game.keys.watched_events == ["keydown"]
+    _key(game, "ArrowLeft")
+    _key(game, "ArrowRight")
+    assert game.done
+    status, message = game.status.value, game.message.value
+    _key(game, "ArrowLeft")
+    assert game.attempt == 2 and (game.status.value, game.message.value) == (status, message)
+    assert game.keys.watched_events == ["keydown"], "ipyevents would leave its page-wide key listener behind"
+    assert KEYS_BACK in game.message.value
+
+
+def test_keys_reach_a_blocked_play(monkeypatch):
+    """While ``play(block=True)`` polls, key messages finish the game just as clicks do."""
+    game = ColourGame(attempts_per_mode=2, seed=1)
+    game.probe_timeout = 0.3
+    _front_end(monkeypatch, lambda n: _key(game, "ArrowRight" if n % 2 else "l"))
+    game.play(block=True)
+    assert game.done and not game.waiting and game.actions == [1, 0, 1, 0]
+    assert game.results().actions.tolist() == [1, 0, 1, 0]
+
+
+@pytest.mark.parametrize("game", [ColourGame(seed=0), HarlowGame(seed=0)], ids=["colour", "harlow"])
+def test_the_game_says_how_to_play_by_keys_and_the_buttons_say_what_they_do(game):
+    help_text = game.keys_help.value
+    assert all(word in help_text for word in ("←", "→", " L ", " R ", "Tab", "Enter", "Space"))
+    assert "left" in game.left.tooltip and "←" in game.left.tooltip and "right" in game.right.tooltip
+    game.autoplay(seed=0)
+    assert game.keys_help.value == ""  # nothing left to press
+
+
+@pytest.mark.parametrize(
+    "make, item", [(lambda: ColourGame(seed=4), "colour"), (lambda: HarlowGame(seed=4), "symbol")], ids=["colour", "harlow"]
+)
+def test_each_result_is_announced_as_a_sentence(make, item):
+    game = make()
+    game.right.click()
+    game.left.click()
+    text = re.sub("<[^>]+>", "", game.message.value)
+    reward = game.rewards[1]
+    assert text.startswith(f"Attempt 2 of {game.attempts}: you chose the left {item}, ")
+    assert text.split(":")[-1].strip().rstrip(".").startswith(f"{reward:+d}")
+    assert 'role="alert"' in game.message.value
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
 """The colour-choice game of tutorial 2, as an ipywidgets app.
 
-The player sees two coloured circles and clicks Left or Right; each colour is worth a
+The player sees two coloured circles, each named underneath, and picks Left or Right (by
+click or by key, see ``course_utils.game``); each colour is worth a
 fixed reward (red 1, yellow 2, green 3, blue 4), which the player has to discover. After
 ``attempts_per_mode`` attempts with mode-1 colours, the colour set silently changes to
 mode 2.
@@ -25,18 +26,24 @@ _HEX = {"red": "#e32b2b", "yellow": "#f5d000", "green": "#1f8f3a", "blue": "#245
 
 
 def _circles_svg(left: str, right: str) -> str:
+    """The two colours as circles, each with its name underneath (about one man in twelve cannot
+    tell red from green by sight); the image's ``aria-label`` names both for a screen reader."""
+
     def circle(cx, colour):
         return (
             f'<circle cx="{cx}" cy="70" r="55" fill="{_HEX[colour]}" stroke="#333" stroke-width="2">'
             f"<title>{colour}</title></circle>"
+            f'<text x="{cx}" y="150" text-anchor="middle" font-size="16" font-weight="bold" fill="#222">{colour}</text>'
         )
 
     label = f"{left} on the left, {right} on the right"
-    return f'<svg width="320" height="140" role="img" aria-label="{label}">{circle(80, left)}{circle(240, right)}</svg>'
+    return f'<svg width="320" height="160" role="img" aria-label="{label}">{circle(80, left)}{circle(240, right)}</svg>'
 
 
 class ColourGame(ButtonGame):
     """Two colours, pick one. Records every choice; see ``results()``."""
+
+    item_name = "colour"
 
     def __init__(self, attempts_per_mode: int = 15, seed: int | None = None):
         rng = np.random.default_rng(seed)
@@ -65,7 +72,7 @@ class ColourGame(ButtonGame):
         self.actions.append(int(action))
         self.rewards.append(reward)
         self.max_rewards.append(max(COLOUR_REWARDS[c] for c in pair))
-        self.message.value = f"You chose <b>{pair[action]}</b> and received <b>+{reward}</b>."
+        self._announce(action, pair[action], f"+{reward}")
         self._render()
         return reward
 

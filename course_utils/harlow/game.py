@@ -68,17 +68,26 @@ def _shape_svg(shape: str, colour: str) -> str:
 
 
 def symbols_svg(left: tuple[str, str], right: tuple[str, str]) -> str:
-    """Two symbols (shape, colour) side by side as one SVG image."""
+    """Two symbols (shape, colour) side by side as one SVG image, each named underneath ("red
+    circle"); the image's ``aria-label`` names both for a screen reader."""
 
     def placed(symbol, dx):
         return f"<g transform='translate({dx},10)'>{_shape_svg(*symbol)}</g>"
 
-    def named(symbol):
-        shape, colour = symbol
-        return f"{'an' if colour[0] in 'aeiou' else 'a'} {colour} {shape}"
+    def caption(symbol, x):
+        return f"<text x='{x}' y='160' text-anchor='middle' font-size='14' fill='#222'>{' '.join(symbol[::-1])}</text>"
 
-    label = f"{named(left)} on the left, {named(right)} on the right"
-    return f'<svg width="320" height="140" role="img" aria-label="{label}">{placed(left, 20)}{placed(right, 180)}</svg>'
+    label = f"{_named(left)} on the left, {_named(right)} on the right"
+    return (
+        f'<svg width="320" height="170" role="img" aria-label="{label}">{placed(left, 20)}{placed(right, 180)}'
+        f"{caption(left, 80)}{caption(right, 240)}</svg>"
+    )
+
+
+def _named(symbol: tuple[str, str]) -> str:
+    """A symbol (shape, colour) in words: "a red circle", "an orange star"."""
+    shape, colour = symbol
+    return f"{'an' if colour[0] in 'aeiou' else 'a'} {colour} {shape}"
 
 
 @dataclass
@@ -133,10 +142,9 @@ class HarlowGame(ButtonGame):
         reward = 1 if action == self.rewarded_side[self.attempt] else -1
         self.actions.append(int(action))
         self.rewards.append(reward)
-        sign = "+1" if reward > 0 else "-1"
-        self.message.value = f"You chose the <b>{colour} {shape}</b> ({ACTION_NAMES[action]}) and received <b>{sign}</b>."
-        if not self.done and self.attempt % self.attempts_per_problem == 0:
-            self.message.value += "<br><b>New problem:</b> two new symbols."
+        new_problem = not self.done and self.attempt % self.attempts_per_problem == 0
+        note = "<br><b>New problem:</b> two new symbols." if new_problem else ""
+        self._announce(action, _named((shape, colour)), "+1" if reward > 0 else "-1", note)
         self._render()
         return reward
 
@@ -165,5 +173,3 @@ class HarlowGame(ButtonGame):
             rewards=np.asarray(self.rewards, dtype=float),
         )
 
-
-ACTION_NAMES = {0: "left", 1: "right"}

@@ -1,5 +1,7 @@
 """The colour game: clicks drive it, it records choices, and it never blocks headless."""
 
+import re
+
 import pytest
 
 from course_utils.colour import COLOUR_REWARDS, MODE_COLOURS
@@ -41,3 +43,15 @@ def test_choose_validates_and_refuses_after_the_end():
     game.choose(1)
     with pytest.raises(RuntimeError, match="game is over"):
         game.choose(0)
+
+
+def test_each_colour_is_named_as_well_as_shown():
+    """About one man in twelve cannot tell red from green: each swatch carries its name in text."""
+    game = ColourGame(attempts_per_mode=2, seed=0)
+    while not game.done:
+        left, right = game.schedule[game.attempt]
+        svg = game.stage.value
+        assert re.search(rf">{left}</text>.*>{right}</text>", svg), svg
+        assert f'aria-label="{left} on the left, {right} on the right"' in svg
+        game.left.click()
+        assert f"you chose the left colour, <b>{left}</b>" in game.message.value

@@ -77,6 +77,7 @@ def test_every_shape_draws_as_svg(shape):
     assert svg.startswith("<svg") and f"red {shape}" in svg and COLOURS["red"] in svg
     assert f'aria-label="a red {shape} on the left, a blue circle on the right"' in svg
     assert "an orange star on the left" in symbols_svg(("star", "orange"), ("circle", "blue"))
+    assert re.search(rf">red {shape}</text>.*>blue circle</text>", svg), "each symbol is named in text under it"
 
 
 def test_choose_validates_and_refuses_after_the_end():
