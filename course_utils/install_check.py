@@ -44,7 +44,7 @@ def problems() -> list[tuple[str, str | None]]:
         results.append(("plotting style", None))
     except OSError as error:
         results.append(("plotting style", f"{error}: reinstall the course package."))
-    for module in ("torch", "gymnasium", "ipywidgets", "jupyter_ui_poll", "jupyterlab"):
+    for module in ("torch", "gymnasium", "ipywidgets", "jupyter_ui_poll", "ipyevents", "jupyterlab"):
         try:
             importlib.import_module(module)
             results.append((f"import {module}", None))

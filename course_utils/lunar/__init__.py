@@ -31,7 +31,7 @@ listed before it:
 """
 
 from course_utils.lunar import questions
-from course_utils.lunar.aac import TRAINING_CURVE, evaluate, load_pretrained
+from course_utils.lunar.aac import DEFAULT_AAC, TRAINING_CURVE, evaluate, load_pretrained
 from course_utils.lunar.env import ACTIONS, EVAL_SEEDS, OBSERVATIONS, make_env, make_env_for
 from course_utils.lunar.experiments import (
     EXPERIMENTS,
@@ -52,6 +52,7 @@ from course_utils.lunar.harness import (
     side_by_side,
 )
 from course_utils.lunar.sizes import SIZES
+from course_utils.lunar.solve import plot_solve_run, report_evaluation, summary, train_until_solved
 from course_utils.lunar.variance import plot_variance, run_variance_experiment, score_identity
 from course_utils.lunar.variance import report as variance_report
 
@@ -83,5 +84,10 @@ __all__ = [
     "score_identity",
     "side_by_side",
     "stored_results",
+    "summary",
+    "train_until_solved",
+    "plot_solve_run",
+    "report_evaluation",
+    "DEFAULT_AAC",
     "variance_report",
 ]

@@ -158,7 +158,7 @@ def bench_lunar_solve(max_steps: int = 2_000_000, sb3: bool = True) -> dict:
 
     from course_utils.lunar.solve import BAR, EVAL_EVERY, SCREEN, train_until_solved
 
-    _, course = train_until_solved(max_steps=max_steps, progress=False)
+    _, course = train_until_solved(progress=False)  # its own budget: aac.DEFAULT_AAC["total_steps"]
     course.pop("curve")
     out = {"benchmark": "lunar-solve", "bar": f"mean - std of 100 greedy episodes >= {BAR:g}",
            "eval_every_steps": EVAL_EVERY, "screen_training_mean": SCREEN, "cores": os.cpu_count(), "course": course}

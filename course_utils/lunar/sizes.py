@@ -16,6 +16,7 @@ SIZES = Sizes(
     critic_episodes=(64, 16),  # episodes the measurement's critic is fitted on, per policy
     final_episodes=(8000, 32),  # episodes of the long actor-critic run of Section 8
     show_every=(50, 1),  # batches between two animations during that run
+    lander_steps=(1_000_000, 32_768),  # budget of the course's lander trained live (it stops at the bar)
     eval_episodes=(100, 10),  # evaluation landscapes (lunar.EVAL_SEEDS) of the course's agent
 )
 """Tutorial 3's sizes; ``SIZES.name`` is the full or the fast one (``runtime.Sizes``)."""

@@ -20,8 +20,8 @@ from course_utils.lunar.env import EVAL_SEEDS
 
 BAR = 200.0
 """Mean minus standard deviation of the greedy return over the 100 evaluation seeds."""
-EVAL_EVERY = 65_536
-"""Environment steps between evaluations (4 updates of the course's trainer)."""
+EVAL_EVERY = 32_768
+"""Environment steps between evaluations (8 updates of the course's trainer)."""
 SCREEN = 100.0
 """Evaluations start once the mean return of the last 100 training episodes reaches this."""
 
@@ -94,7 +94,7 @@ def evaluate_greedy(net, seeds=EVAL_SEEDS) -> np.ndarray:
     return totals
 
 
-def train_until_solved(config: dict | None = None, max_steps: int = 2_000_000, eval_every: int = EVAL_EVERY,
+def train_until_solved(config: dict | None = None, max_steps: int | None = None, eval_every: int = EVAL_EVERY,
                        screen: float = SCREEN, bar: float = BAR, progress: bool = True, workers: int | None = None,
                        on_evaluation=None, seeds=EVAL_SEEDS):
     """Train the course's lander (``aac.DEFAULT_AAC`` updated by ``config``) until it passes
@@ -123,9 +123,15 @@ def train_until_solved(config: dict | None = None, max_steps: int = 2_000_000, e
             on_evaluation(schedule.evaluations[-1])
         return solved["flag"]
 
+    from course_utils.lunar.aac import DEFAULT_AAC
+
+    max_steps = max_steps or {**DEFAULT_AAC, **(config or {})}["total_steps"]
     net, curve = train_aac({**(config or {}), "total_steps": max_steps}, progress=progress, log_every=1,
                            workers=workers, stop_when=stop_when)
     last = schedule.evaluations[-1] if schedule.evaluations else None
+    curve["solve"] = {"solved": solved["flag"], "steps": curve["steps"][-1], "bar": bar,
+                      "wall_s": round(time.perf_counter() - t0, 2),
+                      "cpu_s": round(curve["cpu_s"][-1] + schedule.eval_cpu_s, 2), "evaluations": schedule.evaluations}
     result = {
         "solved": solved["flag"],
         "steps": curve["steps"][-1],
@@ -155,7 +161,6 @@ def train_and_register(progress: bool = True) -> None:
     curve = result.pop("curve")
     det = evaluate(net, EVAL_SEEDS, deterministic=True)
     sampled = evaluate(net, EVAL_SEEDS, deterministic=False)
-    curve["solve"] = {k: v for k, v in result.items() if k != "final"}
     curve["evaluation"] = {
         "seeds": [EVAL_SEEDS[0], EVAL_SEEDS[-1]],
         "deterministic_mean": float(det.mean()),
@@ -171,3 +176,37 @@ def train_and_register(progress: bool = True) -> None:
           f"{result['cpu_s']:.0f} s CPU (every process, evaluations included)")
     print(f"evaluation over {len(det)} episodes: argmax {det.mean():.1f} ± {det.std():.1f}, "
           f"sampled {sampled.mean():.1f} ± {sampled.std():.1f}")
+
+
+def report_evaluation(entry: dict) -> None:
+    """Print one evaluation of ``train_until_solved`` (its ``on_evaluation`` in the notebook)."""
+    verdict = "passes the bar" if entry["score"] >= BAR else f"below the bar of {BAR:g}"
+    print(f"after {entry['steps']:,} steps ({entry['wall_s']:.0f} s): greedy return {entry['mean']:.1f} ± "
+          f"{entry['std']:.1f} over the evaluation landscapes, mean - std = {entry['score']:.1f}: {verdict}")
+
+
+def summary(curve: dict) -> str:
+    """One sentence on a run of ``train_until_solved``: steps, episodes, wall-clock and CPU time."""
+    run = curve["solve"]
+    how = "passed the bar" if run["solved"] else "did not pass the bar"
+    return (f"It {how} after {run['steps']:,} environment steps ({curve['episodes'][-1]:,} episodes) in "
+            f"{run['wall_s']:.0f} s of wall-clock time ({run['cpu_s']:.0f} s of CPU time in all its processes, "
+            f"evaluations included).")
+
+
+def plot_solve_run(curve: dict, ax=None):
+    """The training curve (mean return of the last 100 training episodes, sampled actions) and
+    every evaluation's mean - std (greedy actions), against environment steps, with the bar."""
+    import matplotlib.pyplot as plt
+
+    ax = ax or plt.subplots(figsize=(8, 4))[1]
+    ax.plot(np.array(curve["steps"]) / 1e6, curve["mean_reward"], label="training: mean return, last 100 episodes")
+    evals = curve["solve"]["evaluations"]
+    if evals:
+        ax.plot([e["steps"] / 1e6 for e in evals], [e["score"] for e in evals], "o",
+                label="evaluation: mean - std, 100 greedy episodes")
+    ax.axhline(curve["solve"].get("bar", BAR), color="grey", linestyle="--", label=f"the bar ({BAR:g})")
+    ax.set_xlabel("environment steps (millions)")
+    ax.set_ylabel("total reward")
+    ax.legend(loc="lower right")
+    return ax
