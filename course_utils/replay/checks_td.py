@@ -36,8 +36,8 @@ def _td_cases(hidden: bool) -> list[dict]:
         done = np.zeros(size)
         done[rng.choice(size, 2, replace=False)] = 1.0
         cases.append({
-            "q": {"weight": rng.normal(0, 0.8, (ACTIONS, obs_dim)).round(3).tolist(), "bias": rng.normal(0, 0.5, ACTIONS).round(3).tolist()},
-            "target": {"weight": rng.normal(0, 0.8, (ACTIONS, obs_dim)).round(3).tolist(), "bias": rng.normal(0, 0.5, ACTIONS).round(3).tolist()},
+            "q": _net_params(rng, obs_dim),
+            "target": _net_params(rng, obs_dim),
             "same_net": index == 1,  # the target network is the Q-network itself
             "obs": rng.normal(0, 1, (size, obs_dim)).round(3).tolist(),
             "acts": rng.integers(0, ACTIONS, size).tolist(),
@@ -49,6 +49,12 @@ def _td_cases(hidden: bool) -> list[dict]:
             "prior_eps": 0.01,
         })
     return cases
+
+
+def _net_params(rng: np.random.Generator, obs_dim: int) -> dict:
+    """A linear Q-network's weight (ACTIONS, obs_dim) and bias (ACTIONS,), as plain lists."""
+    weight = rng.normal(0, 0.8, (ACTIONS, obs_dim)).round(3).tolist()
+    return {"weight": weight, "bias": rng.normal(0, 0.5, ACTIONS).round(3).tolist()}
 
 
 def _linear(params: dict) -> nn.Linear:
@@ -89,7 +95,8 @@ def _td_steps(log, loss_fn, case: dict) -> None:
     log.note("loss has a gradient", isinstance(loss, torch.Tensor) and loss.requires_grad)
     log.note("priorities have a gradient", isinstance(priorities, torch.Tensor) and priorities.requires_grad)
     log.call("loss", "float(loss)", lambda: float(loss.detach()) if isinstance(loss, torch.Tensor) else float(loss))
-    log.call("priorities", "the priorities as numbers", lambda: np.asarray(torch.as_tensor(priorities).detach(), dtype=np.float64))
+    log.call("priorities", "the priorities as numbers",
+             lambda: np.asarray(torch.as_tensor(priorities).detach(), dtype=np.float64))
     if isinstance(loss, torch.Tensor) and loss.requires_grad:
         log.call("backward", "loss.backward()", loss.backward, keep=False)
         log.note("q grads", _grads(q_net))
@@ -148,7 +155,8 @@ def _loss_hint(case: dict, loss: float) -> str:
         return ("Hint: the terminal mask is missing. Where the episode ended (done = 1) there is no next state to bootstrap "
                 "from: the target is r alone, r + gamma * (1 - done) * max_a' Q_target(s', a').")
     if _close(loss, _huber(right["delta"]).mean()):
-        return "Hint: the importance weights are not applied: multiply each element of the loss by batch['weights'] before the mean."
+        return ("Hint: the importance weights are not applied: multiply each element of the loss by batch['weights'] "
+                "before the mean.")
     if _close(loss, (weights * _huber(right["delta"])).sum()):
         return "Hint: take the mean over the batch, not the sum (the weights are already at most 1)."
     if _close(loss, (weights * 0.5 * right["delta"] ** 2).mean()) or _close(loss, (weights * right["delta"] ** 2).mean()):
@@ -207,7 +215,8 @@ def _judge_td(got: list, expected: list, cases: list[dict]) -> None:
             raise Problem(f"{what}: the priorities still carry a gradient. Hint: .detach() them: they are stored, not learned.")
         grads = _seen(log, "q grads")
         if type(grads) is not list or len(grads) != 2 or any(g is None for g in grads):
-            raise Problem(f"{what}: the loss gives the Q-network no gradient. Hint: Q(s, a) must come from q_net, with gradients on.")
+            raise Problem(f"{what}: the loss gives the Q-network no gradient. "
+                          "Hint: Q(s, a) must come from q_net, with gradients on.")
         grad_w, grad_b = _array(grads[0], "the weight's gradient"), _array(grads[1], "the bias's gradient")
         if not (_close(grad_w, right["grad_weight"]) and _close(grad_b, right["grad_bias"])):
             undetached = td_quantities(case, detached=False)

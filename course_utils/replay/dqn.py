@@ -439,10 +439,7 @@ def summarize_comparison(stored: dict) -> dict:
             "cpu_s": float(np.mean(curve["cpu_s"])),
         }
     if {"uniform", "prioritized"} <= set(stored["curves"]):
-        uniform = {s: num_frames + 1 if f is None else f
-                   for s, f in zip(stored["curves"]["uniform"]["seeds"], stored["curves"]["uniform"]["frames_to_solve"], strict=True)}
-        prioritized = {s: num_frames + 1 if f is None else f
-                       for s, f in zip(stored["curves"]["prioritized"]["seeds"], stored["curves"]["prioritized"]["frames_to_solve"], strict=True)}
+        uniform, prioritized = (_solve_frames(stored["curves"][kind], num_frames) for kind in ("uniform", "prioritized"))
         common = sorted(set(uniform) & set(prioritized))
         out["paired"] = {
             "seeds": len(common),
@@ -453,17 +450,24 @@ def summarize_comparison(stored: dict) -> dict:
     return out
 
 
+def _solve_frames(curve: dict, num_frames: int) -> dict:
+    """{seed: frames to solve}, an unsolved run counting as ``num_frames + 1``."""
+    return {s: num_frames + 1 if f is None else f for s, f in zip(curve["seeds"], curve["frames_to_solve"], strict=True)}
+
+
 def describe_comparison(summary: dict) -> str:
     """``summarize_comparison``'s numbers as the sentences the notebook prints."""
     lines = []
     for kind in ("uniform", "prioritized"):
         item = summary[kind]
-        lines.append(f"{kind:>11}: solved in {item['solved']} of {len(item['seeds'])} seeds within {summary['num_frames']} frames "
+        lines.append(f"{kind:>11}: solved in {item['solved']} of {len(item['seeds'])} seeds within "
+                     f"{summary['num_frames']} frames "
                      f"(frames to solve {item['frames_to_solve']}, median {item['median_frames']:.0f}); mean score of the "
                      f"last 10 episodes at the end {item['final_mean']:.1f}; {item['cpu_s']:.1f} s of CPU time per run.")
     paired = summary.get("paired")
     if paired:
-        lines.append(f"Seed by seed: prioritized replay solved sooner in {paired['prioritized_sooner']} of {paired['seeds']} seeds, "
+        lines.append(f"Seed by seed: prioritized replay solved sooner in {paired['prioritized_sooner']} of "
+                     f"{paired['seeds']} seeds, "
                      f"uniform replay in {paired['uniform_sooner']}, {paired['ties']} tied.")
     lines.append(verdict(summary))
     return "\n".join(lines)
