@@ -147,3 +147,12 @@ def test_the_check_cell_and_the_grader_give_the_same_verdict(answer, right):
 def test_hidden_cases_are_not_the_public_ones():
     assert judging.exercise_for(TD.grade_id) is TD
     assert TD.cases(True) != TD.cases(False)
+
+
+def test_the_agent_trained_with_the_exercise_answer_is_the_course_agent():
+    """Section 3 trains with the student's loss once it passes: with the right answer the run is
+    exactly the course's (same losses, same scores)."""
+    config = dqn.DQNConfig(num_frames=300, memory_size=100, batch_size=16)
+    mine = dqn.train_dqn(seed=4, config=config, loss_fn=solutions.prioritized_td_loss)
+    course = dqn.train_dqn(seed=4, config=config)
+    assert mine.losses == course.losses and mine.scores == course.scores
