@@ -48,6 +48,7 @@ SOLVED_SCORE = 195.0
 SOLVED_WINDOW = 10
 RESULTS = ASSETS / "per_results.json"
 LIVE_EVERY = 1000  # frames between two redraws of the live plots
+MIN_SEEDS = 5  # paired seeds below which a comparison concludes nothing
 
 
 def make_env(render_mode: str | None = None) -> gym.Env:
@@ -474,15 +475,19 @@ def describe_comparison(summary: dict) -> str:
 
 
 def verdict(summary: dict) -> str:
-    """What ``summarize_comparison``'s numbers allow one to conclude: a memory is called better
-    only if it solved sooner in every seed but at most one, and solved in at least two more seeds."""
+    """What ``summarize_comparison``'s numbers allow one to conclude. Fewer than ``MIN_SEEDS``
+    paired seeds: nothing. Otherwise a memory is called better only if it solved sooner in every
+    seed but at most one, and solved in at least two more seeds."""
     paired = summary.get("paired")
     uniform, prioritized = summary["uniform"], summary["prioritized"]
-    if paired and paired["seeds"] >= 3:
-        for name, other in (("prioritized", "uniform"), ("uniform", "prioritized")):
-            if paired[f"{name}_sooner"] >= paired["seeds"] - 1 and summary[name]["solved"] >= summary[other]["solved"] + 2:
-                return (f"Verdict: {name} replay did better on these seeds, consistently enough to take seriously, "
-                        f"though {paired['seeds']} seeds on one task are still a small sample.")
+    if not paired or paired["seeds"] < MIN_SEEDS:
+        seeds = paired["seeds"] if paired else 0
+        return (f"Verdict: {seeds} seeds are too few to tell the two memories apart (fewer than {MIN_SEEDS}): "
+                "this is a demonstration, not a measurement.")
+    for name, other in (("prioritized", "uniform"), ("uniform", "prioritized")):
+        if paired[f"{name}_sooner"] >= paired["seeds"] - 1 and summary[name]["solved"] >= summary[other]["solved"] + 2:
+            return (f"Verdict: {name} replay did better on these seeds, consistently enough to take seriously, "
+                    f"though {paired['seeds']} seeds on one task are still a small sample.")
     return (f"Verdict: the difference ({prioritized['solved']} against {uniform['solved']} seeds solved, final scores "
             f"{prioritized['final_mean']:.0f} against {uniform['final_mean']:.0f}) is within the seed-to-seed spread: these "
             "runs do not show that either memory is better on CartPole.")

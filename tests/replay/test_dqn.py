@@ -193,6 +193,10 @@ def test_the_verdict_calls_a_memory_better_only_when_the_seeds_agree():
     assert dqn.verdict(summary([3000, None, 3200, None, None], [None, 3100, None, None, None])).startswith(
         "Verdict: the difference (2 against 1")
     assert dqn.verdict(summary([None] * 5, [3000, 3000, 3000, 3000, None])).startswith("Verdict: uniform replay did better")
+    three = {"config": {"num_frames": 10_000}, "curves": {
+        kind: {"seeds": [0, 1, 2], "frames_to_solve": f, "scores": [[100.0]] * 3, "cpu_s": [1.0] * 3}
+        for kind, f in (("prioritized", [3000, 3100, None]), ("uniform", [None, None, None]))}}
+    assert dqn.verdict(dqn.summarize_comparison(three)).startswith("Verdict: 3 seeds are too few")
 
 
 def test_td_loss_masks_terminal_steps_weights_the_loss_and_gives_abs_delta_priorities():
