@@ -51,6 +51,8 @@ from course_utils.lunar.harness import Experience, TrainerLoop
 import operator
 
 import numpy as np
+import torch
+import torch.nn.functional as F
 
 from course_utils.replay.memory import CircularReplayMemory
 from course_utils.replay.per import ReplayBuffer
@@ -211,6 +213,11 @@ GRADED = (
         "test_prioritized_buffer", "replay", 4, "prioritized_buffer", f"{_REPLAY_CHECKS}:check_prioritized_buffer",
         helpers=("course_utils.replay.per:ReplayBuffer",),
         hint_tests=("tests/replay/test_per.py::test_buffer_check_flags_the_pitfalls",),
+    ),
+    GradedCell(
+        "test_td_loss", "replay", 3, "td_loss", f"{_REPLAY_CHECKS}:check_td_loss",
+        helpers=("course_utils.replay.dqn:td_loss", "course_utils.replay.dqn:batch_tensors"),
+        hint_tests=("tests/replay/test_td_loss.py::test_each_typical_mistake_gets_its_hint",),
     ),
 )
 

@@ -100,12 +100,14 @@ TUTORIALS: tuple[Tutorial, ...] = (
     ),
     Tutorial(
         4, "04_prioritized_replay", "Prioritized replay DQN",
-        "a circular batch replay memory, sum/min trees, proportional prioritized replay, a DQN on "
-        "CartPole, uniform vs prioritized",
+        "a circular batch replay memory, sum/min trees, proportional prioritized replay, the "
+        "importance-weighted TD loss of a DQN on CartPole, uniform vs prioritized",
         (
+            ("Section 0: Watch a trained agent", 5),
             ("Section 1: A circular replay memory", 20),
-            ("Section 2: Prioritized experience replay", 55),
-            ("Section 3: Uniform or prioritized?", 15),
+            ("Section 2: Prioritized experience replay", 60),
+            ("Section 3: Prioritized replay meets the DQN", 25),
+            ("Section 4: Uniform or prioritized?", 15),
         ),
         needs="Python, NumPy and PyTorch; Q-learning (the Bellman target); tutorial 2's replay memory",
         reuses="tutorial 2's replay memory, grown into batches and priorities",

@@ -1,6 +1,6 @@
-"""Checks for tutorial 4's exercises: the circular memory's batch insert, the segment trees
-and the prioritized replay buffer (``checks_buffer``, with the stand-in trees and the
-record-keeping the three share).
+"""Checks for tutorial 4's exercises: the circular memory's batch insert, the segment trees,
+the prioritized replay buffer (``checks_buffer``, with the stand-in trees and the
+record-keeping they share) and the importance-weighted TD loss (``checks_td``).
 
 Each exercise is an ``Exercise`` (see ``checking``): ``drive`` runs the student's answer on a
 list of cases and records what came back; ``judge`` finds the first thing wrong, with a hint.
@@ -29,10 +29,11 @@ from course_utils.replay.checks_buffer import (
     _seen,
     check_prioritized_buffer,
 )
+from course_utils.replay.checks_td import TD, check_td_loss
 
 __all__ = [
-    "ADD", "BUFFER", "EXERCISES", "TREES", "SlowMinTree", "SlowSumTree",
-    "check_memory_add", "check_prioritized_buffer", "check_segment_trees",
+    "ADD", "BUFFER", "EXERCISES", "TD", "TREES", "SlowMinTree", "SlowSumTree",
+    "check_memory_add", "check_prioritized_buffer", "check_segment_trees", "check_td_loss",
 ]
 
 # --------------------------------------------------------------------------------------
@@ -420,5 +421,5 @@ def check_segment_trees(sum_tree_class, min_tree_class, strict: bool = False) ->
     return TREES.check(sum_tree_class, min_tree_class, strict=strict)
 
 
-EXERCISES = {exercise.grade_id: exercise for exercise in (ADD, TREES, BUFFER)}
+EXERCISES = {exercise.grade_id: exercise for exercise in (ADD, TREES, BUFFER, TD)}
 """This tutorial's exercises by the grade id of their hidden-test cell."""

@@ -3,9 +3,13 @@
 The agent: an MLP Q-network (obs_dim -> 128 -> 128 -> one Q-value per action), a target
 network copied from it every ``target_update`` gradient steps (hard updates), epsilon-greedy
 acting with epsilon decayed linearly, and the element-wise smooth-L1 (Huber) loss between
-``Q(s, a)`` and ``r + gamma * max_a' Q_target(s', a')``. With prioritized replay each
-element of the loss is multiplied by its importance-sampling weight before the mean, and
-the new priority of each replayed transition is ``|loss| + prior_eps``.
+``Q(s, a)`` and the TD target ``r + gamma * (1 - done) * max_a' Q_target(s', a')``
+(``td_loss``). With prioritized replay each element of the loss is multiplied by its
+importance-sampling weight before the mean, and the new priority of each replayed transition
+is ``|delta| + prior_eps``, with ``delta`` the TD error (target minus ``Q(s, a)``), as in
+Schaul et al. (2016). The loss is Huber for robustness to large errors; the priority is the
+error itself, not the loss (which is ``delta**2 / 2`` for small errors and would make small
+errors far rarer still).
 
 Shapes: ``B`` transitions per batch, observations of 4 float32 features (cart position,
 cart velocity, pole angle, pole angular velocity), 2 actions (push left, push right).
@@ -43,6 +47,8 @@ MAX_EPISODE_STEPS = 200
 SOLVED_SCORE = 195.0
 SOLVED_WINDOW = 10
 RESULTS = ASSETS / "per_results.json"
+LIVE_EVERY = 1000  # frames between two redraws of the live plots
+MIN_SEEDS = 5  # paired seeds below which a comparison concludes nothing
 
 
 def make_env(render_mode: str | None = None) -> gym.Env:
@@ -65,7 +71,7 @@ class QNetwork(nn.Module):
 
 @dataclass
 class DQNConfig:
-    """Hyperparameters (defaults: the reference notebook's, except where noted)."""
+    """Hyperparameters (defaults: those of the "Rainbow is all you need" PER notebook, except where noted)."""
 
     num_frames: int = 10_000  # environment steps
     memory_size: int = 1000  # transitions kept
@@ -73,12 +79,12 @@ class DQNConfig:
     target_update: int = 150  # gradient steps between hard target updates
     epsilon_decay_frames: int = 2000  # epsilon falls linearly from max to min over these frames
     max_epsilon: float = 1.0
-    min_epsilon: float = 0.01  # (reference: 0.1; with 0.01 exploration barely disturbs a good policy)
+    min_epsilon: float = 0.01  # (the Rainbow notebook: 0.1; with 0.01 exploration barely disturbs a good policy)
     gamma: float = 0.99
     lr: float = 1e-3  # Adam
     alpha: float = 0.2  # how much priorities matter (0: uniform)
     beta0: float = 0.6  # importance-sampling exponent at the start, annealed linearly to 1
-    prior_eps: float = 1e-6  # added to |loss| so every priority is > 0
+    prior_eps: float = 1e-6  # added to |TD error| so every priority is > 0
 
     def __post_init__(self):
         for name in ("num_frames", "memory_size", "batch_size", "target_update", "epsilon_decay_frames"):
@@ -100,8 +106,10 @@ def epsilon_at(frame: int, config: DQNConfig) -> float:
 class DQNAgent:
     """The online Q-network, its target copy and the optimizer; acting and learning."""
 
-    def __init__(self, obs_dim: int = 4, n_actions: int = 2, config: DQNConfig | None = None):
+    def __init__(self, obs_dim: int = 4, n_actions: int = 2, config: DQNConfig | None = None, loss_fn=None):
         self.config = config or DQNConfig()
+        self.td_loss = loss_fn or td_loss  # (q_net, target_net, batch, gamma, prior_eps) -> (loss, priorities)
+        self.last_loss = float("nan")
         self.n_actions = n_actions
         self.q = QNetwork(obs_dim, n_actions)
         self.target = copy.deepcopy(self.q)
@@ -121,31 +129,56 @@ class DQNAgent:
         return self.greedy(obs)
 
     def learn(self, batch: dict[str, np.ndarray]) -> np.ndarray:
-        """One gradient step on a batch (arrays of (B, ...), optional ``weights`` (B,)).
+        """One gradient step on a batch (numpy arrays of (B, ...), optional ``weights`` (B,)).
 
-        Returns the element-wise smooth-L1 losses (B,) as numpy, before weighting: with
-        prioritized replay ``|loss| + prior_eps`` becomes each transition's new priority.
+        The loss and the new priorities come from ``self.td_loss`` (``td_loss`` unless the agent
+        was given another function with its signature). Returns the new priorities (B,) as
+        numpy: ``|delta| + prior_eps``. ``self.last_loss`` is the weighted loss (a float).
         """
-        obs = torch.from_numpy(batch["obs"])
-        next_obs = torch.from_numpy(batch["next_obs"])
-        actions = torch.from_numpy(batch["acts"]).unsqueeze(1)
-        rewards = torch.from_numpy(batch["rews"])
-        not_done = 1.0 - torch.from_numpy(batch["done"])
-        q_taken = self.q(obs).gather(1, actions).squeeze(1)
-        with torch.no_grad():
-            target = rewards + self.config.gamma * self.target(next_obs).max(dim=1).values * not_done
-        elementwise = F.smooth_l1_loss(q_taken, target, reduction="none")
-        if "weights" in batch:
-            loss = (elementwise * torch.from_numpy(batch["weights"])).mean()
-        else:
-            loss = elementwise.mean()
+        tensors = batch_tensors(batch)
+        loss, priorities = self.td_loss(self.q, self.target, tensors, self.config.gamma, self.config.prior_eps)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()
         self.gradient_steps += 1
         if self.gradient_steps % self.config.target_update == 0:
             self.target.load_state_dict(self.q.state_dict())
-        return elementwise.detach().numpy()
+        self.last_loss = float(loss.detach())
+        return np.asarray(torch.as_tensor(priorities).detach(), dtype=np.float64)
+
+
+def batch_tensors(batch: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
+    """A replay buffer's batch as tensors: ``obs`` (B, 4) float32, ``acts`` (B,) int64, ``rews``
+    (B,) float32, ``next_obs`` (B, 4) float32, ``done`` (B,) float32 (1.0 where the episode
+    ended) and ``weights`` (B,) float32 (all ones for a uniform buffer, which has none)."""
+    out = {
+        "obs": torch.as_tensor(batch["obs"], dtype=torch.float32),
+        "acts": torch.as_tensor(batch["acts"], dtype=torch.int64),
+        "rews": torch.as_tensor(batch["rews"], dtype=torch.float32),
+        "next_obs": torch.as_tensor(batch["next_obs"], dtype=torch.float32),
+        "done": torch.as_tensor(batch["done"], dtype=torch.float32),
+    }
+    weights = batch.get("weights")
+    out["weights"] = torch.ones(len(out["rews"])) if weights is None else torch.as_tensor(weights, dtype=torch.float32)
+    return out
+
+
+def td_loss(q_net: nn.Module, target_net: nn.Module, batch: dict[str, torch.Tensor], gamma: float,
+            prior_eps: float = 1e-6) -> tuple[torch.Tensor, torch.Tensor]:
+    """The importance-weighted TD loss of a batch (``batch_tensors``) and its new priorities.
+
+    TD target ``y = r + gamma * (1 - done) * max_a' Q_target(s', a')`` (no gradient flows into
+    it), TD error ``delta = y - Q(s, a)``; loss = mean over the batch of ``weights * smooth_l1(Q(s, a), y)``
+    (a scalar tensor); priorities = ``|delta| + prior_eps`` (B,), detached.
+    """
+    q_taken = q_net(batch["obs"]).gather(1, batch["acts"].unsqueeze(1)).squeeze(1)
+    with torch.no_grad():
+        next_q = target_net(batch["next_obs"]).max(dim=1).values
+        target = batch["rews"] + gamma * (1.0 - batch["done"]) * next_q
+    elementwise = F.smooth_l1_loss(q_taken, target, reduction="none")
+    loss = (batch["weights"] * elementwise).mean()
+    priorities = (target - q_taken).detach().abs() + prior_eps
+    return loss, priorities
 
 
 @dataclass
@@ -198,6 +231,8 @@ def train_dqn(
     memory="prioritized",
     live_every: int | None = None,
     stop_when_solved: bool = False,
+    loss_fn=None,
+    live: bool = False,
 ) -> TrainResult:
     """Train a fresh DQN agent on CartPole for ``config.num_frames`` environment steps.
 
@@ -207,16 +242,24 @@ def train_dqn(
     ``indices``). One gradient step per frame once the memory holds a batch; beta is
     annealed linearly from ``beta0`` to 1 over the run (``per.beta_schedule``).
     ``live_every``: redraw the score/loss/epsilon plots in place every so many frames
-    (in a notebook); None: no plots. Returns a ``TrainResult`` with the agent.
+    (in a notebook); None: no plots. ``live=True`` (the notebook): redraw every
+    ``LIVE_EVERY`` frames where someone watches, or draw the plots once at the end where nobody
+    can (``runtime.headless()``). ``loss_fn``: the function that gives the loss and the
+    new priorities (``td_loss``'s signature; default ``td_loss``). Returns a ``TrainResult``
+    with the agent.
     """
     config = config or DQNConfig()
+    if live:
+        from course_utils.runtime import headless
+
+        live_every = None if headless() else LIVE_EVERY
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     env = make_env()
     obs_dim, n_actions = env.observation_space.shape[0], int(env.action_space.n)
     buffer = make_memory(memory, config, obs_dim) if isinstance(memory, str) else memory
     prioritized = hasattr(buffer, "update_priorities")
-    agent = DQNAgent(obs_dim, n_actions, config)
+    agent = DQNAgent(obs_dim, n_actions, config, loss_fn)
     result = TrainResult(seed=seed, prioritized=prioritized, agent=agent)
     plot = LivePlot() if live_every else None
     wall, cpu = time.perf_counter(), time.process_time()
@@ -245,11 +288,10 @@ def train_dqn(
                 batch = buffer.sample_batch(beta_schedule(frame, config.num_frames, config.beta0), rng=rng)
             else:
                 batch = buffer.sample_batch(rng=rng)
-            elementwise = agent.learn(batch)
-            weights = batch.get("weights")
-            result.losses.append(float(elementwise.mean() if weights is None else (elementwise * weights).mean()))
+            priorities = agent.learn(batch)
+            result.losses.append(agent.last_loss)
             if prioritized:
-                buffer.update_priorities(batch["indices"], np.abs(elementwise) + config.prior_eps)
+                buffer.update_priorities(batch["indices"], priorities)
         if plot is not None and frame % live_every == 0:
             plot.draw(result, frame)
     result.wall_s = time.perf_counter() - wall
@@ -257,6 +299,11 @@ def train_dqn(
     env.close()
     if plot is not None:
         plot.draw(result, frame)
+    elif live:
+        import matplotlib.pyplot as plt
+
+        plot_training(result)
+        plt.show()
     return result
 
 
@@ -369,3 +416,124 @@ def measure_and_save(seeds=(0, 1, 2, 3, 4), path: Path = RESULTS) -> dict:
 def load_results(path: Path = RESULTS) -> dict:
     """The stored comparison (see ``measure_and_save``)."""
     return json.loads(Path(path).read_text())
+
+
+def summarize_comparison(stored: dict) -> dict:
+    """The stored uniform-vs-prioritized comparison (``load_results``) in a few numbers, per kind:
+    ``seeds``, ``solved`` (how many seeds solved within the run), ``frames_to_solve`` (per seed,
+    None if not solved), ``median_frames`` (the median over seeds, an unsolved seed counting as
+    the run's length: an optimistic bound for it), ``final_mean`` (mean over seeds of the score at
+    the last grid frame) and ``cpu_s`` (mean CPU seconds per run). ``paired``: for the same seeds,
+    how many prioritized runs solved sooner than the uniform run, later, or equally (an unsolved
+    run counts as solving after the end)."""
+    num_frames = stored["config"]["num_frames"]
+    out = {"num_frames": num_frames}
+    for kind, curve in stored["curves"].items():
+        frames = [num_frames + 1 if f is None else f for f in curve["frames_to_solve"]]
+        finals = [s[-1] for s in curve["scores"] if s[-1] is not None]
+        out[kind] = {
+            "seeds": list(curve["seeds"]),
+            "solved": sum(f is not None for f in curve["frames_to_solve"]),
+            "frames_to_solve": list(curve["frames_to_solve"]),
+            "median_frames": float(np.median(np.minimum(frames, num_frames))),
+            "final_mean": float(np.mean(finals)) if finals else float("nan"),
+            "cpu_s": float(np.mean(curve["cpu_s"])),
+        }
+    if {"uniform", "prioritized"} <= set(stored["curves"]):
+        uniform, prioritized = (_solve_frames(stored["curves"][kind], num_frames) for kind in ("uniform", "prioritized"))
+        common = sorted(set(uniform) & set(prioritized))
+        out["paired"] = {
+            "seeds": len(common),
+            "prioritized_sooner": sum(prioritized[s] < uniform[s] for s in common),
+            "uniform_sooner": sum(uniform[s] < prioritized[s] for s in common),
+            "ties": sum(uniform[s] == prioritized[s] for s in common),
+        }
+    return out
+
+
+def _solve_frames(curve: dict, num_frames: int) -> dict:
+    """{seed: frames to solve}, an unsolved run counting as ``num_frames + 1``."""
+    return {s: num_frames + 1 if f is None else f for s, f in zip(curve["seeds"], curve["frames_to_solve"], strict=True)}
+
+
+def describe_comparison(summary: dict) -> str:
+    """``summarize_comparison``'s numbers as the sentences the notebook prints."""
+    lines = []
+    for kind in ("uniform", "prioritized"):
+        item = summary[kind]
+        lines.append(f"{kind:>11}: solved in {item['solved']} of {len(item['seeds'])} seeds within "
+                     f"{summary['num_frames']} frames "
+                     f"(frames to solve {item['frames_to_solve']}, median {item['median_frames']:.0f}); mean score of the "
+                     f"last 10 episodes at the end {item['final_mean']:.1f}; {item['cpu_s']:.1f} s of CPU time per run.")
+    paired = summary.get("paired")
+    if paired:
+        lines.append(f"Seed by seed: prioritized replay solved sooner in {paired['prioritized_sooner']} of "
+                     f"{paired['seeds']} seeds, "
+                     f"uniform replay in {paired['uniform_sooner']}, {paired['ties']} tied.")
+    lines.append(verdict(summary))
+    return "\n".join(lines)
+
+
+def verdict(summary: dict) -> str:
+    """What ``summarize_comparison``'s numbers allow one to conclude. Fewer than ``MIN_SEEDS``
+    paired seeds: nothing. Otherwise a memory is called better only if it solved sooner in every
+    seed but at most one, and solved in at least two more seeds."""
+    paired = summary.get("paired")
+    uniform, prioritized = summary["uniform"], summary["prioritized"]
+    if not paired or paired["seeds"] < MIN_SEEDS:
+        seeds = paired["seeds"] if paired else 0
+        return (f"Verdict: {seeds} seeds are too few to tell the two memories apart (fewer than {MIN_SEEDS}): "
+                "this is a demonstration, not a measurement.")
+    for name, other in (("prioritized", "uniform"), ("uniform", "prioritized")):
+        if paired[f"{name}_sooner"] >= paired["seeds"] - 1 and summary[name]["solved"] >= summary[other]["solved"] + 2:
+            return (f"Verdict: {name} replay did better on these seeds, consistently enough to take seriously, "
+                    f"though {paired['seeds']} seeds on one task are still a small sample.")
+    return (f"Verdict: the difference ({prioritized['solved']} against {uniform['solved']} seeds solved, final scores "
+            f"{prioritized['final_mean']:.0f} against {uniform['final_mean']:.0f}) is within the seed-to-seed spread: these "
+            "runs do not show that either memory is better on CartPole.")
+
+
+# --------------------------------------------------------------------------------------
+# Something to watch: a random and a trained agent side by side
+
+
+@dataclass
+class WatchPair:
+    """A random and a trained agent on the same CartPole episode: the frames side by side, the
+    scores (steps the pole stayed up), and the training run of the trained agent."""
+
+    frames: list
+    random_score: float
+    trained_score: float
+    run: TrainResult
+
+
+def side_by_side(left: list, right: list, gap: int = 8) -> list:
+    """Two lists of (H, W, 3) uint8 frames joined left and right (a white gap between); the
+    shorter one holds its last frame until the longer one ends."""
+    if not left or not right:
+        raise ValueError("side_by_side needs at least one frame on each side.")
+    n = max(len(left), len(right))
+    height = max(left[0].shape[0], right[0].shape[0])
+    spacer = np.full((height, gap, 3), 255, dtype=np.uint8)
+    joined = []
+    for i in range(n):
+        a, b = left[min(i, len(left) - 1)], right[min(i, len(right) - 1)]
+        joined.append(np.concatenate([a, spacer, b], axis=1))
+    return joined
+
+
+def random_and_trained(num_frames: int = 10_000, seed: int = 1, episode_seed: int = 100, every: int = 2) -> WatchPair:
+    """Train a prioritized DQN for at most ``num_frames`` (it stops once solved: seconds), then play
+    one episode (the same start, ``episode_seed``) with random pushes and with the trained agent."""
+    from course_utils.animation import record_episode
+
+    run = train_dqn(seed=seed, config=DQNConfig(num_frames=num_frames), stop_when_solved=True)
+    env = make_env(render_mode="rgb_array")
+    rng = np.random.default_rng(seed)
+    random_frames, random_score, _ = record_episode(env, lambda obs: int(rng.integers(2)), seed=episode_seed,
+                                                    max_steps=MAX_EPISODE_STEPS, every=every)
+    trained_frames, trained_score, _ = record_episode(env, run.agent.greedy, seed=episode_seed,
+                                                      max_steps=MAX_EPISODE_STEPS, every=every)
+    env.close()
+    return WatchPair(side_by_side(random_frames, trained_frames), random_score, trained_score, run)

@@ -10,6 +10,8 @@ import math
 import operator
 
 import numpy as np
+import torch
+import torch.nn.functional as F
 
 from course_utils.replay.memory import CircularReplayMemory
 from course_utils.replay.per import ReplayBuffer
@@ -173,3 +175,16 @@ class PrioritizedReplayBuffer(ReplayBuffer):
             self.sum_tree[index] = priority ** self.alpha
             self.min_tree[index] = priority ** self.alpha
             self.max_priority = max(self.max_priority, priority)
+
+
+# Solution cell 'td_loss'
+def prioritized_td_loss(q_net, target_net, batch, gamma, prior_eps=1e-6):
+    '''The importance-weighted smooth-L1 TD loss (a scalar tensor) and the new priorities (B,).'''
+    q_taken = q_net(batch["obs"]).gather(1, batch["acts"].unsqueeze(1)).squeeze(1)  # Q(s, a): (B,)
+    with torch.no_grad():  # the target is a constant
+        next_q = target_net(batch["next_obs"]).max(dim=1).values
+        target = batch["rews"] + gamma * (1.0 - batch["done"]) * next_q
+    elementwise = F.smooth_l1_loss(q_taken, target, reduction="none")
+    loss = (batch["weights"] * elementwise).mean()
+    priorities = (target - q_taken).detach().abs() + prior_eps
+    return loss, priorities

@@ -8,7 +8,7 @@ from submissions import grade_variants
 pytestmark = pytest.mark.grading
 
 ASSIGNMENT = "04_prioritized_replay"
-POINTS = {"test_memory_add": 3, "test_segment_trees": 4, "test_prioritized_buffer": 4}
+POINTS = {"test_memory_add": 3, "test_segment_trees": 4, "test_prioritized_buffer": 4, "test_td_loss": 3}
 
 
 @pytest.fixture(scope="module")
@@ -19,6 +19,8 @@ def rows(tmp_path_factory):
         memory_only=("memory_add",),
         # the buffer without the trees: its hidden test gives it the check's stand-in trees
         buffer_only=("prioritized_buffer",),
+        # the loss alone: the DQN that follows trains with the course's buffer and the student's loss
+        loss_only=("td_loss",),
         extra={"monkeypatch": forgeries.monkeypatch_attack("replay")},
     )
 
@@ -28,19 +30,22 @@ def marks(row):
 
 
 def test_solution_gets_full_marks(rows):
-    assert (float(rows["full"]["score"]), float(rows["full"]["max_score"])) == (11, 11)
+    assert (float(rows["full"]["score"]), float(rows["full"]["max_score"])) == (14, 14)
     assert marks(rows["full"]) == POINTS
 
 
 def test_untouched_student_notebook_gets_zero(rows):
-    assert (float(rows["zero"]["score"]), float(rows["zero"]["max_score"])) == (0, 11)
+    assert (float(rows["zero"]["score"]), float(rows["zero"]["max_score"])) == (0, 14)
 
 
 def test_partial_submissions_get_exactly_their_exercises_points(rows):
-    assert marks(rows["memory_only"]) == {"test_memory_add": 3, "test_segment_trees": 0, "test_prioritized_buffer": 0}
+    zero = dict.fromkeys(POINTS, 0)
+    assert marks(rows["memory_only"]) == {**zero, "test_memory_add": 3}
     assert float(rows["memory_only"]["score"]) == 3
-    assert marks(rows["buffer_only"]) == {"test_memory_add": 0, "test_segment_trees": 0, "test_prioritized_buffer": 4}
+    assert marks(rows["buffer_only"]) == {**zero, "test_prioritized_buffer": 4}
     assert float(rows["buffer_only"]["score"]) == 4
+    assert marks(rows["loss_only"]) == {**zero, "test_td_loss": 3}
+    assert float(rows["loss_only"]["score"]) == 3
 
 
 def test_the_monkeypatch_attack_scores_zero_on_what_it_attacks_only(rows):

@@ -1,0 +1,158 @@
+"""Exercise 4: the importance-weighted TD loss and the new priorities. The course's answer
+passes; each typical mistake gets its own hint; the check cell and the grader agree."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from verdicts import graded
+
+from course_utils import checking
+from course_utils.grading import judging
+from course_utils.replay import dqn, solutions
+from course_utils.replay.checks import TD, check_td_loss
+from course_utils.replay.checks_td import td_quantities
+
+
+def _parts(q_net, target_net, batch, gamma, mask=True, detach=True):
+    q_taken = q_net(batch["obs"]).gather(1, batch["acts"].unsqueeze(1)).squeeze(1)
+    next_q = target_net(batch["next_obs"]).max(dim=1).values
+    if detach:
+        next_q = next_q.detach()
+    alive = 1.0 - batch["done"] if mask else 1.0
+    return q_taken, batch["rews"] + gamma * alive * next_q
+
+
+def no_terminal_mask(q_net, target_net, batch, gamma, prior_eps=1e-6):
+    q_taken, target = _parts(q_net, target_net, batch, gamma, mask=False)
+    loss = (batch["weights"] * F.smooth_l1_loss(q_taken, target, reduction="none")).mean()
+    return loss, (target - q_taken).detach().abs() + prior_eps
+
+
+def weights_not_applied(q_net, target_net, batch, gamma, prior_eps=1e-6):
+    q_taken, target = _parts(q_net, target_net, batch, gamma)
+    return F.smooth_l1_loss(q_taken, target), (target - q_taken).detach().abs() + prior_eps
+
+
+def priorities_from_the_loss(q_net, target_net, batch, gamma, prior_eps=1e-6):
+    q_taken, target = _parts(q_net, target_net, batch, gamma)
+    elementwise = F.smooth_l1_loss(q_taken, target, reduction="none")
+    return (batch["weights"] * elementwise).mean(), elementwise.detach() + prior_eps
+
+
+def target_not_detached(q_net, target_net, batch, gamma, prior_eps=1e-6):
+    q_taken, target = _parts(q_net, target_net, batch, gamma, detach=False)
+    loss = (batch["weights"] * F.smooth_l1_loss(q_taken, target, reduction="none")).mean()
+    return loss, (target - q_taken).detach().abs() + prior_eps
+
+
+def no_prior_eps(q_net, target_net, batch, gamma, prior_eps=1e-6):
+    loss, priorities = dqn.td_loss(q_net, target_net, batch, gamma, prior_eps)
+    return loss, priorities - prior_eps
+
+
+def summed(q_net, target_net, batch, gamma, prior_eps=1e-6):
+    q_taken, target = _parts(q_net, target_net, batch, gamma)
+    loss = (batch["weights"] * F.smooth_l1_loss(q_taken, target, reduction="none")).sum()
+    return loss, (target - q_taken).detach().abs() + prior_eps
+
+
+def squared_error(q_net, target_net, batch, gamma, prior_eps=1e-6):
+    q_taken, target = _parts(q_net, target_net, batch, gamma)
+    return (batch["weights"] * (target - q_taken) ** 2).mean(), (target - q_taken).detach().abs() + prior_eps
+
+
+def priorities_not_detached(q_net, target_net, batch, gamma, prior_eps=1e-6):
+    loss, _ = dqn.td_loss(q_net, target_net, batch, gamma, prior_eps)
+    q_taken, target = _parts(q_net, target_net, batch, gamma)
+    return loss, (target - q_taken).abs() + prior_eps
+
+
+def loss_as_a_float(q_net, target_net, batch, gamma, prior_eps=1e-6):
+    loss, priorities = dqn.td_loss(q_net, target_net, batch, gamma, prior_eps)
+    return loss.item(), priorities
+
+
+def only_the_loss(q_net, target_net, batch, gamma, prior_eps=1e-6):
+    return dqn.td_loss(q_net, target_net, batch, gamma, prior_eps)[0]
+
+
+def not_written(q_net, target_net, batch, gamma, prior_eps=1e-6):
+    raise NotImplementedError()
+
+
+WRONG_LOSSES = [
+    (no_terminal_mask, "terminal mask is missing"),
+    (weights_not_applied, "importance weights are not applied"),
+    (priorities_from_the_loss, "not from the element-wise loss"),
+    (target_not_detached, "compute the target under torch.no_grad() (or .detach() it)"),
+    (no_prior_eps, "add prior_eps"),
+    (summed, "the mean over the batch, not the sum"),
+    (squared_error, "smooth-L1"),
+    (priorities_not_detached, "detach"),
+    (loss_as_a_float, "scalar torch tensor"),
+    (only_the_loss, "a pair (loss, priorities)"),
+    (not_written, "not implemented yet"),
+]
+
+
+def test_the_course_answers_pass():
+    assert check_td_loss(solutions.prioritized_td_loss)
+    assert check_td_loss(dqn.td_loss)
+
+
+@pytest.mark.parametrize("wrong, hint", WRONG_LOSSES, ids=[w.__name__ for w, _ in WRONG_LOSSES])
+def test_each_typical_mistake_gets_its_hint(wrong, hint, capsys):
+    assert not check_td_loss(wrong)
+    assert hint in capsys.readouterr().out
+
+
+def test_the_cases_cover_terminal_steps_small_and_large_errors_and_a_shared_network():
+    for hidden in (False, True):
+        cases = TD.cases(hidden)
+        assert any(case["same_net"] for case in cases)
+        for case in cases:
+            delta = td_quantities(case)["delta"]
+            assert 0 < sum(case["done"]) < len(case["done"])
+            assert (abs(delta) < 1).any() and (abs(delta) > 1).any()
+    # without the mask the terminal targets change, so the mistake is visible in every case
+    assert all((td_quantities(c, mask=False)["delta"] != td_quantities(c)["delta"]).any() for c in TD.cases(True))
+
+
+def test_the_judge_recomputes_the_gradient_the_network_gets():
+    case = TD.cases(False)[1]
+    q_net = torch.nn.Linear(3, 2)
+    with torch.no_grad():
+        q_net.weight.copy_(torch.tensor(case["q"]["weight"]))
+        q_net.bias.copy_(torch.tensor(case["q"]["bias"]))
+    batch = {k: torch.tensor(case[k], dtype=torch.int64 if k == "acts" else torch.float32)
+             for k in ("obs", "acts", "rews", "next_obs", "done", "weights")}
+    loss, _ = dqn.td_loss(q_net, q_net, batch, case["gamma"], case["prior_eps"])
+    loss.backward()
+    expected = td_quantities(case)
+    torch.testing.assert_close(q_net.weight.grad.double(), torch.tensor(expected["grad_weight"]), rtol=1e-4, atol=1e-6)
+    torch.testing.assert_close(q_net.bias.grad.double(), torch.tensor(expected["grad_bias"]), rtol=1e-4, atol=1e-6)
+
+
+CORPUS = [(solutions.prioritized_td_loss, True), (dqn.td_loss, True)] + [(wrong, False) for wrong, _ in WRONG_LOSSES]
+
+
+@pytest.mark.parametrize("answer, right", CORPUS, ids=[a.__name__ for a, _ in CORPUS])
+def test_the_check_cell_and_the_grader_give_the_same_verdict(answer, right):
+    assert checking.passes(TD.check, answer) is right
+    assert graded(TD, answer)[0] is right
+
+
+def test_hidden_cases_are_not_the_public_ones():
+    assert judging.exercise_for(TD.grade_id) is TD
+    assert TD.cases(True) != TD.cases(False)
+
+
+def test_the_agent_trained_with_the_exercise_answer_is_the_course_agent():
+    """Section 3 trains with the student's loss once it passes: with the right answer the run is
+    exactly the course's (same losses, same scores)."""
+    config = dqn.DQNConfig(num_frames=300, memory_size=100, batch_size=16)
+    mine = dqn.train_dqn(seed=4, config=config, loss_fn=solutions.prioritized_td_loss)
+    course = dqn.train_dqn(seed=4, config=config)
+    assert mine.losses == course.losses and mine.scores == course.scores
