@@ -95,7 +95,6 @@ def test_notebook_description_of_the_final_agent_matches_its_training():
 def test_course_train_lunar_reproduces_the_registry(tmp_path):
     """Training is deterministic: retraining gives the registered checkpoint bit for bit (~5 min of CPU)."""
     from course_utils import checkpoints
-
     from course_utils.lunar.solve import train_until_solved
 
     net, result = train_until_solved(progress=False)
