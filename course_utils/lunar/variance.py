@@ -32,6 +32,7 @@ import torch
 from course_utils.lunar.aac import ActorCriticNet, _mlp, load_pretrained
 from course_utils.lunar.env import MAX_EPISODE_STEPS, make_env_for
 from course_utils.lunar.harness import _progress, play_together
+from course_utils.returns import discounted_returns
 
 ESTIMATORS = ("total return", "reward-to-go", "reward-to-go - batch mean", "reward-to-go - critic")
 """The four weights of ``log pi(a_t | s_t)`` compared: the episode's total reward at every step
@@ -74,16 +75,6 @@ def play_episodes(net, seeds, generator: torch.Generator) -> list[Episode]:
     ]
 
 
-def reward_to_go(rewards: np.ndarray, gamma: float = 1.0) -> np.ndarray:
-    """``sum_{t' >= t} gamma^(t' - t) r_t'`` for every step t of one episode: (T,) -> (T,)."""
-    out = np.zeros(len(rewards))
-    running = 0.0
-    for t in range(len(rewards) - 1, -1, -1):
-        running = rewards[t] + gamma * running
-        out[t] = running
-    return out
-
-
 @dataclass
 class Critic:
     """A state-value network fitted to reward-to-go; ``r2`` is the share of the targets' variance it
@@ -105,7 +96,7 @@ def fit_critic(episodes: list[Episode], steps: int = 300, minibatch: int = 512, 
     generator = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     states = torch.cat([e.states for e in episodes])
-    targets = torch.as_tensor(np.concatenate([reward_to_go(e.rewards) for e in episodes]), dtype=torch.float32)
+    targets = torch.as_tensor(np.concatenate([discounted_returns(e.rewards, gamma=1.0) for e in episodes]), dtype=torch.float32)
     scale = float(targets.std()) or 1.0
     targets = targets / scale
     net = _mlp([states.shape[1], 64, 64, 1])
@@ -125,7 +116,7 @@ def fit_critic(episodes: list[Episode], steps: int = 300, minibatch: int = 512, 
 def step_weights(episodes: list[Episode], critic) -> dict[str, np.ndarray]:
     """The weight of every step of the batch for each of ``ESTIMATORS``: {name: (N,)}, steps of
     the episodes in order. ``critic(states)`` gives v(s) as (N,)."""
-    togo = np.concatenate([reward_to_go(e.rewards) for e in episodes])
+    togo = np.concatenate([discounted_returns(e.rewards, gamma=1.0) for e in episodes])
     total = np.concatenate([np.full(len(e.rewards), e.rewards.sum()) for e in episodes])
     values = critic(torch.cat([e.states for e in episodes]))
     return dict(zip(ESTIMATORS, (total, togo, togo - togo.mean(), togo - values), strict=True))
