@@ -42,8 +42,8 @@ class Tutorial:
 
     def time_line(self) -> str:
         """The bold time line under the notebook's title."""
-        return (f"**Time: about {self.minutes} minutes** (each section's heading says how long it takes; "
-                f"you need: {self.needs})")
+        return (f"**Time: about {self.minutes} minutes**, split over the sections as their headings show. "
+                f"**You need first:** {self.needs}.")
 
 
 TUTORIALS: tuple[Tutorial, ...] = (
