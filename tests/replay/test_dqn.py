@@ -1,4 +1,5 @@
 import ast
+import dataclasses
 import json
 
 import numpy as np
@@ -173,7 +174,7 @@ def test_plots_and_curves():
 
 def test_stored_results_are_measured_with_todays_defaults_and_summarized_faithfully():
     stored = dqn.load_results()
-    assert stored["config"] == dqn.asdict(dqn.DQNConfig())  # measured with today's defaults (priorities |delta| + eps)
+    assert stored["config"] == dataclasses.asdict(dqn.DQNConfig())  # measured with today's defaults (priorities |delta| + eps)
     summary = dqn.summarize_comparison(stored)
     for kind in ("uniform", "prioritized"):
         curve = stored["curves"][kind]
