@@ -17,6 +17,7 @@ import argparse
 import sys
 
 TRAINERS = {
+    "cartpole": "course_utils.replay.train:train_and_register",
     "colour": "course_utils.colour.train:train_and_register",
     "harlow": "course_utils.harlow.train:train_and_register",
     "lunar": "course_utils.lunar.solve:train_and_register",

@@ -216,7 +216,7 @@ GRADED = (
     ),
     GradedCell(
         "test_td_loss", "replay", 3, "td_loss", f"{_REPLAY_CHECKS}:check_td_loss",
-        helpers=("course_utils.replay.dqn:td_loss", "course_utils.replay.dqn:batch_tensors"),
+        helpers=("course_utils.replay.dqn:batch_tensors",),
         hint_tests=("tests/replay/test_td_loss.py::test_each_typical_mistake_gets_its_hint",),
     ),
 )

@@ -3,8 +3,9 @@
 The agent: an MLP Q-network (obs_dim -> 128 -> 128 -> one Q-value per action), a target
 network copied from it every ``target_update`` gradient steps (hard updates), epsilon-greedy
 acting with epsilon decayed linearly, and the element-wise smooth-L1 (Huber) loss between
-``Q(s, a)`` and the TD target ``r + gamma * (1 - done) * max_a' Q_target(s', a')``
-(``td_loss``). With prioritized replay each element of the loss is multiplied by its
+``Q(s, a)`` and the TD target ``r + gamma * (1 - done) * max_a' Q_target(s', a')``.
+That loss is the tutorial's Exercise 4 (``prioritized_td_loss``): this module holds no copy of
+it, so every agent here is given one (``loss_fn``). With prioritized replay each element of the loss is multiplied by its
 importance-sampling weight before the mean, and the new priority of each replayed transition
 is ``|delta| + prior_eps``, with ``delta`` the TD error (target minus ``Q(s, a)``), as in
 Schaul et al. (2016). The loss is Huber for robustness to large errors; the priority is the
@@ -22,6 +23,9 @@ Speed: one gradient step per environment step, and everything in a step is a han
 small numpy/torch calls (batched tree descent in ``per.VectorPrioritizedReplayBuffer``, no
 per-sample Python loops, no gradient bookkeeping while acting), so 10 000 frames take a
 few seconds on one CPU thread.
+
+The agent watched at the start of the notebook is the checkpoint ``cartpole_dqn`` (its
+Q-network's state_dict), trained by ``course train cartpole`` (``replay.train``).
 """
 
 from __future__ import annotations
@@ -30,13 +34,12 @@ import copy
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from course_utils.paths import ASSETS
@@ -49,6 +52,17 @@ SOLVED_WINDOW = 10
 RESULTS = ASSETS / "per_results.json"
 LIVE_EVERY = 1000  # frames between two redraws of the live plots
 MIN_SEEDS = 5  # paired seeds below which a comparison concludes nothing
+CHECKPOINT = "cartpole_dqn"  # the trained agent's Q-network (``course train cartpole``)
+
+
+def require_loss(loss_fn):
+    """``loss_fn`` if it is callable; otherwise a TypeError that says what to pass."""
+    if not callable(loss_fn):
+        raise TypeError(
+            f"loss_fn must be the TD loss function, got {loss_fn!r}: pass your prioritized_td_loss "
+            "(Exercise 4) as loss_fn=prioritized_td_loss once it passes its check cell."
+        )
+    return loss_fn
 
 
 def make_env(render_mode: str | None = None) -> gym.Env:
@@ -67,6 +81,21 @@ class QNetwork(nn.Module):
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         return self.layers(obs)
+
+    @torch.no_grad()
+    def greedy(self, obs) -> int:
+        """The action with the largest Q-value for one observation (4,)."""
+        return int(self(torch.as_tensor(obs, dtype=torch.float32)).argmax())
+
+
+def trained_q_network() -> QNetwork:
+    """The course's trained CartPole Q-network, loaded from the ``cartpole_dqn`` checkpoint
+    (``course train cartpole``); its ``greedy`` method plays."""
+    from course_utils.checkpoints import load_checkpoint
+
+    net = QNetwork()
+    net.load_state_dict(load_checkpoint(CHECKPOINT))
+    return net.eval()
 
 
 @dataclass
@@ -107,8 +136,8 @@ class DQNAgent:
     """The online Q-network, its target copy and the optimizer; acting and learning."""
 
     def __init__(self, obs_dim: int = 4, n_actions: int = 2, config: DQNConfig | None = None, loss_fn=None):
+        self.td_loss = require_loss(loss_fn)  # (q_net, target_net, batch, gamma, prior_eps) -> (loss, priorities)
         self.config = config or DQNConfig()
-        self.td_loss = loss_fn or td_loss  # (q_net, target_net, batch, gamma, prior_eps) -> (loss, priorities)
         self.last_loss = float("nan")
         self.n_actions = n_actions
         self.q = QNetwork(obs_dim, n_actions)
@@ -117,10 +146,9 @@ class DQNAgent:
         self.optimizer = torch.optim.Adam(self.q.parameters(), lr=self.config.lr, fused=True)  # fused: ~30% faster on CPU
         self.gradient_steps = 0
 
-    @torch.no_grad()
     def greedy(self, obs) -> int:
         """The action with the largest Q-value for one observation (4,)."""
-        return int(self.q(torch.as_tensor(obs, dtype=torch.float32)).argmax())
+        return self.q.greedy(obs)
 
     def act(self, obs, epsilon: float, rng: np.random.Generator) -> int:
         """Epsilon-greedy: a uniformly random action with probability ``epsilon``."""
@@ -131,8 +159,8 @@ class DQNAgent:
     def learn(self, batch: dict[str, np.ndarray]) -> np.ndarray:
         """One gradient step on a batch (numpy arrays of (B, ...), optional ``weights`` (B,)).
 
-        The loss and the new priorities come from ``self.td_loss`` (``td_loss`` unless the agent
-        was given another function with its signature). Returns the new priorities (B,) as
+        The loss and the new priorities come from ``self.td_loss``, the ``loss_fn`` the agent was
+        given (``prioritized_td_loss``'s signature). Returns the new priorities (B,) as
         numpy: ``|delta| + prior_eps``. ``self.last_loss`` is the weighted loss (a float).
         """
         tensors = batch_tensors(batch)
@@ -161,24 +189,6 @@ def batch_tensors(batch: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
     weights = batch.get("weights")
     out["weights"] = torch.ones(len(out["rews"])) if weights is None else torch.as_tensor(weights, dtype=torch.float32)
     return out
-
-
-def td_loss(q_net: nn.Module, target_net: nn.Module, batch: dict[str, torch.Tensor], gamma: float,
-            prior_eps: float = 1e-6) -> tuple[torch.Tensor, torch.Tensor]:
-    """The importance-weighted TD loss of a batch (``batch_tensors``) and its new priorities.
-
-    TD target ``y = r + gamma * (1 - done) * max_a' Q_target(s', a')`` (no gradient flows into
-    it), TD error ``delta = y - Q(s, a)``; loss = mean over the batch of ``weights * smooth_l1(Q(s, a), y)``
-    (a scalar tensor); priorities = ``|delta| + prior_eps`` (B,), detached.
-    """
-    q_taken = q_net(batch["obs"]).gather(1, batch["acts"].unsqueeze(1)).squeeze(1)
-    with torch.no_grad():
-        next_q = target_net(batch["next_obs"]).max(dim=1).values
-        target = batch["rews"] + gamma * (1.0 - batch["done"]) * next_q
-    elementwise = F.smooth_l1_loss(q_taken, target, reduction="none")
-    loss = (batch["weights"] * elementwise).mean()
-    priorities = (target - q_taken).detach().abs() + prior_eps
-    return loss, priorities
 
 
 @dataclass
@@ -245,9 +255,11 @@ def train_dqn(
     (in a notebook); None: no plots. ``live=True`` (the notebook): redraw every
     ``LIVE_EVERY`` frames where someone watches, or draw the plots once at the end where nobody
     can (``runtime.headless()``). ``loss_fn``: the function that gives the loss and the
-    new priorities (``td_loss``'s signature; default ``td_loss``). Returns a ``TrainResult``
+    new priorities (Exercise 4's ``prioritized_td_loss`` or one with its signature; required).
+    Returns a ``TrainResult``
     with the agent.
     """
+    require_loss(loss_fn)
     config = config or DQNConfig()
     if live:
         from course_utils.runtime import headless
@@ -386,14 +398,17 @@ def running_score(result: TrainResult, frames) -> np.ndarray:
     return out
 
 
-def learning_curves(seeds=(0, 1, 2), config: DQNConfig | None = None, kinds=("uniform", "prioritized"), grid: int = 250) -> dict:
-    """Train one agent per seed and memory kind; returns per kind the running score on a
-    grid of frames, the frames to solve and the wall/CPU seconds of every run (JSON-ready)."""
+def learning_curves(seeds=(0, 1, 2), config: DQNConfig | None = None, kinds=("uniform", "prioritized"), grid: int = 250,
+                    loss_fn=None) -> dict:
+    """Train one agent per seed and memory kind with ``loss_fn`` (required: see ``train_dqn``);
+    returns per kind the running score on a grid of frames, the frames to solve and the wall/CPU
+    seconds of every run (JSON-ready)."""
+    require_loss(loss_fn)
     config = config or DQNConfig()
     frames = list(range(grid, config.num_frames + 1, grid))
     curves = {}
     for kind in kinds:
-        runs = [train_dqn(seed, config, memory=kind) for seed in seeds]
+        runs = [train_dqn(seed, config, memory=kind, loss_fn=loss_fn) for seed in seeds]
         curves[kind] = {
             "seeds": list(seeds),
             "frames": frames,
@@ -405,16 +420,8 @@ def learning_curves(seeds=(0, 1, 2), config: DQNConfig | None = None, kinds=("un
     return curves
 
 
-def measure_and_save(seeds=(0, 1, 2, 3, 4), path: Path = RESULTS) -> dict:
-    """Full-size uniform vs prioritized runs over ``seeds``; written to ``assets/per_results.json``."""
-    config = DQNConfig()
-    results = {"config": asdict(config), "torch_threads": torch.get_num_threads(), "curves": learning_curves(seeds, config)}
-    path.write_text(json.dumps(results, indent=1) + "\n")
-    return results
-
-
 def load_results(path: Path = RESULTS) -> dict:
-    """The stored comparison (see ``measure_and_save``)."""
+    """The stored comparison (written by ``replay.train.measure_and_save``)."""
     return json.loads(Path(path).read_text())
 
 
@@ -499,13 +506,12 @@ def verdict(summary: dict) -> str:
 
 @dataclass
 class WatchPair:
-    """A random and a trained agent on the same CartPole episode: the frames side by side, the
-    scores (steps the pole stayed up), and the training run of the trained agent."""
+    """A random and a trained agent on the same CartPole episode: the frames side by side and the
+    scores (steps the pole stayed up)."""
 
     frames: list
     random_score: float
     trained_score: float
-    run: TrainResult
 
 
 def side_by_side(left: list, right: list, gap: int = 8) -> list:
@@ -523,17 +529,18 @@ def side_by_side(left: list, right: list, gap: int = 8) -> list:
     return joined
 
 
-def random_and_trained(num_frames: int = 10_000, seed: int = 1, episode_seed: int = 100, every: int = 2) -> WatchPair:
-    """Train a prioritized DQN for at most ``num_frames`` (it stops once solved: seconds), then play
-    one episode (the same start, ``episode_seed``) with random pushes and with the trained agent."""
+def random_and_trained(seed: int = 1, episode_seed: int = 100, every: int = 2) -> WatchPair:
+    """Play one episode (the same start, ``episode_seed``) with random pushes (drawn with
+    ``seed``) and with the course's trained agent (the ``cartpole_dqn`` checkpoint: nothing is
+    trained here); keep every ``every``-th frame."""
     from course_utils.animation import record_episode
 
-    run = train_dqn(seed=seed, config=DQNConfig(num_frames=num_frames), stop_when_solved=True)
+    net = trained_q_network()
     env = make_env(render_mode="rgb_array")
     rng = np.random.default_rng(seed)
     random_frames, random_score, _ = record_episode(env, lambda obs: int(rng.integers(2)), seed=episode_seed,
                                                     max_steps=MAX_EPISODE_STEPS, every=every)
-    trained_frames, trained_score, _ = record_episode(env, run.agent.greedy, seed=episode_seed,
+    trained_frames, trained_score, _ = record_episode(env, net.greedy, seed=episode_seed,
                                                       max_steps=MAX_EPISODE_STEPS, every=every)
     env.close()
-    return WatchPair(side_by_side(random_frames, trained_frames), random_score, trained_score, run)
+    return WatchPair(side_by_side(random_frames, trained_frames), random_score, trained_score)

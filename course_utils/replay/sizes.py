@@ -4,7 +4,6 @@ notebook's settings cell names them."""
 from course_utils.runtime import Sizes
 
 SIZES = Sizes(
-    watch_frames=(10_000, 4_000),  # environment steps at most for the agent you watch first (it stops once solved)
     train_frames=(10_000, 2_000),  # environment steps of the prioritized DQN you train in Section 2
     live_frames=(10_000, 1_500),  # environment steps of each of the six runs of Section 3
     live_grid=(250, 100),  # frames between two points of Section 3's curves
