@@ -118,25 +118,22 @@ def sb3_until_solved(max_steps: int = 2_000_000, seed: int = 0, schedule=None) -
     model = PPO("MlpPolicy", env, seed=seed, device="cpu", verbose=0, **ZOO_PPO)
 
     class Evaluate(BaseCallback):
-        solved = False
-
         def _on_rollout_start(self) -> None:  # after each update, before the next rollout
             buffer = self.model.ep_info_buffer
             recent = float(np.mean([info["r"] for info in buffer])) if buffer else -np.inf
             if self.num_timesteps and schedule.due(self.num_timesteps, recent):
                 e0, ec0 = time.perf_counter(), time.process_time()
                 returns = evaluate(_SB3Logits(self.model.policy).eval(), EVAL_SEEDS)
-                Evaluate.solved = schedule.record(self.num_timesteps, returns, time.perf_counter() - t0,
-                                                  time.process_time() - c0, time.perf_counter() - e0,
-                                                  time.process_time() - ec0)
+                schedule.record(self.num_timesteps, returns, time.perf_counter() - t0, time.process_time() - c0,
+                                time.perf_counter() - e0, time.process_time() - ec0)
 
         def _on_step(self) -> bool:
-            return not Evaluate.solved
+            return not schedule.solved
 
     model.learn(total_timesteps=max_steps, callback=Evaluate())
     env.close()
     return {
-        "solved": Evaluate.solved,
+        "solved": schedule.solved,
         "steps": int(model.num_timesteps),
         "wall_s": round(time.perf_counter() - t0, 2),
         "cpu_s": round(time.process_time() - c0, 2),

@@ -33,6 +33,12 @@ from __future__ import annotations
 import numpy as np
 
 
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    """Log-probabilities (B, A) of action logits (B, A), computed stably (max subtracted)."""
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+
+
 class NumpyActorCritic:
     """The weights of a policy MLP and a value MLP (tanh hidden layers) in one flat vector.
 
@@ -113,8 +119,7 @@ class NumpyActorCritic:
         logits, p_inputs = self._forward(self.policy_layers, states)
         values, v_inputs = self._forward(self.value_layers, states)
         values = values[:, 0]
-        shifted = logits - logits.max(axis=1, keepdims=True)
-        logp_all = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+        logp_all = log_softmax(logits)
         probs = np.exp(logp_all)
         rows = np.arange(b)
         logp = logp_all[rows, actions]

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from course_utils.lunar.env import LanderVectorEnv
-from course_utils.lunar.numpy_ac import NumpyActorCritic
+from course_utils.lunar.numpy_ac import NumpyActorCritic, log_softmax
 
 KEYS = ("states", "actions", "logps", "rewards", "values", "final_values", "terms", "ends")
 """Per-step arrays of a rollout, each (T, E) except ``states`` (T, E, d)."""
@@ -73,79 +73,32 @@ class Shard:
         value head, ``values``, ``final_values`` and ``last_value`` stay 0.
         """
         if self.twin is not None:
-            return self._collect_numpy(state_dict, steps)
-        self.net.load_state_dict(state_dict)
-        n, d = self.obs.shape
-        out = {key: torch.zeros(steps, n) for key in KEYS}
-        out["states"] = torch.zeros(steps, n, d)
-        out["actions"] = torch.zeros(steps, n, dtype=torch.long)
-        finished = []
-        for t in range(steps):
-            with torch.no_grad():
-                output = self.net(self.obs)
-                logits, value = output if isinstance(output, tuple) else (output, None)
-                log_probs = torch.log_softmax(logits, -1)
-                action = torch.multinomial(log_probs.exp(), 1, generator=self.generator)
-            out["states"][t] = self.obs
-            out["actions"][t] = action.squeeze(-1)
-            out["logps"][t] = log_probs.gather(1, action).squeeze(-1)
-            if value is not None:
-                out["values"][t] = value
-            obs, reward, terminated, truncated, info = self.envs.step(out["actions"][t].numpy())
-            out["rewards"][t] = torch.as_tensor(reward, dtype=torch.float32)
-            out["terms"][t] = torch.as_tensor(terminated, dtype=torch.float32)
-            done = terminated | truncated
-            out["ends"][t] = torch.as_tensor(done, dtype=torch.float32)
-            cut = np.flatnonzero(truncated & ~terminated)
-            if value is not None and cut.size:
-                final = torch.as_tensor(np.stack([info["final_obs"][i] for i in cut]), dtype=torch.float32)
-                with torch.no_grad():
-                    out["final_values"][t, torch.as_tensor(cut)] = self.net(final)[1]
-            self.ep_return += reward
-            self.ep_length += 1
-            for i in np.flatnonzero(done):
-                finished.append((t, int(i), float(self.ep_return[i]), int(self.ep_length[i])))
-                self.ep_return[i], self.ep_length[i] = 0.0, 0
-            self.obs = torch.as_tensor(obs).clone()
-        with torch.no_grad():
-            output = self.net(self.obs)
-        last = output[1] if isinstance(output, tuple) else torch.zeros(n)
-        return {**{key: value.numpy() for key, value in out.items()}, "last_value": last.numpy(), "finished": finished}
-
-    def _collect_numpy(self, state_dict, steps: int) -> dict:
-        """``collect`` for a network with a NumPy twin: the same rollout, computed in NumPy.
-
-        Actions are drawn by inverting the cumulative probabilities with uniforms from the
-        shard's NumPy generator (a different random stream from the torch path)."""
-        twin = self.twin
-        twin.load(state_dict)
+            self.twin.load(state_dict)
+            act, values_of = self._act_numpy, lambda obs: self.twin.forward(obs)[1]
+        else:
+            self.net.load_state_dict(state_dict)
+            act, values_of = self._act_torch, self._values_torch
         obs = self.obs.numpy().copy()
         n, d = obs.shape
         out = {key: np.zeros((steps, n), dtype=np.float32) for key in KEYS}
         out["states"] = np.zeros((steps, n, d), dtype=np.float32)
         out["actions"] = np.zeros((steps, n), dtype=np.int64)
         finished = []
-        rows = np.arange(n)
         for t in range(steps):
-            logits, value = twin.forward(obs)
-            shifted = logits - logits.max(axis=1, keepdims=True)
-            log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
-            cdf = np.cumsum(np.exp(log_probs), axis=1)
-            u = self.np_rng.random(n) * cdf[:, -1]
-            action = np.minimum((cdf < u[:, None]).sum(axis=1), logits.shape[1] - 1)
+            action, logp, value = act(obs)
             out["states"][t] = obs
             out["actions"][t] = action
-            out["logps"][t] = log_probs[rows, action]
-            out["values"][t] = value
+            out["logps"][t] = logp
+            if value is not None:
+                out["values"][t] = value
             next_obs, reward, terminated, truncated, info = self.envs.step(action)
             out["rewards"][t] = reward
             out["terms"][t] = terminated
             done = terminated | truncated
             out["ends"][t] = done
             cut = np.flatnonzero(truncated & ~terminated)
-            if cut.size:
-                final = np.stack([info["final_obs"][i] for i in cut]).astype(np.float32)
-                out["final_values"][t, cut] = twin.forward(final)[1]
+            if value is not None and cut.size:
+                out["final_values"][t, cut] = values_of(np.stack([info["final_obs"][i] for i in cut]).astype(np.float32))
             self.ep_return += reward
             self.ep_length += 1
             for i in np.flatnonzero(done):
@@ -153,7 +106,36 @@ class Shard:
                 self.ep_return[i], self.ep_length[i] = 0.0, 0
             obs = next_obs.copy()
         self.obs = torch.from_numpy(obs)
-        return {**out, "last_value": twin.forward(obs)[1].astype(np.float32), "finished": finished}
+        last = values_of(obs)
+        return {**out, "last_value": np.zeros(n, np.float32) if last is None else last.astype(np.float32),
+                "finished": finished}
+
+    def _act_torch(self, obs: np.ndarray):
+        """Actions (n,) sampled with the torch network and generator, their log-probabilities
+        (n,) and the state values (n,), or None without a value head."""
+        with torch.no_grad():
+            output = self.net(torch.from_numpy(obs))
+            logits, value = output if isinstance(output, tuple) else (output, None)
+            log_probs = torch.log_softmax(logits, -1)
+            action = torch.multinomial(log_probs.exp(), 1, generator=self.generator)
+        logp = log_probs.gather(1, action).squeeze(-1).numpy()
+        return action.squeeze(-1).numpy(), logp, None if value is None else value.numpy()
+
+    def _values_torch(self, obs: np.ndarray):
+        """State values (n,) of ``obs`` (n, d), or None for a network without a value head."""
+        with torch.no_grad():
+            output = self.net(torch.from_numpy(obs))
+        return output[1].numpy() if isinstance(output, tuple) else None
+
+    def _act_numpy(self, obs: np.ndarray):
+        """``_act_torch`` with the network's NumPy twin: actions drawn by inverting the cumulative
+        probabilities with uniforms from the shard's NumPy generator (a different random stream)."""
+        logits, value = self.twin.forward(obs)
+        log_probs = log_softmax(logits)
+        cdf = np.cumsum(np.exp(log_probs), axis=1)
+        u = self.np_rng.random(len(obs)) * cdf[:, -1]
+        action = np.minimum((cdf < u[:, None]).sum(axis=1), logits.shape[1] - 1)
+        return action, log_probs[np.arange(len(obs)), action], value
 
     def close(self) -> None:
         self.envs.close()

@@ -62,7 +62,12 @@ class Schedule:
         entry = {"steps": int(steps), "mean": round(float(np.mean(returns)), 2), "std": round(float(np.std(returns)), 2),
                  "score": round(score(returns), 2), "wall_s": round(wall_s, 2), "cpu_s": round(cpu_s, 2)}
         self.evaluations.append(entry)
-        return entry["score"] >= self.bar
+        return self.solved
+
+    @property
+    def solved(self) -> bool:
+        """Whether the latest evaluation passed the bar (training stops at the first that does)."""
+        return bool(self.evaluations) and self.evaluations[-1]["score"] >= self.bar
 
 
 def evaluate_greedy(net, seeds=EVAL_SEEDS) -> np.ndarray:
@@ -108,7 +113,6 @@ def train_until_solved(config: dict | None = None, max_steps: int | None = None,
     """
     schedule = Schedule(eval_every, screen, bar)
     t0 = time.perf_counter()
-    solved = {"flag": False}
 
     def stop_when(net, steps, curve):
         recent = curve["mean_reward"][-1] if curve["mean_reward"] else -np.inf
@@ -117,11 +121,11 @@ def train_until_solved(config: dict | None = None, max_steps: int | None = None,
         e0, c0 = time.perf_counter(), time.process_time()
         returns = evaluate_greedy(net, seeds)
         eval_wall, eval_cpu = time.perf_counter() - e0, time.process_time() - c0
-        solved["flag"] = schedule.record(steps, returns, time.perf_counter() - t0,
-                                         curve["cpu_s"][-1] + schedule.eval_cpu_s + eval_cpu, eval_wall, eval_cpu)
+        schedule.record(steps, returns, time.perf_counter() - t0,
+                        curve["cpu_s"][-1] + schedule.eval_cpu_s + eval_cpu, eval_wall, eval_cpu)
         if on_evaluation is not None:
             on_evaluation(schedule.evaluations[-1])
-        return solved["flag"]
+        return schedule.solved
 
     from course_utils.lunar.aac import DEFAULT_AAC
 
@@ -129,11 +133,11 @@ def train_until_solved(config: dict | None = None, max_steps: int | None = None,
     net, curve = train_aac({**(config or {}), "total_steps": max_steps}, progress=progress, log_every=1,
                            workers=workers, stop_when=stop_when)
     last = schedule.evaluations[-1] if schedule.evaluations else None
-    curve["solve"] = {"solved": solved["flag"], "steps": curve["steps"][-1], "bar": bar,
+    curve["solve"] = {"solved": schedule.solved, "steps": curve["steps"][-1], "bar": bar,
                       "wall_s": round(time.perf_counter() - t0, 2),
                       "cpu_s": round(curve["cpu_s"][-1] + schedule.eval_cpu_s, 2), "evaluations": schedule.evaluations}
     result = {
-        "solved": solved["flag"],
+        "solved": schedule.solved,
         "steps": curve["steps"][-1],
         "wall_s": round(time.perf_counter() - t0, 2),
         "cpu_s": round(curve["cpu_s"][-1] + schedule.eval_cpu_s, 2),
