@@ -81,7 +81,8 @@ class Lab:
 
     def api(self, path: str, method: str = "GET"):
         request = urllib.request.Request(f"{self.base}/api/{path}?token={self.token}", method=method)
-        with urllib.request.urlopen(request, timeout=15) as response:
+        # 60 s: deleting a kernel waits for it to shut down, which took over 15 s once on 2 busy cores
+        with urllib.request.urlopen(request, timeout=60) as response:
             body = response.read()
         return json.loads(body) if body else None
 
