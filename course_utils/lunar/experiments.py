@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -98,6 +99,55 @@ def _cache_file(name: str, max_episodes: int, seed: int, fingerprint: str) -> Pa
     return experiment_cache_dir() / f"{name}-{mode}-{max_episodes}ep-seed{seed}-{fingerprint}.json"
 
 
+class Experiment(NamedTuple):
+    """One experiment of Sections 6 and 7: the notebook's network class, its losses, its
+    trainer class, its hyperparameters (``batch_size``, ``gamma``, ``learn_rate``,
+    ``hidden_layers``) and the ``Episode`` and ``TrainBatch`` classes the episodes are built as."""
+
+    net_type: type
+    loss_fns: list
+    trainer_type: type
+    hp: dict
+    batch_type: type
+    episode_type: type
+
+
+SEEDS = (0, 1, 2)
+"""The seeds every experiment is run with (``run_experiments``): one run can mislead."""
+
+
+def _fingerprint(experiment: Experiment, train_kw: dict) -> str:
+    e = experiment
+    return code_fingerprint(e.net_type, list(e.loss_fns), e.trainer_type, e.batch_type, e.episode_type, e.hp, train_kw)
+
+
+def _load(path: Path) -> dict:
+    data = json.loads(path.read_text())
+    data["model_state"] = torch.load(path.with_suffix(".pt"), weights_only=True)
+    return data
+
+
+def _train(name: str, experiment: Experiment, max_episodes: int, seed: int, path: Path, *, workers=None,
+           progress: bool = False, post_batch_fn=None, **train_kw) -> dict:
+    """Train one run (see ``run_experiment``) and save it in ``path`` (+ ``.pt``); returns its data."""
+    e = experiment
+    torch.manual_seed(seed)
+    env = make_env()
+    net = e.net_type.build_for_env(env, hidden_layers=e.hp["hidden_layers"])
+    env.close()
+    dataset = VectorBatchDataset(net, e.hp["batch_size"], e.hp["gamma"], seed=seed, batch_type=e.batch_type,
+                                 episode_type=e.episode_type, workers=workers)
+    optimizer = torch.optim.Adam(net.parameters(), lr=e.hp["learn_rate"])
+    trainer = e.trainer_type(net, optimizer, e.loss_fns, dataset)
+    data = trainer.train(max_episodes=max_episodes, progress=progress, desc=name, post_batch_fn=post_batch_fn, **train_kw)
+    data = {key: list(value) for key, value in data.items()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(net.state_dict(), path.with_suffix(".pt"))
+    path.write_text(json.dumps(data) + "\n")  # last: a run counts as cached once both files are whole
+    data["model_state"] = net.state_dict()
+    return data
+
+
 def run_experiment(
     name: str,
     net_type,
@@ -122,32 +172,158 @@ def run_experiment(
     hyperparameters (see ``code_fingerprint``) reloads them unless ``force=True``. Returns the
     training data plus ``"model_state"``.
     """
-    fingerprint = code_fingerprint(net_type, list(loss_fns), trainer_type, batch_type, episode_type, hp, train_kw)
-    path = _cache_file(name, max_episodes, seed, fingerprint)
+    experiment = Experiment(net_type, list(loss_fns), trainer_type, hp, batch_type, episode_type)
+    path = _cache_file(name, max_episodes, seed, _fingerprint(experiment, train_kw))
     if path.exists() and not force:
-        data = json.loads(path.read_text())
-        data["model_state"] = torch.load(path.with_suffix(".pt"), weights_only=True)
         if progress:
             print(f"{name}: loaded from {path} (force=True to run again)")
-        return data
-    torch.manual_seed(seed)
-    env = make_env()
-    net = net_type.build_for_env(env, hidden_layers=hp["hidden_layers"])
-    env.close()
-    dataset = VectorBatchDataset(net, hp["batch_size"], hp["gamma"], seed=seed, batch_type=batch_type, episode_type=episode_type)
-    optimizer = torch.optim.Adam(net.parameters(), lr=hp["learn_rate"])
-    trainer = trainer_type(net, optimizer, loss_fns, dataset)
-    data = trainer.train(max_episodes=max_episodes, progress=progress, desc=name, **train_kw)
-    data = {key: list(value) for key, value in data.items()}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data) + "\n")
-    torch.save(net.state_dict(), path.with_suffix(".pt"))
-    data["model_state"] = net.state_dict()
-    return data
+        return _load(path)
+    return _train(name, experiment, max_episodes, seed, path, progress=progress, **train_kw)
+
+
+def run_experiments(
+    experiments: dict[str, Experiment],
+    max_episodes: int,
+    seeds=SEEDS,
+    *,
+    force: bool = False,
+    progress: bool = True,
+    workers: int | None = None,
+) -> dict[str, dict]:
+    """Every experiment with every seed, for ``max_episodes`` episodes each, or reloaded.
+
+    Each run is ``run_experiment``'s (same cache, same result): runs not in the cache (or all,
+    if ``force``) are trained by ``workers`` processes side by side, one run each at a time
+    (default ``rollouts.default_workers()``: 2 on a Linux machine with two cores, else 1 in
+    this process), under one progress bar. Returns ``{name: summary}``: each summary has the
+    keys of one run's training data, averaged over the seeds batch by batch, plus ``"seeds"``
+    and ``"runs"`` (each seed's training data and ``"model_state"``, in seed order), which
+    ``plot_experiment_results`` draws as a band.
+    """
+    from course_utils.lunar.rollouts import default_workers
+
+    seeds = [int(seed) for seed in seeds]
+    jobs, runs = [], {}
+    for name, experiment in experiments.items():
+        if not isinstance(experiment, Experiment):
+            raise TypeError(f"experiments[{name!r}] is a {type(experiment).__name__}: give an lunar.Experiment(...).")
+        fingerprint = _fingerprint(experiment, {})
+        for seed in seeds:
+            path = _cache_file(name, max_episodes, seed, fingerprint)
+            if path.exists() and not force:
+                runs[name, seed] = _load(path)
+            else:
+                jobs.append((name, experiment, max_episodes, seed, path))
+    if progress and runs:
+        print(f"{len(runs)} of {len(runs) + len(jobs)} runs loaded from {experiment_cache_dir()} (force=True to run them again)")
+    workers = min(default_workers() if workers is None else workers, len(jobs)) if jobs else 0
+    if workers == 1:
+        for job in jobs:
+            runs[job[0], job[3]] = _train(*job, progress=progress)
+    elif workers > 1:
+        for job, data in zip(jobs, _train_in_processes(jobs, workers, progress), strict=True):
+            runs[job[0], job[3]] = data
+    return {name: summarize([runs[name, seed] for seed in seeds], seeds) for name in experiments}
+
+
+def summarize(runs: list[dict], seeds) -> dict:
+    """One summary of the runs of an experiment with several seeds: each key of their training
+    data averaged over the runs batch by batch (up to the shortest run), ``"seeds"`` and ``"runs"``."""
+    n = min(len(run["episode_num"]) for run in runs)
+    keys = [key for key in runs[0] if key != "model_state" and all(key in run for run in runs)]
+    summary = {key: np.mean([run[key][:n] for run in runs], axis=0).tolist() for key in keys}
+    return {**summary, "seeds": list(seeds), "runs": runs}
+
+
+_JOBS: list = []
+"""The jobs of ``_train_in_processes``, which its forked worker processes read by index."""
+
+
+def _work(tasks, events) -> None:
+    """A worker process of ``_train_in_processes``: trains the runs whose indices it takes from
+    ``tasks`` (until a None), one at a time with its shards in this process, and reports on
+    ``events``. Stops by hand are the parent's to handle: this process ignores them."""
+    import signal
+    import traceback
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    torch.set_num_threads(1)
+    while (index := tasks.get()) is not None:
+
+        def report(batch_idx, model, batch, index=index):
+            events.put(("episodes", index, len(batch.total_rewards)))
+
+        try:
+            _train(*_JOBS[index], workers=1, post_batch_fn=report)
+            events.put(("done", index, None))
+        except BaseException:  # noqa: BLE001 - the parent raises it with the run's name
+            events.put(("error", index, traceback.format_exc(limit=-6)))
+            return
+
+
+def _train_in_processes(jobs: list, workers: int, progress: bool) -> list[dict]:
+    """Train ``jobs`` (``_train``'s arguments) in ``workers`` forked processes; returns each
+    job's data, read back from the files its process wrote. A failed run, a worker that dies
+    or a stop by hand stops every worker before the error reaches the caller."""
+    import multiprocessing as mp
+    import queue
+
+    from course_utils.lunar.harness import _progress
+
+    global _JOBS
+    _JOBS = jobs
+    context = mp.get_context("fork")
+    tasks, events = context.Queue(), context.Queue()
+    for index in range(len(jobs)):
+        tasks.put(index)
+    for _ in range(workers):
+        tasks.put(None)
+    names = sorted({job[0] for job in jobs}, key=[job[0] for job in jobs].index)
+    bar = _progress(len(jobs) * jobs[0][2], progress, f"{', '.join(names)}: {len(jobs)} runs, {workers} at a time")
+    processes = [context.Process(target=_work, args=(tasks, events), daemon=True, name="lunar-experiment")
+                 for _ in range(workers)]
+    done: set[int] = set()
+    try:
+        for process in processes:
+            process.start()
+        while len(done) < len(jobs):
+            try:
+                kind, index, payload = events.get(timeout=1.0)
+            except queue.Empty:
+                dead = [p for p in processes if not p.is_alive() and p.exitcode != 0]
+                if dead:
+                    raise RuntimeError(
+                        f"An experiment's worker process died (exit code {dead[0].exitcode}: out of memory, or killed). "
+                        "Run again with workers=1."
+                    ) from None
+                continue
+            if kind == "episodes" and bar is not None:
+                bar.update(payload)
+            elif kind == "done":
+                done.add(index)
+                if bar is not None:
+                    bar.set_postfix(finished=f"{len(done)}/{len(jobs)}")
+            elif kind == "error":
+                name, _, _, seed, _ = jobs[index]
+                raise RuntimeError(f"The experiment {name!r} with seed {seed} failed:\n{payload}")
+    finally:
+        for process in processes:
+            process.join(timeout=5 if len(done) == len(jobs) else 0)
+            if process.is_alive():
+                process.kill()
+                process.join()
+        if bar is not None:
+            bar.close()
+        _JOBS = []
+    return [_load(job[4]) for job in jobs]
 
 
 def plot_experiment_results(results: dict, fig=None):
-    """The four panels (policy loss, baseline, entropy loss, mean reward) against episodes."""
+    """The four panels (policy loss, baseline, entropy loss, mean reward) against episodes.
+
+    An experiment run with several seeds (``run_experiments``) is drawn as the mean over its
+    seeds with a band from the lowest to the highest seed, batch by batch; a single run as a line.
+    """
     import matplotlib.pyplot as plt
 
     if fig is None:
@@ -155,13 +331,28 @@ def plot_experiment_results(results: dict, fig=None):
     titles = {"loss_p": "policy loss", "baseline": "baseline", "loss_e": "entropy loss", "mean_reward": "mean reward"}
     for ax, (key, title) in zip(fig.axes, titles.items(), strict=False):
         for name, data in results.items():
-            if key in data:
-                ax.plot(data["episode_num"], data[key], label=name)
-        ax.set_title(title)
+            if key not in data:
+                continue
+            episodes = data["episode_num"]
+            runs = data.get("runs", [])
+            label = f"{name} ({len(runs)} seeds)" if len(runs) > 1 else name
+            (line,) = ax.plot(episodes, data[key], label=label)
+            if len(runs) > 1:
+                low, high = seed_band(data, key)
+                ax.fill_between(episodes, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+        ax.set_title(title + (" (mean over seeds, band: lowest to highest)" if key == "mean_reward" else ""))
         ax.set_xlabel("episode")
         ax.legend()
     fig.tight_layout()
     return fig
+
+
+def seed_band(summary: dict, key: str = "mean_reward") -> tuple[np.ndarray, np.ndarray]:
+    """The lowest and the highest value of ``key`` over the seeds of ``summary`` (a result of
+    ``run_experiments``), batch by batch: arrays as long as ``summary[key]``."""
+    n = len(summary[key])
+    values = np.array([run[key][:n] for run in summary["runs"]])
+    return values.min(axis=0), values.max(axis=0)
 
 
 PERFORMANCE_BARS = {"cpg": 10.0, "aac": 50.0}

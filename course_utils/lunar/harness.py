@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from course_utils.lunar.env import make_env
+from course_utils.lunar.rollouts import RolloutCollector, default_workers
 
 
 class Experience(NamedTuple):
@@ -283,22 +284,43 @@ class VectorBatchDataset:
     every episode starts from a different landscape. ``episode_type`` is the class the
     episodes are built as (``episode_type(total_reward, experiences)``, with ``calc_qvals``),
     ``batch_type`` the class whose ``from_episodes(episodes, gamma)`` turns them into a batch.
+
+    The episodes are played by ``rollouts.RolloutCollector.play_episodes``: the environments
+    are split in two shards, each with its own copy of the network (given the weights before
+    every batch) and its own action generator (seeded from ``seed``); ``workers`` processes run
+    them (``default_workers()``: 2 where the machine has two cores and can ``fork``, else 1, in
+    this process). The batches are the same whatever ``workers`` is; it only sets the speed.
+    The worker processes live while the batches are read, and stop when the loop over them
+    ends (a ``break``, an error, a stop by hand).
     """
 
-    def __init__(self, p_net, episode_batch_size: int, gamma: float, seed: int = 0, *, batch_type, episode_type):
+    def __init__(
+        self, p_net, episode_batch_size: int, gamma: float, seed: int = 0, *, batch_type, episode_type,
+        workers: int | None = None,
+    ):
         self.p_net, self.episode_batch_size, self.gamma = p_net, episode_batch_size, gamma
         self.seed, self.batch_type, self.episode_type = seed, batch_type, episode_type
-        self.generator = torch.Generator().manual_seed(seed)
+        self.shards = min(2, episode_batch_size)
+        self.workers = default_workers(self.shards) if workers is None else workers
 
     def __iter__(self):
-        k = 0
-        while True:
-            first = self.seed * 10**6 + k * self.episode_batch_size
-            episodes = collect_episodes(
-                self.p_net, range(first, first + self.episode_batch_size), self.generator, episode_type=self.episode_type
-            )
-            yield self.batch_type.from_episodes(episodes, self.gamma)
-            k += 1
+        size = self.episode_batch_size
+        with RolloutCollector(range(size), self.p_net, self.seed, shards=self.shards, workers=self.workers) as collector:
+            k = 0
+            while True:
+                first = self.seed * 10**6 + k * size
+                played = collector.play_episodes(self.p_net, range(first, first + size))
+                episodes = [self._episode(*arrays) for arrays in played]
+                yield self.batch_type.from_episodes(episodes, self.gamma)
+                k += 1
+
+    def _episode(self, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray):
+        """The notebook's ``Episode`` of one played episode's arrays (``Shard.play_episodes``)."""
+        states_t = torch.from_numpy(states)
+        rewards, last = rewards.tolist(), len(rewards) - 1
+        steps = enumerate(zip(actions.tolist(), rewards, strict=True))
+        experiences = [Experience(states_t[t], a, r, t == last) for t, (a, r) in steps]
+        return self.episode_type(sum(rewards), experiences)
 
 
 def side_by_side(left: list, right: list, gap: int = 8) -> list:

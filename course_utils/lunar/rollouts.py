@@ -1,5 +1,7 @@
 """Rollouts of many LunarLanders on every core: the collection behind ``course train lunar``
-and ``course bench lunar``.
+and ``course bench lunar`` (``RolloutCollector.collect``: ``T`` steps of every environment)
+and behind the notebook's experiments and long run (``RolloutCollector.play_episodes``: one
+whole episode per seed, the batches of ``harness.VectorBatchDataset``).
 
 The ``E`` environments are split into ``shards`` (a fixed number, part of the training
 configuration). Each shard owns a ``LanderVectorEnv`` of its environments, its own copy of
@@ -19,17 +21,33 @@ feature).
 
 from __future__ import annotations
 
+import copy
 import multiprocessing as mp
 import os
+import signal
+import sys
 
 import numpy as np
 import torch
 
-from course_utils.lunar.env import LanderVectorEnv
+from course_utils.lunar.env import MAX_EPISODE_STEPS, LanderVectorEnv
 from course_utils.lunar.numpy_ac import NumpyActorCritic, log_softmax
 
 KEYS = ("states", "actions", "logps", "rewards", "values", "final_values", "terms", "ends")
 """Per-step arrays of a rollout, each (T, E) except ``states`` (T, E, d)."""
+
+
+def default_workers(shards: int = 2) -> int:
+    """Worker processes for ``shards`` shards: one per shard where this process may use that
+    many cores and can ``fork`` (Linux; the copy of a notebook's network reaches the workers
+    that way), else 1 (the shards take turns in this process)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    if shards > 1 and cores >= shards and sys.platform.startswith("linux"):
+        return shards
+    return 1
 
 
 def split(num_envs: int, shards: int) -> list[range]:
@@ -44,13 +62,18 @@ class Shard:
     """Some environments with their own network copy and action generator.
 
     ``net_spec`` is ``(cls, kwargs)``: ``cls(**kwargs)`` builds the network, whose output is
-    action scores (N, 4) or a tuple ``(scores, values)``. ``seeds`` start the environments'
-    first episodes; later episodes continue each environment's own random stream.
+    action scores (N, 4) or a tuple ``(scores, values)``; or a network, copied (a notebook's
+    class need not say how it is built: ``fork`` hands the worker processes the copy). ``seeds``
+    start the environments' first episodes; later episodes continue each environment's own
+    random stream.
     """
 
     def __init__(self, seeds, net_spec, generator_seed: int, time_feature: bool = False):
-        cls, kwargs = net_spec
-        self.net = cls(**kwargs)
+        if isinstance(net_spec, torch.nn.Module):
+            self.net = copy.deepcopy(net_spec)
+        else:
+            cls, kwargs = net_spec
+            self.net = cls(**kwargs)
         self.envs = LanderVectorEnv(len(seeds), time_feature)
         self.obs = torch.as_tensor(self.envs.reset(seed=[int(s) for s in seeds])[0]).clone()
         self.generator = torch.Generator().manual_seed(generator_seed)
@@ -110,14 +133,58 @@ class Shard:
         return {**out, "last_value": np.zeros(n, np.float32) if last is None else last.astype(np.float32),
                 "finished": finished}
 
-    def _act_torch(self, obs: np.ndarray):
-        """Actions (n,) sampled with the torch network and generator, their log-probabilities
-        (n,) and the state values (n,), or None without a value head."""
+    def play_episodes(self, state_dict, seeds, deterministic: bool = False) -> list[tuple]:
+        """One whole episode per seed (at most one per environment of the shard), all stepped
+        together with the weights ``state_dict``: one batched forward per step on the
+        environments still playing, each stepped until it ends (termination, or the
+        ``MAX_EPISODE_STEPS`` limit), none stepped after. Actions are sampled with the shard's
+        generator, or the most probable if ``deterministic``.
+
+        Returns, in seed order, ``(states (L, d) float32, actions (L,) int64, rewards (L,)
+        float64)`` per episode of ``L`` steps: ``states[t]`` is the observation ``actions[t]``
+        was chosen in.
+        """
+        envs = self.envs.envs
+        if len(seeds) > len(envs):
+            raise ValueError(f"{len(seeds)} seeds for a shard of {len(envs)} environments: give at most one per environment.")
+        self.net.load_state_dict(state_dict)
+        time_feature = self.envs.time_feature
+        obs = np.zeros((len(seeds), self.envs.single_observation_space.shape[0]), dtype=np.float32)
+        for i, seed in enumerate(seeds):
+            obs[i, :8] = envs[i].reset(seed=int(seed))[0]
+        trails: list[tuple[list, list, list]] = [([], [], []) for _ in seeds]
+        active = np.arange(len(seeds))
+        t = 0
+        while active.size:
+            actions = self._act_torch(obs[active], deterministic)[0].tolist()
+            t += 1
+            still = []
+            for j, i in enumerate(active.tolist()):
+                states, acts, rewards = trails[i]
+                states.append(obs[i].copy())
+                acts.append(actions[j])
+                o, reward, terminated, _, _ = envs[i].step(actions[j])
+                rewards.append(reward)
+                if not terminated and t < MAX_EPISODE_STEPS:
+                    obs[i, :8] = o
+                    if time_feature:
+                        obs[i, 8] = t / MAX_EPISODE_STEPS
+                    still.append(i)
+            active = np.asarray(still, dtype=int)
+        return [(np.stack(s), np.asarray(a, dtype=np.int64), np.asarray(r, dtype=np.float64)) for s, a, r in trails]
+
+    def _act_torch(self, obs: np.ndarray, deterministic: bool = False):
+        """Actions (n,) sampled with the torch network and generator (or the most probable, if
+        ``deterministic``), their log-probabilities (n,) and the state values (n,), or None
+        without a value head."""
         with torch.no_grad():
             output = self.net(torch.from_numpy(obs))
             logits, value = output if isinstance(output, tuple) else (output, None)
             log_probs = torch.log_softmax(logits, -1)
-            action = torch.multinomial(log_probs.exp(), 1, generator=self.generator)
+            if deterministic:
+                action = log_probs.argmax(-1, keepdim=True)
+            else:
+                action = torch.multinomial(log_probs.exp(), 1, generator=self.generator)
         logp = log_probs.gather(1, action).squeeze(-1).numpy()
         return action.squeeze(-1).numpy(), logp, None if value is None else value.numpy()
 
@@ -141,8 +208,15 @@ class Shard:
         self.envs.close()
 
 
+_COMMANDS = ("collect", "play_episodes")
+"""What a worker process runs for its parent: these ``Shard`` methods."""
+
+
 def _serve(pipe, args) -> None:
-    """A worker process: build a shard, then answer ``collect`` requests until ``close``."""
+    """A worker process: build a shard, then answer ``collect`` and ``play_episodes`` requests
+    until ``close``. A stop by hand (Ctrl-C, Jupyter's stop button) is the parent's to handle:
+    the worker ignores it, and the parent closes it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         shard = Shard(*args)
         pipe.send(("ready", None))
@@ -156,7 +230,9 @@ def _serve(pipe, args) -> None:
             pipe.send(("closed", None))
             return
         try:
-            pipe.send(("rollout", shard.collect(*data)))
+            if command not in _COMMANDS:
+                raise ValueError(f"unknown command {command!r}")
+            pipe.send(("rollout", getattr(shard, command)(*data)))
         except Exception as error:  # noqa: BLE001
             pipe.send(("error", repr(error)))
 
@@ -227,6 +303,23 @@ class RolloutCollector:
             (t, r.start + i, ret, length) for p, r in zip(parts, self.ranges, strict=True) for t, i, ret, length in p["finished"]
         )
         return rollout
+
+    def play_episodes(self, net: torch.nn.Module, seeds, deterministic: bool = False) -> list[tuple]:
+        """One whole episode per seed with ``net``'s current weights (``Shard.play_episodes``):
+        the seeds are split among the shards like the environments (contiguous ranges, at most
+        ``num_envs`` seeds). Returns ``(states, actions, rewards)`` arrays per episode, in seed order."""
+        seeds = [int(s) for s in seeds]
+        if len(seeds) > self.num_envs:
+            raise ValueError(f"{len(seeds)} seeds for {self.num_envs} environments: give at most one per environment.")
+        state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+        bounds = [len(seeds) * k // len(self.ranges) for k in range(len(self.ranges) + 1)]
+        parts = [seeds[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+        if self.local:
+            return [e for shard, part in zip(self.local, parts, strict=True)
+                    for e in shard.play_episodes(state, part, deterministic)]
+        for pipe, part in zip(self.pipes, parts, strict=True):
+            pipe.send(("play_episodes", (state, part, deterministic)))
+        return [e for pipe in self.pipes for e in self._receive(pipe, "rollout")]
 
     def worker_cpu_s(self) -> float:
         """CPU time (user + system, seconds) used so far by the live worker processes (0 when

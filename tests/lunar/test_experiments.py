@@ -4,10 +4,19 @@ import ast
 import json
 
 import numpy as np
+import pytest
 import torch
 
 from course_utils.lunar import reference
-from course_utils.lunar.experiments import EXPERIMENTS, code_fingerprint, run_experiment, stored_results
+from course_utils.lunar.experiments import (
+    EXPERIMENTS,
+    Experiment,
+    code_fingerprint,
+    run_experiment,
+    run_experiments,
+    seed_band,
+    stored_results,
+)
 from course_utils.lunar.solutions import (
     ActionEntropyLoss,
     Episode,
@@ -38,6 +47,62 @@ def test_experiments_are_cached_per_mode_and_code(tmp_path, monkeypatch):
     run_experiment("vpg", PolicyNet, [FlippedVanilla()], PolicyTrainer, hp, 4, progress=False, **types)  # other code
     names = sorted(p.name for p in (tmp_path / "lunar").glob("*.json"))
     assert len(names) == 3 and sum(n.startswith("vpg-full-") for n in names) == 2
+
+
+def test_run_experiments_trains_every_seed_side_by_side_as_run_experiment_would(tmp_path, monkeypatch):
+    """Each run of ``run_experiments`` (in worker processes) is ``run_experiment``'s run (in this
+    process), the summary is their mean batch by batch with the band around it, and a second
+    call reloads every run from the cache."""
+    import multiprocessing as mp
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from course_utils.lunar.experiments import plot_experiment_results
+
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    hp = dict(batch_size=4, gamma=0.99, learn_rate=1e-3, hidden_layers=(8,))
+    types = dict(batch_type=TrainBatch, episode_type=Episode)
+    experiments = {
+        "vpg": Experiment(PolicyNet, [VanillaPolicyGradientLoss()], PolicyTrainer, hp, **types),
+        "epg": Experiment(PolicyNet, [VanillaPolicyGradientLoss(), ActionEntropyLoss(4, 0.5)], PolicyTrainer, hp, **types),
+    }
+    results = run_experiments(experiments, 8, seeds=(0, 1), progress=False, workers=2)
+    assert not [p for p in mp.active_children() if p.name == "lunar-experiment"]
+    assert list(results) == ["vpg", "epg"] and len(list((tmp_path / "lunar").glob("*.json"))) == 4
+    alone = run_experiment("epg", *experiments["epg"][:4], 8, seed=1, force=True, progress=False, **types)
+    summary = results["epg"]
+    assert summary["seeds"] == [0, 1] and summary["runs"][1]["mean_reward"] == alone["mean_reward"]
+    assert summary["runs"][0]["mean_reward"] != alone["mean_reward"]
+    assert np.allclose(summary["mean_reward"], np.mean([run["mean_reward"] for run in summary["runs"]], axis=0))
+    low, high = seed_band(summary)
+    assert np.all(low <= np.array(summary["mean_reward"]) + 1e-9) and np.all(np.array(summary["mean_reward"]) <= high + 1e-9)
+    assert np.any(low < high)
+    fig = plot_experiment_results(results)
+    assert len(fig.axes[3].collections) == 2  # one band per experiment
+    assert "epg (2 seeds)" in [t.get_text() for t in fig.axes[3].get_legend().get_texts()]
+    again = run_experiments(experiments, 8, seeds=(0, 1), progress=False, workers=2)
+    assert again["vpg"]["mean_reward"] == results["vpg"]["mean_reward"]
+    first, reloaded = results["vpg"]["runs"][0]["model_state"], again["vpg"]["runs"][0]["model_state"]
+    assert all(torch.equal(reloaded[k], v) for k, v in first.items())
+
+
+def test_a_failing_run_stops_every_worker_and_names_the_experiment(tmp_path, monkeypatch):
+    import multiprocessing as mp
+
+    class BrokenLoss(VanillaPolicyGradientLoss):
+        def forward(self, batch, action_scores):
+            raise ValueError("my loss is broken")
+
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    hp = dict(batch_size=2, gamma=0.99, learn_rate=1e-3, hidden_layers=(8,))
+    broken = Experiment(PolicyNet, [BrokenLoss()], PolicyTrainer, hp, TrainBatch, Episode)
+    with pytest.raises(RuntimeError, match=r"(?s)The experiment 'vpg' with seed \d failed.*my loss is broken"):
+        run_experiments({"vpg": broken}, 4, seeds=(0, 1, 2), progress=False, workers=2)
+    assert not [p for p in mp.active_children() if p.name == "lunar-experiment"]
+    assert not list((tmp_path / "lunar").glob("*.json"))
+    with pytest.raises(TypeError, match="lunar.Experiment"):
+        run_experiments({"vpg": (PolicyNet,)}, 4, progress=False)
 
 
 def test_code_fingerprint_follows_the_code():

@@ -43,6 +43,30 @@ def test_collect_episodes_matches_single_env_play():
         assert episode.total_reward == pytest.approx(sum(e.reward for e in episode.experiences))
 
 
+def test_batches_are_the_same_with_one_or_two_worker_processes_which_stop_with_the_loop():
+    """``workers`` sets the speed, never the batches; the worker processes live only while the
+    batches are read."""
+    import multiprocessing as mp
+
+    torch.manual_seed(0)
+    net = PolicyNet(8, 4, (16,))
+    batches = {}
+    for workers in (1, 2):
+        dataset = VectorBatchDataset(net, 5, 0.9, seed=3, batch_type=TrainBatch, episode_type=Episode, workers=workers)
+        batches[workers] = []
+        for batch in dataset:
+            assert len([p for p in mp.active_children() if p.name == "lunar-rollout-shard"]) == (2 if workers == 2 else 0)
+            batches[workers].append(batch)
+            if len(batches[workers]) == 2:
+                break
+        assert not [p for p in mp.active_children() if p.name == "lunar-rollout-shard"]
+    for one, two in zip(batches[1], batches[2], strict=True):
+        assert torch.equal(one.states, two.states) and torch.equal(one.actions, two.actions)
+        assert torch.equal(one.q_vals, two.q_vals) and torch.equal(one.total_rewards, two.total_rewards)
+    first, second = batches[1]
+    assert len(first.total_rewards) == 5 and not torch.equal(first.total_rewards, second.total_rewards)
+
+
 def test_policy_trainer_reaches_the_sanity_target_in_few_batches():
     """The notebook's claim: REINFORCE with a baseline passes -150 (mean of 10 episodes) within a few batches."""
     torch.manual_seed(0)

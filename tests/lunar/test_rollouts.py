@@ -103,3 +103,46 @@ def test_numpy_collection_matches_the_torch_network_it_mirrors():
     seen = np.bincount(actions.numpy(), minlength=4) / len(actions)
     assert np.abs(seen - expected).max() < 0.03  # 2400 draws: about 4 standard errors
     shard.close()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_play_episodes_plays_each_seed_to_its_end_as_one_environment_would(workers):
+    """Whole episodes, one per seed: the transitions of a single ``make_env()`` played with the
+    same actions, each episode stopped at its end (a crash, or the 300-step limit) and in seed order."""
+    from course_utils.lunar.env import MAX_EPISODE_STEPS, make_env
+
+    torch.manual_seed(3)
+    falling = nn.Linear(8, 4)  # crashes within 65 steps from seeds 6 and 7, hovers to the limit from 5
+    seeds = [5, 6, 7]
+    with RolloutCollector(range(3), falling, shards=2, workers=workers) as collector:
+        played = collector.play_episodes(falling, seeds, deterministic=True)
+    for seed, (states, actions, rewards) in zip(seeds, played, strict=True):
+        env = make_env()
+        state, _ = env.reset(seed=seed)
+        for s, a, r in zip(states, actions, rewards, strict=True):
+            assert np.array_equal(s, state)
+            assert a == int(falling(torch.as_tensor(state)).argmax())
+            state, reward, terminated, truncated, _ = env.step(int(a))
+            assert r == reward
+        assert (terminated or truncated) and truncated == (len(actions) == MAX_EPISODE_STEPS)
+    assert sorted(len(actions) for _, actions, _ in played) == [64, 65, MAX_EPISODE_STEPS]
+
+
+def test_play_episodes_refuses_more_seeds_than_environments():
+    with RolloutCollector(range(2), MainEngineNet(), shards=2, workers=1) as collector:
+        with pytest.raises(ValueError, match="3 seeds for 2 environments"):
+            collector.play_episodes(MainEngineNet(), [1, 2, 3])
+        assert len(collector.play_episodes(MainEngineNet(), [4])) == 1  # fewer seeds than shards is fine
+
+
+def test_a_failing_network_in_a_worker_is_reported_and_every_worker_stops():
+    import multiprocessing as mp
+
+    class Broken(nn.Module):
+        def forward(self, x):
+            raise ValueError("my forward is broken")
+
+    collector = RolloutCollector(range(2), Broken(), shards=2, workers=2)
+    with pytest.raises(RuntimeError, match="A rollout worker failed: .*my forward is broken"):
+        collector.play_episodes(Broken(), [1, 2])
+    assert not [p for p in mp.active_children() if p.name == "lunar-rollout-shard"]
