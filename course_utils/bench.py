@@ -11,6 +11,8 @@ BENCHMARKS = {
     "harlow": "course_utils.harlow.bench:bench_harlow",
     "lunar": "course_utils.lunar.bench:bench_lunar",
     "lunar-solve": "course_utils.lunar.bench:bench_lunar_solve",
+    "lunar-student": "course_utils.lunar.bench:bench_lunar_student",
+    "lunar-experiments": "course_utils.lunar.bench:bench_lunar_experiments",
     "grading": "course_utils.grading.bench:bench_grading",
 }
 """``course bench NAME`` calls ``module:function()``, which returns a dict of measured figures

@@ -12,13 +12,15 @@ listed before it:
 - ``env``: ``CourseLunarLander-v0`` (registered on import), ``make_env``, ``LanderVectorEnv``;
   ``sizes``: the notebook's run sizes (``SIZES``); ``questions``: its concept checks and its
   ungraded Think! question
+- ``rollouts``: rollouts and whole episodes of many environments in worker processes
+  (``course train lunar``, the experiments, the student's long run)
 - ``harness``: what the notebook gives ready-made: ``Experience``, ``TrainerLoop``,
-  ``play_together``/``collect_episodes``/``VectorBatchDataset`` (many environments, batched
-  forwards), ``greedy_policy``, ``side_by_side``, ``LiveView``, ``save_checkpoint``/``load_checkpoint``
+  ``play_together``/``collect_episodes`` (many environments, batched forwards),
+  ``VectorBatchDataset`` (batches of whole episodes played on every core), ``greedy_policy``,
+  ``side_by_side``, ``LiveView``, ``save_checkpoint``/``load_checkpoint``
 - ``solutions``: the reference implementations of the graded exercises
-- ``rollouts``: rollouts of many environments in worker processes (``course train lunar``)
-- ``experiments``: the vpg/epg/bpg/cpg/aac experiments with their on-disk cache, and the
-  course's stored runs of them (``assets/lunar_experiments.json``)
+- ``experiments``: the vpg/epg/bpg/cpg/aac experiments, every seed side by side, with their
+  on-disk cache, and the course's stored runs of them (``assets/lunar_experiments.json``)
 - ``aac``: the course's own actor-critic trainer, evaluation and pretrained agent
 - ``variance``: the gradient-variance measurement (the same policy, many batches, four weights);
   ``optional``: the checks of the optional exercises (bootstrapping at truncation, GAE)
@@ -35,11 +37,13 @@ from course_utils.lunar.aac import DEFAULT_AAC, TRAINING_CURVE, evaluate, load_p
 from course_utils.lunar.env import ACTIONS, EVAL_SEEDS, OBSERVATIONS, make_env, make_env_for
 from course_utils.lunar.experiments import (
     EXPERIMENTS,
+    Experiment,
     experiment_cache_dir,
+    experiment_table,
     loss_scales,
     performance_bar,
     plot_experiment_results,
-    run_experiment,
+    run_experiments,
     stored_results,
 )
 from course_utils.lunar.harness import (
@@ -52,7 +56,14 @@ from course_utils.lunar.harness import (
     side_by_side,
 )
 from course_utils.lunar.sizes import SIZES
-from course_utils.lunar.solve import plot_solve_run, report_evaluation, summary, train_until_solved
+from course_utils.lunar.solve import (
+    UntilSolved,
+    plot_solve_run,
+    report_evaluation,
+    solve_report,
+    summary,
+    train_until_solved,
+)
 from course_utils.lunar.variance import plot_variance, run_variance_experiment, score_identity
 from course_utils.lunar.variance import report as variance_report
 
@@ -61,14 +72,17 @@ __all__ = [
     "EVAL_SEEDS",
     "EXPERIMENTS",
     "Experience",
+    "Experiment",
     "LiveView",
     "OBSERVATIONS",
     "SIZES",
     "TRAINING_CURVE",
     "TrainerLoop",
+    "UntilSolved",
     "VectorBatchDataset",
     "evaluate",
     "experiment_cache_dir",
+    "experiment_table",
     "greedy_policy",
     "load_checkpoint",
     "load_pretrained",
@@ -79,10 +93,11 @@ __all__ = [
     "plot_experiment_results",
     "plot_variance",
     "questions",
-    "run_experiment",
+    "run_experiments",
     "run_variance_experiment",
     "score_identity",
     "side_by_side",
+    "solve_report",
     "stored_results",
     "summary",
     "train_until_solved",

@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from course_utils.lunar.env import make_env
+from course_utils.lunar.harness import VectorBatchDataset
 from course_utils.lunar.rollouts import RolloutCollector
 from course_utils.lunar.solutions import PolicyAgent, PolicyNet
 
@@ -172,4 +173,167 @@ def bench_lunar_solve(max_steps: int = 2_000_000, sb3: bool = True) -> dict:
             out["speedup_wall"] = round(out["sb3"]["wall_s"] / course["wall_s"], 2)
             out["speedup_cpu"] = round(out["sb3"]["cpu_s"] / course["cpu_s"], 2)
             out["target_speedup"] = 4.0
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# The notebook's long runs: the experiments with every seed, and the student's own AAC
+# --------------------------------------------------------------------------------------------
+
+
+def _clock() -> tuple[float, float]:
+    """Wall-clock and CPU seconds of this process and of every child process it has waited for
+    (the worker processes, once joined)."""
+    import resource
+
+    usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    return time.perf_counter(), sum(u.ru_utime + u.ru_stime for u in usage)
+
+
+def _since(start: tuple[float, float]) -> dict:
+    wall, cpu = _clock()
+    return {"wall_s": round(wall - start[0], 1), "cpu_s": round(cpu - start[1], 1)}
+
+
+class TodaysDataset:
+    """The collection before issue 17 (the baseline): every episode of a batch played in this
+    process (``harness.collect_episodes``), actions drawn from one torch generator; the same
+    batches' shape and seeds as ``harness.VectorBatchDataset``."""
+
+    def __init__(self, p_net, episode_batch_size, gamma, seed=0, *, batch_type, episode_type, workers=None):
+        self.p_net, self.size, self.gamma, self.seed = p_net, episode_batch_size, gamma, seed
+        self.batch_type, self.episode_type = batch_type, episode_type
+
+    def __iter__(self):
+        from course_utils.lunar.harness import collect_episodes
+
+        generator = torch.Generator().manual_seed(self.seed)
+        k = 0
+        while True:
+            first = self.seed * 10**6 + k * self.size
+            episodes = collect_episodes(self.p_net, range(first, first + self.size), generator, episode_type=self.episode_type)
+            yield self.batch_type.from_episodes(episodes, self.gamma)
+            k += 1
+
+
+def bench_lunar_experiments(max_episodes: int | None = None) -> dict:
+    """``course bench lunar-experiments``: Sections 6 and 7 of the notebook at full size with the
+    reference classes, the course's way against the way before (issue 17, target 4: five
+    experiments with three seeds each in at most 5 minutes), in one run:
+
+    * ``course``: vpg, epg, bpg, cpg and aac with each of ``experiments.SEEDS``
+      (``run_experiments``: runs side by side in worker processes, episodes in two shards each);
+    * ``baseline``: the same five experiments with seed 0 only, one after the other in this
+      process with today's collection (``TodaysDataset``), as the notebook ran them before.
+
+    Both train into a temporary cache (nothing of the user's is reused or overwritten). CPU
+    time counts every process, beside wall-clock; ``final_mean_reward`` per experiment is the
+    mean over the seeds of each run's last mean reward.
+    """
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from course_utils.lunar import experiments
+    from course_utils.lunar.reference import EXPERIMENT_EPISODES, reference_experiments
+
+    episodes = max_episodes or EXPERIMENT_EPISODES
+    specs = reference_experiments()
+    out = {"benchmark": "lunar-experiments", "episodes_per_run": episodes, "cores": os.cpu_count()}
+    with tempfile.TemporaryDirectory() as cache:
+        previous = os.environ.get("COURSE_CACHE")
+        os.environ["COURSE_CACHE"] = cache
+        try:
+            start = _clock()
+            results = experiments.run_experiments(specs, episodes, experiments.SEEDS, force=True, progress=False)
+            out["course"] = {"runs": len(specs) * len(experiments.SEEDS), **_since(start),
+                             "final_mean_reward": {n: round(float(np.mean(experiments.final_rewards(s))), 1)
+                                                   for n, s in results.items()}}
+            start = _clock()
+            finals = {}
+            for name, spec in specs.items():
+                path = Path(cache) / f"baseline-{name}.json"
+                data = experiments._train(name, spec, episodes, 0, path, dataset_type=TodaysDataset)
+                finals[name] = round(data["mean_reward"][-1], 1)
+            out["baseline"] = {"runs": len(specs), **_since(start), "final_mean_reward": finals}
+        finally:
+            if previous is None:
+                os.environ.pop("COURSE_CACHE", None)
+            else:
+                os.environ["COURSE_CACHE"] = previous
+    course, base = out["course"], out["baseline"]
+    out["target_wall_s"] = 300
+    out["per_run_speedup_wall"] = round((base["wall_s"] / base["runs"]) / (course["wall_s"] / course["runs"]), 2)
+    out["per_run_speedup_cpu"] = round((base["cpu_s"] / base["runs"]) / (course["cpu_s"] / course["runs"]), 2)
+    return out
+
+
+AAC_HP_BEFORE = dict(batch_size=16, gamma=0.99, beta=0.5, delta=0.01, learn_rate=2e-3, hidden_layers=(128, 128))
+"""The notebook's ``aac_hp`` before issue 17 (the baseline of ``bench_lunar_student``)."""
+
+
+def _student_run(hp: dict, dataset_type, stop_when, max_episodes: int, lr_decay_episodes=None) -> tuple:
+    """Section 8's run with the reference classes: seed 2, ``hp``, episodes from ``dataset_type``."""
+    from course_utils.lunar.solutions import (
+        AACPolicyGradientLoss,
+        AACPolicyNet,
+        ActionEntropyLoss,
+        Episode,
+        PolicyTrainer,
+        TrainBatch,
+    )
+
+    torch.manual_seed(2)
+    net = AACPolicyNet.build_for_env(make_env(), **hp)
+    trainer = PolicyTrainer(net, torch.optim.Adam(net.parameters(), lr=hp["learn_rate"]),
+                            [AACPolicyGradientLoss(hp["delta"]), ActionEntropyLoss(4, hp["beta"])],
+                            dataset_type(net, hp["batch_size"], hp["gamma"], seed=2, batch_type=TrainBatch, episode_type=Episode))
+    data = trainer.train(max_episodes=max_episodes, stop_when=stop_when, progress=False, lr_decay_episodes=lr_decay_episodes)
+    return net, data
+
+
+def bench_lunar_student(budget_s: float = 300.0) -> dict:
+    """``course bench lunar-student``: the student's own actor-critic (Section 8, with the
+    exercise's classes: the reference solutions) until it passes the course's bar (issue 17,
+    target 3: in at most 5 minutes), against the same run before issue 17, in one run:
+
+    * ``course``: the notebook's ``aac_hp``, learning-rate decay and collection
+      (``VectorBatchDataset``: two shards, worker processes), stopped by ``solve.UntilSolved`` (greedy mean - std >= 200 over the
+      100 evaluation landscapes, evaluated every 256 episodes);
+    * ``baseline``: the ``aac_hp`` before (``AAC_HP_BEFORE``) and today's collection in this
+      process (``TodaysDataset``), stopped after ``budget_s`` of wall-clock (before, the run
+      stopped only at a training mean of 200, which it never reached), then evaluated on the
+      same 100 landscapes.
+
+    Both report episodes, the last training mean (sampled actions) and the greedy evaluation;
+    CPU time counts every process, beside wall-clock.
+    """
+    import os
+
+    from course_utils.lunar.aac import evaluate
+    from course_utils.lunar.env import EVAL_SEEDS
+    from course_utils.lunar.reference import AAC_HP, FINAL_LR_DECAY_EPISODES
+    from course_utils.lunar.sizes import SIZES
+    from course_utils.lunar.solve import BAR, UntilSolved, score
+
+    out = {"benchmark": "lunar-student", "bar": f"mean - std of 100 greedy episodes >= {BAR:g}", "cores": os.cpu_count()}
+    start = _clock()
+    until = UntilSolved()
+    _, data = _student_run(AAC_HP, VectorBatchDataset, until, SIZES.full("final_episodes"), FINAL_LR_DECAY_EPISODES)
+    out["course"] = {"aac_hp": {**AAC_HP, "hidden_layers": list(AAC_HP["hidden_layers"])}, "solved": until.solved,
+                     "episodes": int(data["episode_num"][-1]), **_since(start),
+                     "training_mean": round(data["mean_reward"][-1], 1),
+                     "final_evaluation": until.evaluations[-1] if until.evaluations else None}
+    start = _clock()
+    deadline = time.perf_counter() + budget_s
+    net, data = _student_run(AAC_HP_BEFORE, TodaysDataset, lambda model, d: time.perf_counter() > deadline, 10**9)
+    clock = _since(start)
+    returns = evaluate(net, EVAL_SEEDS, deterministic=True)
+    out["baseline"] = {"aac_hp": {**AAC_HP_BEFORE, "hidden_layers": list(AAC_HP_BEFORE["hidden_layers"])},
+                       "stopped_after_s": budget_s, "episodes": int(data["episode_num"][-1]), **clock,
+                       "training_mean": round(data["mean_reward"][-1], 1),
+                       "best_training_mean": round(data["best_mean_reward"][-1], 1),
+                       "greedy": {"mean": round(float(returns.mean()), 2), "std": round(float(returns.std()), 2),
+                                  "score": round(score(returns), 2)}}
+    out["target_wall_s"] = 300
     return out

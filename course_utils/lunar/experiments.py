@@ -128,15 +128,16 @@ def _load(path: Path) -> dict:
 
 
 def _train(name: str, experiment: Experiment, max_episodes: int, seed: int, path: Path, *, workers=None,
-           progress: bool = False, post_batch_fn=None, **train_kw) -> dict:
-    """Train one run (see ``run_experiment``) and save it in ``path`` (+ ``.pt``); returns its data."""
+           progress: bool = False, post_batch_fn=None, dataset_type=VectorBatchDataset, **train_kw) -> dict:
+    """Train one run (see ``run_experiment``) and save it in ``path`` (+ ``.pt``); returns its data.
+    ``dataset_type`` plays the episodes (``course bench lunar-experiments`` passes today's way)."""
     e = experiment
     torch.manual_seed(seed)
     env = make_env()
     net = e.net_type.build_for_env(env, hidden_layers=e.hp["hidden_layers"])
     env.close()
-    dataset = VectorBatchDataset(net, e.hp["batch_size"], e.hp["gamma"], seed=seed, batch_type=e.batch_type,
-                                 episode_type=e.episode_type, workers=workers)
+    dataset = dataset_type(net, e.hp["batch_size"], e.hp["gamma"], seed=seed, batch_type=e.batch_type,
+                           episode_type=e.episode_type, workers=workers)
     optimizer = torch.optim.Adam(net.parameters(), lr=e.hp["learn_rate"])
     trainer = e.trainer_type(net, optimizer, e.loss_fns, dataset)
     data = trainer.train(max_episodes=max_episodes, progress=progress, desc=name, post_batch_fn=post_batch_fn, **train_kw)
@@ -342,7 +343,8 @@ def plot_experiment_results(results: dict, fig=None):
                 ax.fill_between(episodes, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
         ax.set_title(title + (" (mean over seeds, band: lowest to highest)" if key == "mean_reward" else ""))
         ax.set_xlabel("episode")
-        ax.legend()
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend()
     fig.tight_layout()
     return fig
 
@@ -353,6 +355,37 @@ def seed_band(summary: dict, key: str = "mean_reward") -> tuple[np.ndarray, np.n
     n = len(summary[key])
     values = np.array([run[key][:n] for run in summary["runs"]])
     return values.min(axis=0), values.max(axis=0)
+
+
+def final_rewards(summary: dict) -> list[float]:
+    """Each run's final mean reward (the last 100 episodes at its end), in seed order; a single
+    run (no ``"runs"``) counts as one seed."""
+    return [float(run["mean_reward"][-1]) for run in summary.get("runs", [summary])]
+
+
+def separated(results: dict) -> list[tuple[str, str]]:
+    """The pairs ``(a, b)`` of experiments where every seed of ``a`` ended above every seed of
+    ``b`` (``final_rewards``): the differences the seeds do not blur."""
+    finals = {name: final_rewards(summary) for name, summary in results.items()}
+    return [(a, b) for a in finals for b in finals if a != b and min(finals[a]) > max(finals[b])]
+
+
+def experiment_table(results: dict) -> str:
+    """A text table of ``results`` (``run_experiments``' summaries): per experiment the final
+    mean reward averaged over the seeds, the lowest and highest seed, and the best point of the
+    mean curve; then the pairs whose seeds do not overlap (``separated``)."""
+    lines = [f"{'':6}{'final mean reward':>19}{'lowest seed':>13}{'highest seed':>14}{'best of the mean':>18}"]
+    for name, summary in results.items():
+        finals = final_rewards(summary)
+        lines.append(f"{name:6}{np.mean(finals):19.1f}{min(finals):13.1f}{max(finals):14.1f}{max(summary['mean_reward']):18.1f}")
+    pairs = separated(results)
+    seeds = {len(final_rewards(summary)) for summary in results.values()}
+    lines.append(f"({max(seeds)} seeds each; the final mean reward is the mean of the last 100 episodes of each run.)")
+    if pairs:
+        lines.append("Every seed ended higher: " + ", ".join(f"{a} > {b}" for a, b in pairs) + ".")
+    else:
+        lines.append("No experiment's seeds all ended above another's: the seeds overlap everywhere.")
+    return "\n".join(lines)
 
 
 PERFORMANCE_BARS = {"cpg": 10.0, "aac": 50.0}
@@ -375,7 +408,7 @@ def performance_bar(results: dict, name: str) -> str:
         return f"{name} (the course's run): best mean reward {best:.1f}, {'above' if best > bar else 'below'} the bar of {bar:g}."
     if best > bar:
         return f"{name}: best mean reward {best:.1f}, above the bar of {bar:g} (the course's full-size run reached {stored:.1f})."
-    episodes = results[name]["episode_num"][-1]
+    episodes = int(results[name]["episode_num"][-1])
     advice = (f"only {episodes} episodes were run: that is too few to get there"
               if episodes < SIZES.full("experiment_episodes") else
               "compare your loss with the formula, look at the policy-loss and entropy panels, or tune the hyperparameters")

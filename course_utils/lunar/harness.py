@@ -51,6 +51,14 @@ class TrainerLoop:
     ``target_reward`` or after ``max_episodes`` episodes. ``training_data`` records, per batch,
     the episode count, each loss's value, the mean reward and the best mean reward.
 
+    ``train(..., lr_decay_episodes=n)`` lowers the optimizer's learning rates linearly, from
+    their values at the start to a tenth of them after ``n`` episodes (then they stay there):
+    big steps while the policy is poor, small ones once it is nearly right.
+
+    ``train(..., stop_when=f)`` also stops as soon as ``f(model, training_data)`` returns True
+    after a batch (``solve.UntilSolved``: the greedy policy passes the course's bar); the
+    checkpoint file then gets the weights it stopped with, marked ``solved=True``.
+
     With ``train(..., stoppable=True)``, stopping it by hand (Jupyter's stop button, Ctrl-C: a
     ``KeyboardInterrupt``) ends the training, not the cell: ``train`` says so, keeps the
     checkpoint of the best mean reward so far and returns the curve up to the last finished
@@ -87,13 +95,16 @@ class TrainerLoop:
         progress: bool = True,
         desc: str = "training",
         stoppable: bool = False,
+        stop_when=None,
+        lr_decay_episodes: int | None = None,
     ):
-        """Train until ``target_reward`` or ``max_episodes`` (or, if ``stoppable``, a stop by hand);
-        returns ``training_data``."""
+        """Train until ``target_reward``, ``stop_when`` or ``max_episodes`` (or, if ``stoppable``, a
+        stop by hand); returns ``training_data``."""
         from collections import deque
 
         rewards = deque(maxlen=running_mean_len)
         best, episodes, saved = -float("inf"), 0, None
+        start_lrs = [group["lr"] for group in self.optimizer.param_groups]
         self.interrupted = False
         bar = _progress(max_episodes, progress, desc)
         try:
@@ -114,8 +125,16 @@ class TrainerLoop:
                 if bar is not None:
                     bar.set_postfix(episodes=episodes, mean_reward=f"{mean:.1f}", best=f"{best:.1f}")
                     bar.update(len(batch.total_rewards))
+                if lr_decay_episodes:
+                    fraction = max(0.1, 1.0 - episodes / lr_decay_episodes)
+                    for group, lr in zip(self.optimizer.param_groups, start_lrs, strict=True):
+                        group["lr"] = lr * fraction
                 if post_batch_fn is not None:
                     post_batch_fn(batch_idx, self.model, batch)
+                if stop_when is not None and stop_when(self.model, self.training_data):
+                    if self.checkpoints_file:
+                        save_checkpoint(self.model, self.checkpoints_file, best_mean_reward=best, episodes=episodes, solved=True)
+                    break
                 if (target_reward is not None and mean >= target_reward) or episodes >= max_episodes:
                     break
         except KeyboardInterrupt:
@@ -318,9 +337,10 @@ class VectorBatchDataset:
         """The notebook's ``Episode`` of one played episode's arrays (``Shard.play_episodes``)."""
         states_t = torch.from_numpy(states)
         rewards, last = rewards.tolist(), len(rewards) - 1
+        total = sum(rewards)
         steps = enumerate(zip(actions.tolist(), rewards, strict=True))
         experiences = [Experience(states_t[t], a, r, t == last) for t, (a, r) in steps]
-        return self.episode_type(sum(rewards), experiences)
+        return self.episode_type(total, experiences)
 
 
 def side_by_side(left: list, right: list, gap: int = 8) -> list:

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from course_utils.lunar.expected import EXPECTED_FILE, load_expected
-from course_utils.lunar.experiments import EXPERIMENTS, STORED_RESULTS, run_experiment
+from course_utils.lunar.experiments import EXPERIMENTS, SEEDS, STORED_RESULTS, Experiment, run_experiments
 from course_utils.lunar.harness import Experience
 from course_utils.lunar.solutions import (
     AACPolicyGradientLoss,
@@ -130,35 +130,50 @@ def stale_expected(path: Path = EXPECTED_FILE) -> list[str]:
 
 
 PG_HP = dict(batch_size=16, gamma=0.99, beta=0.5, learn_rate=2e-3, hidden_layers=(128, 128))
-AAC_HP = dict(batch_size=16, gamma=0.99, beta=0.5, delta=0.01, learn_rate=2e-3, hidden_layers=(128, 128))
+AAC_HP = dict(batch_size=16, gamma=0.99, beta=0.1, delta=0.01, learn_rate=2e-3, hidden_layers=(128, 128))
 """The notebook's default ``pg_hp`` and ``aac_hp`` (a test checks they match its cells)."""
+FINAL_LR_DECAY_EPISODES = 20_000
+"""``lr_decay_episodes`` of the notebook's long run (Section 8; a test checks it matches the cell)."""
 EXPERIMENT_EPISODES = 3000
 """Episodes per experiment at full size (the notebook's ``EXP_EPISODES``)."""
 
 
-def train_experiments(progress: bool = True, max_episodes: int = EXPERIMENT_EPISODES, seed: int = 0) -> dict:
-    """``course train lunar-experiments``: vpg, epg, bpg, cpg and aac with the reference
-    solutions, as the notebook runs them; writes their curves to ``assets/lunar_experiments.json``."""
-    runs = {}
+def reference_experiments() -> dict:
+    """The notebook's five experiments (vpg, epg, bpg, cpg, aac) with the reference classes and
+    the default ``pg_hp`` and ``aac_hp``, as ``experiments.Experiment``s."""
+    types = dict(batch_type=TrainBatch, episode_type=Episode)
+    experiments = {}
     for name, (baseline, entropy) in EXPERIMENTS.items():
         loss_fns = [BaselinePolicyGradientLoss() if baseline else VanillaPolicyGradientLoss()]
         if entropy:
             loss_fns.append(ActionEntropyLoss(4, PG_HP["beta"]))
-        runs[name] = run_experiment(name, PolicyNet, loss_fns, PolicyTrainer, PG_HP, max_episodes, seed,
-                                    batch_type=TrainBatch, episode_type=Episode, force=True, progress=progress)
+        experiments[name] = Experiment(PolicyNet, loss_fns, PolicyTrainer, PG_HP, **types)
     aac_losses = [AACPolicyGradientLoss(AAC_HP["delta"]), ActionEntropyLoss(4, AAC_HP["beta"])]
-    runs["aac"] = run_experiment("aac", AACPolicyNet, aac_losses, PolicyTrainer, AAC_HP, max_episodes, seed,
-                                 batch_type=TrainBatch, episode_type=Episode, force=True, progress=progress)
+    experiments["aac"] = Experiment(AACPolicyNet, aac_losses, PolicyTrainer, AAC_HP, **types)
+    return experiments
+
+
+def train_experiments(progress: bool = True, max_episodes: int = EXPERIMENT_EPISODES, seeds=SEEDS) -> dict:
+    """``course train lunar-experiments``: vpg, epg, bpg, cpg and aac with the reference
+    solutions and every seed of ``SEEDS``, as the notebook runs them; writes their curves to
+    ``assets/lunar_experiments.json``."""
+    results = run_experiments(reference_experiments(), max_episodes, seeds, force=True, progress=progress)
     stored = {
         "how": "course train lunar-experiments (course_utils.lunar.reference.train_experiments)",
         "max_episodes": max_episodes,
-        "seed": seed,
+        "seeds": list(seeds),
         "pg_hp": {**PG_HP, "hidden_layers": list(PG_HP["hidden_layers"])},
         "aac_hp": {**AAC_HP, "hidden_layers": list(AAC_HP["hidden_layers"])},
-        "runs": {name: {k: v for k, v in data.items() if k != "model_state"} for name, data in runs.items()},
+        "runs": {name: _without_weights(summary) for name, summary in results.items()},
     }
     STORED_RESULTS.write_text(json.dumps(stored) + "\n")
     for name, data in stored["runs"].items():
-        print(f"{name}: best mean reward {max(data['mean_reward']):.1f} over {data['episode_num'][-1]} episodes")
+        print(f"{name}: best mean reward {max(data['mean_reward']):.1f} (mean of seeds {stored['seeds']}) "
+              f"over {data['episode_num'][-1]:.0f} episodes")
     print(f"wrote {STORED_RESULTS}")
     return stored
+
+
+def _without_weights(summary: dict) -> dict:
+    runs = [{k: v for k, v in run.items() if k != "model_state"} for run in summary["runs"]]
+    return {**summary, "runs": runs}

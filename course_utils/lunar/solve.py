@@ -99,6 +99,52 @@ def evaluate_greedy(net, seeds=EVAL_SEEDS) -> np.ndarray:
     return totals
 
 
+class UntilSolved:
+    """``stop_when`` for the notebook's ``TrainerLoop.train``: the student's own agent trained
+    until it passes the course's bar, on the same schedule as the course's lander.
+
+    Every ``eval_every`` episodes (once the mean return of the last 100 training episodes has
+    reached ``screen``) it plays one greedy episode on each of ``seeds`` (``aac.evaluate``,
+    most probable action) and returns True once mean minus standard deviation reaches ``bar``.
+    ``evaluations`` keeps each evaluation (``Schedule.record``'s entries, with ``episodes``);
+    ``on_evaluation(entry)`` is called after each (the notebook prints it).
+
+    Why the greedy policy: the training episodes sample their actions, and on the ground a
+    sampled policy keeps firing its side engines now and then, so the lander never comes to
+    rest (which ends an episode with +100) before the 300-step limit: the course's own solved
+    lander averages about 170 in training and 258 greedy. The bar judges the policy the agent
+    would fly with.
+    """
+
+    def __init__(self, eval_every: int = 256, screen: float = SCREEN, bar: float = BAR, seeds=EVAL_SEEDS,
+                 on_evaluation=None):
+        self.schedule = Schedule(eval_every, screen, bar)
+        self.seeds, self.on_evaluation = seeds, on_evaluation
+        self.t0, self.c0 = time.perf_counter(), time.process_time()
+
+    @property
+    def evaluations(self) -> list[dict]:
+        return self.schedule.evaluations
+
+    @property
+    def solved(self) -> bool:
+        return self.schedule.solved
+
+    def __call__(self, model, training_data: dict) -> bool:
+        episodes = int(training_data["episode_num"][-1])
+        if not self.schedule.due(episodes, training_data["mean_reward"][-1]):
+            return False
+        e0, c0 = time.perf_counter(), time.process_time()
+        returns = evaluate(model, self.seeds, deterministic=True)
+        self.schedule.record(episodes, returns, time.perf_counter() - self.t0, time.process_time() - self.c0,
+                             time.perf_counter() - e0, time.process_time() - c0)
+        entry = self.schedule.evaluations[-1]
+        entry["episodes"] = entry.pop("steps")
+        if self.on_evaluation is not None:
+            self.on_evaluation(entry)
+        return self.schedule.solved
+
+
 def train_until_solved(config: dict | None = None, max_steps: int | None = None, eval_every: int = EVAL_EVERY,
                        screen: float = SCREEN, bar: float = BAR, progress: bool = True, workers: int | None = None,
                        on_evaluation=None, seeds=EVAL_SEEDS):
@@ -183,10 +229,27 @@ def train_and_register(progress: bool = True) -> None:
 
 
 def report_evaluation(entry: dict) -> None:
-    """Print one evaluation of ``train_until_solved`` (its ``on_evaluation`` in the notebook)."""
+    """Print one evaluation of ``train_until_solved`` or ``UntilSolved`` (their ``on_evaluation``
+    in the notebook)."""
     verdict = "passes the bar" if entry["score"] >= BAR else f"below the bar of {BAR:g}"
-    print(f"after {entry['steps']:,} steps ({entry['wall_s']:.0f} s): greedy return {entry['mean']:.1f} ± "
+    when = f"{entry['episodes']:,} episodes" if "episodes" in entry else f"{entry['steps']:,} steps"
+    print(f"after {when} ({entry['wall_s']:.0f} s): greedy return {entry['mean']:.1f} ± "
           f"{entry['std']:.1f} over the evaluation landscapes, mean - std = {entry['score']:.1f}: {verdict}")
+
+
+def solve_report(until: UntilSolved) -> str:
+    """One sentence on a run stopped by ``until`` (an ``UntilSolved``): where it passed the bar,
+    or the best evaluation it reached, or that no evaluation was due yet."""
+    if not until.evaluations:
+        return (f"No evaluation yet: they start once the mean of the last 100 training episodes reaches "
+                f"{until.schedule.screen:g}.")
+    last = until.evaluations[-1]
+    if until.solved:
+        return (f"Your agent passed the bar after {last['episodes']:,} episodes ({last['wall_s']:.0f} s): greedy return "
+                f"{last['mean']:.1f} ± {last['std']:.1f} over the evaluation landscapes, mean - std = {last['score']:.1f}.")
+    best = max(until.evaluations, key=lambda entry: entry["score"])
+    return (f"Not solved after {len(until.evaluations)} evaluations: the best, after {best['episodes']:,} episodes, had "
+            f"mean - std = {best['score']:.1f} (the bar is {until.schedule.bar:g}).")
 
 
 def summary(curve: dict) -> str:

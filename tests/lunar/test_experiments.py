@@ -10,6 +10,7 @@ import torch
 from course_utils.lunar import reference
 from course_utils.lunar.experiments import (
     EXPERIMENTS,
+    SEEDS,
     Experiment,
     code_fingerprint,
     run_experiment,
@@ -105,6 +106,25 @@ def test_a_failing_run_stops_every_worker_and_names_the_experiment(tmp_path, mon
         run_experiments({"vpg": (PolicyNet,)}, 4, progress=False)
 
 
+def test_the_table_gives_each_experiments_seeds_and_only_the_differences_they_do_not_blur():
+    from course_utils.lunar.experiments import experiment_table, final_rewards, separated
+
+    def summary(*finals):
+        runs = [{"mean_reward": [-150.0, final], "episode_num": [16, 3008]} for final in finals]
+        return {"mean_reward": [-150.0, float(np.mean(finals))], "episode_num": [16, 3008], "runs": runs}
+
+    results = {"vpg": summary(90.0, 120.0, 100.0), "bpg": summary(130.0, 160.0, 125.0), "cpg": summary(110.0, 150.0, 140.0)}
+    assert final_rewards(results["vpg"]) == [90.0, 120.0, 100.0]
+    assert separated(results) == [("bpg", "vpg")]  # cpg's 110 is below vpg's 120; bpg's 125 is not
+    table = experiment_table(results)
+    assert "vpg" in table and "103.3" in table and " 90.0" in table and "120.0" in table
+    assert "(3 seeds each;" in table and table.endswith("Every seed ended higher: bpg > vpg.")
+    results["bpg"] = summary(130.0, 160.0, 115.0)
+    assert experiment_table(results).endswith("the seeds overlap everywhere.")
+    single = {"mean_reward": [-150.0, 80.0], "episode_num": [16, 3008]}  # a run without seeds counts as one
+    assert final_rewards(single) == [80.0]
+
+
 def test_code_fingerprint_follows_the_code():
     assert code_fingerprint(Episode) == code_fingerprint(Episode)
     assert code_fingerprint(Episode) != code_fingerprint(ReversedQvals)
@@ -131,9 +151,13 @@ def test_the_stored_runs_are_the_notebooks_experiments_with_its_default_hyperpar
         notebook = _notebook_dict(name)
         assert notebook == constant
         assert stored[name] == {**notebook, "hidden_layers": list(notebook["hidden_layers"])}
-    for run in stored["runs"].values():
-        assert run["episode_num"][-1] >= 3000 and len(run["mean_reward"]) == len(run["episode_num"])
-        assert "model_state" not in run
+    assert stored["seeds"] == list(SEEDS) == [0, 1, 2]
+    for summary in stored["runs"].values():
+        assert summary["seeds"] == stored["seeds"] and len(summary["runs"]) == 3
+        for run in summary["runs"]:
+            assert run["episode_num"][-1] >= 3000 and len(run["mean_reward"]) == len(run["episode_num"])
+            assert "model_state" not in run
+        assert np.allclose(summary["mean_reward"], np.mean([run["mean_reward"] for run in summary["runs"]], axis=0))
 
 
 def test_performance_bars_are_messages_that_say_what_to_look_at():
@@ -181,3 +205,27 @@ def test_the_settings_cell_names_every_size_with_its_full_value():
     assert SIZES.full("experiment_episodes") == reference.EXPERIMENT_EPISODES
     code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
     assert "scaled(" not in code and "fast_mode" not in code and "headless" not in code
+
+
+def test_the_model_answer_of_question_3_reads_the_stored_runs():
+    """Every number and every ranking in Question 3's model answer is the stored runs'."""
+    from course_utils.lunar.experiments import final_rewards, separated
+
+    cells = json.loads((SOLUTIONS / "03_policy_gradients.ipynb").read_text())["cells"]
+    (answer,) = ["".join(c["source"]) for c in cells if c["metadata"].get("nbgrader", {}).get("grade_id") == "q3_plots"]
+    answer = " ".join(answer.split())
+    runs = stored_results()["runs"]
+    for name, summary in runs.items():
+        finals = final_rewards(summary)
+        assert f"`{name}` {np.mean(finals):.0f} ({min(finals):.0f} to {max(finals):.0f})" in answer, name
+    assert separated(runs) == [("bpg", "vpg"), ("bpg", "epg"), ("bpg", "aac")]
+    assert "every seed of `bpg` ended above every seed of `vpg`, `epg` and `aac`" in answer
+    for name in ("vpg", "epg", "aac"):
+        assert abs(runs[name]["loss_p"][0] + 140) < 5  # "starts strongly negative (about -140)"
+    assert all(15 < np.mean(runs[name]["loss_p"][-10:]) < 25 for name in ("vpg", "epg"))  # "(to about +20)"
+    assert all(abs(np.mean(runs[name]["loss_p"][-10:])) < 5 for name in ("bpg", "cpg"))  # "stays near 0"
+    assert f"from about {runs['bpg']['baseline'][0]:.0f} to about +{runs['bpg']['baseline'][-1]:.0f} (`bpg`)" in answer
+    assert f"+{runs['cpg']['baseline'][-1]:.0f} (`cpg`)" in answer
+    assert all(abs(np.mean(runs[name]["loss_e"][-10:]) + 0.39) < 0.01 for name in ("epg", "cpg")) and "about -0.39" in answer
+    aac, cpg = np.mean(final_rewards(runs["aac"])), np.mean(final_rewards(runs["cpg"]))
+    assert f"`aac` ({aac:.0f}) did not catch up with `cpg` ({cpg:.0f})" in answer

@@ -157,6 +157,41 @@ def test_a_training_that_ends_by_itself_is_not_interrupted(tmp_path, capsys):
     assert "stopped" not in capsys.readouterr().out
 
 
+def test_stop_when_ends_the_training_and_keeps_the_weights_it_stopped_with(tmp_path):
+    """``stop_when`` (the bar, in the notebook) is asked after every batch; when it says stop, the
+    checkpoint holds that batch's weights, marked solved, even if the training mean was better before."""
+    checkpoint, weights = tmp_path / "mine.pt", []
+    asked = []
+
+    def at_the_fourth_batch(model, data):
+        asked.append(len(data["episode_num"]))
+        return len(data["episode_num"]) == 4
+
+    trainer = _trainer(_batches(), checkpoint)
+    data = trainer.train(running_mean_len=1, max_episodes=100, progress=False, stop_when=at_the_fourth_batch,
+                         post_batch_fn=_weights_after_each_batch(weights))
+    assert asked == [1, 2, 3, 4] and data["episode_num"] == [1, 2, 3, 4] and not trainer.interrupted
+    saved = torch.load(checkpoint, weights_only=True)
+    assert saved["solved"] is True and saved["best_mean_reward"] == 35.0 and saved["episodes"] == 4
+    assert all(torch.equal(value, weights[3][name]) for name, value in saved["params"].items())
+
+
+def test_the_learning_rate_falls_to_a_tenth_over_the_decay_episodes_then_stays(tmp_path):
+    trainer = _trainer(_batches(), tmp_path / "mine.pt")  # one episode per batch, SGD at 0.1
+    lrs = []
+    trainer.train(running_mean_len=1, max_episodes=len(REWARDS), progress=False, lr_decay_episodes=4,
+                  post_batch_fn=lambda i, model, batch: lrs.append(trainer.optimizer.param_groups[0]["lr"]))
+    assert lrs == pytest.approx([0.075, 0.05, 0.025, 0.01, 0.01, 0.01][: len(REWARDS)])
+
+
+def test_the_long_runs_decay_in_the_notebook_is_the_one_the_benchmark_and_the_slow_test_use():
+    from course_utils.lunar.reference import FINAL_LR_DECAY_EPISODES
+
+    cells = json.loads(SOLUTIONS_NOTEBOOK.read_text())["cells"]
+    (cell,) = [c for c in cells if "final AAC" in "".join(c["source"])]
+    assert f"lr_decay_episodes={FINAL_LR_DECAY_EPISODES:_}," in "".join(cell["source"])
+
+
 def test_without_stoppable_a_stop_ends_the_cell(tmp_path):
     """The experiments' runs are not stoppable: a stop must not leave a cut-short run that passes
     for a finished one (and is cached as one), nor let the cell go on to the next experiment."""

@@ -146,3 +146,4 @@ def test_a_failing_network_in_a_worker_is_reported_and_every_worker_stops():
     with pytest.raises(RuntimeError, match="A rollout worker failed: .*my forward is broken"):
         collector.play_episodes(Broken(), [1, 2])
     assert not [p for p in mp.active_children() if p.name == "lunar-rollout-shard"]
+

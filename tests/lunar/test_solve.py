@@ -49,3 +49,70 @@ def test_fast_greedy_evaluation_plays_the_same_episodes_as_evaluate():
     for net in (aac.load_pretrained(), aac.ActorCriticNet()):
         seeds = EVAL_SEEDS[:8]
         assert np.allclose(solve.evaluate_greedy(net, seeds), aac.evaluate(net, seeds, deterministic=True), atol=1e-6)
+
+
+def test_until_solved_evaluates_the_greedy_policy_on_schedule_and_stops_at_the_bar():
+    """The notebook's stop for the student's run: no evaluation before the screen or between two
+    due points; the course's agent passes the bar on the evaluation landscapes, a fresh network does not."""
+    import torch
+
+    from course_utils.lunar.aac import evaluate, load_pretrained
+    from course_utils.lunar.env import EVAL_SEEDS
+    from course_utils.lunar.solutions import AACPolicyNet
+
+    seeds = EVAL_SEEDS[:10]
+    agent = load_pretrained()
+    returns = evaluate(agent, seeds, deterministic=True)
+    bar = solve.score(returns) - 1.0  # on these 10 landscapes, a bar the course's agent just passes
+    seen = []
+    until = solve.UntilSolved(eval_every=32, bar=bar, seeds=seeds, on_evaluation=seen.append)
+    torch.manual_seed(0)
+    fresh = AACPolicyNet(8, 4, (16,))
+    assert solve.solve_report(until).startswith("No evaluation yet")
+    assert not until(fresh, {"episode_num": [16], "mean_reward": [150.0]})  # not due yet
+    assert not until(fresh, {"episode_num": [32], "mean_reward": [50.0]})  # due, but below the screen of 100
+    assert not until(fresh, {"episode_num": [64], "mean_reward": [150.0]}) and not until.solved
+    assert "Not solved after 1 evaluations" in solve.solve_report(until)
+    assert until(agent, {"episode_num": [96], "mean_reward": [150.0]}) and until.solved
+    assert [entry["episodes"] for entry in seen] == [64, 96] and seen == until.evaluations
+    assert seen[-1]["score"] == round(solve.score(returns), 2) and seen[0]["score"] < bar
+    report = solve.solve_report(until)
+    assert report.startswith("Your agent passed the bar after 96 episodes") and f"{returns.mean():.1f}" in report
+
+
+@pytest.mark.slow
+def test_the_students_actor_critic_solves_the_lander_at_full_size(tmp_path, monkeypatch):
+    """Issue 17, target 3: the notebook's long run with the exercise's classes (the solutions),
+    its aac_hp and its seed passes the course's bar within FINAL_EPISODES; and, as Section 8 says,
+    its training mean (sampled actions) stays below the greedy return that passed."""
+    import torch
+
+    from course_utils.lunar import reference
+    from course_utils.lunar.env import make_env
+    from course_utils.lunar.harness import VectorBatchDataset
+    from course_utils.lunar.sizes import SIZES
+    from course_utils.lunar.solutions import (
+        AACPolicyGradientLoss,
+        AACPolicyNet,
+        ActionEntropyLoss,
+        Episode,
+        PolicyTrainer,
+        TrainBatch,
+    )
+
+    from .test_experiments import _notebook_dict
+
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    aac_hp = _notebook_dict("aac_hp")
+    torch.manual_seed(2)
+    net = AACPolicyNet.build_for_env(make_env(), **aac_hp)
+    trainer = PolicyTrainer(net, torch.optim.Adam(net.parameters(), lr=aac_hp["learn_rate"]),
+                            [AACPolicyGradientLoss(aac_hp["delta"]), ActionEntropyLoss(4, aac_hp["beta"])],
+                            VectorBatchDataset(net, aac_hp["batch_size"], aac_hp["gamma"], seed=2, batch_type=TrainBatch,
+                                               episode_type=Episode), checkpoints_file=tmp_path / "mine.pt")
+    until = solve.UntilSolved()
+    data = trainer.train(max_episodes=SIZES.full("final_episodes"), stop_when=until, progress=False,
+                         lr_decay_episodes=reference.FINAL_LR_DECAY_EPISODES)
+    assert until.solved, solve.solve_report(until)
+    assert data["mean_reward"][-1] < until.evaluations[-1]["mean"] - 30
+    assert torch.load(tmp_path / "mine.pt", weights_only=True)["solved"] is True
