@@ -28,7 +28,7 @@ listed before it:
   ``expected_batch``: the stored test batch and episodes); it uses no solutions
 - ``reference``: instructor side, the expected values computed from the solutions at release
   time (``make_expected``, ``write_expected``, ``stale_expected``)
-- ``bench``: ``course bench lunar``
+- ``bench``: ``course bench lunar``, ``lunar-solve``, ``lunar-student`` and ``lunar-experiments``
 - ``checks/``: the exercise checks (``from course_utils.lunar.checks import check_...``)
 """
 

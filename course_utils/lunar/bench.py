@@ -1,5 +1,9 @@
-"""``course bench lunar``: environment steps per second of the course's collection (many
-LunarLanders, batched forwards, worker processes) against one environment at a time."""
+"""Tutorial 3's benchmarks, each against its baseline in the same run: ``course bench lunar``
+(environment steps per second of the course's collection against one environment at a time),
+``lunar-solve`` (the course's lander against Stable-Baselines3 PPO, to the bar),
+``lunar-student`` (the student's actor-critic to the bar, against the run before issue 17) and
+``lunar-experiments`` (the five experiments with three seeds each, against one seed each the
+way before)."""
 
 from __future__ import annotations
 
@@ -292,21 +296,22 @@ def _student_run(hp: dict, dataset_type, stop_when, max_episodes: int, lr_decay_
     return net, data
 
 
-def bench_lunar_student(budget_s: float = 300.0) -> dict:
+def bench_lunar_student(budget_s: float = 300.0, max_episodes: int | None = None) -> dict:
     """``course bench lunar-student``: the student's own actor-critic (Section 8, with the
     exercise's classes: the reference solutions) until it passes the course's bar (issue 17,
     target 3: in at most 5 minutes), against the same run before issue 17, in one run:
 
     * ``course``: the notebook's ``aac_hp``, learning-rate decay and collection
       (``VectorBatchDataset``: two shards, worker processes), stopped by ``solve.UntilSolved`` (greedy mean - std >= 200 over the
-      100 evaluation landscapes, evaluated every 256 episodes);
+      100 evaluation landscapes, evaluated every 512 episodes once the training mean reaches 150);
     * ``baseline``: the ``aac_hp`` before (``AAC_HP_BEFORE``) and today's collection in this
       process (``TodaysDataset``), stopped after ``budget_s`` of wall-clock (before, the run
       stopped only at a training mean of 200, which it never reached), then evaluated on the
       same 100 landscapes.
 
     Both report episodes, the last training mean (sampled actions) and the greedy evaluation;
-    CPU time counts every process, beside wall-clock.
+    CPU time counts every process, beside wall-clock. ``max_episodes`` caps the course's run
+    (default: the notebook's ``FINAL_EPISODES`` at full size).
     """
     import os
 
@@ -319,7 +324,8 @@ def bench_lunar_student(budget_s: float = 300.0) -> dict:
     out = {"benchmark": "lunar-student", "bar": f"mean - std of 100 greedy episodes >= {BAR:g}", "cores": os.cpu_count()}
     start = _clock()
     until = UntilSolved()
-    _, data = _student_run(AAC_HP, VectorBatchDataset, until, SIZES.full("final_episodes"), FINAL_LR_DECAY_EPISODES)
+    _, data = _student_run(AAC_HP, VectorBatchDataset, until, max_episodes or SIZES.full("final_episodes"),
+                           FINAL_LR_DECAY_EPISODES)
     out["course"] = {"aac_hp": {**AAC_HP, "hidden_layers": list(AAC_HP["hidden_layers"])}, "solved": until.solved,
                      "episodes": int(data["episode_num"][-1]), **_since(start),
                      "training_mean": round(data["mean_reward"][-1], 1),

@@ -1,6 +1,6 @@
 """``course bench lunar``."""
 
-from course_utils.lunar.bench import bench_lunar
+from course_utils.lunar.bench import bench_lunar, bench_lunar_experiments, bench_lunar_student
 
 
 def test_bench_lunar_returns_positive_figures():
@@ -10,3 +10,23 @@ def test_bench_lunar_returns_positive_figures():
     assert result["num_envs"] == 4 and result["vector_steps"] == 2 * 25 * 4 and result["single_steps"] == 100
     assert set(result["cores_used"]) == {"vector", "vector_one_process", "single"}
     assert all(0 < used < 4 for used in result["cores_used"].values())
+
+
+def test_bench_lunar_experiments_times_both_ways_on_every_process(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    result = bench_lunar_experiments(max_episodes=8)  # one batch of 16 episodes per run
+    assert result["course"]["runs"] == 15 and result["baseline"]["runs"] == 5
+    for side in ("course", "baseline"):
+        assert result[side]["wall_s"] > 0 and result[side]["cpu_s"] > 0
+        assert set(result[side]["final_mean_reward"]) == {"vpg", "epg", "bpg", "cpg", "aac"}
+    assert result["course"]["cpu_s"] > result["baseline"]["cpu_s"]  # three times the runs, worker processes counted
+    assert not list(tmp_path.glob("**/*.json"))  # trained into a temporary cache, not the user's
+
+
+def test_bench_lunar_student_reports_both_runs_on_the_same_evaluation():
+    result = bench_lunar_student(budget_s=0.5, max_episodes=32)
+    course, baseline = result["course"], result["baseline"]
+    assert course["solved"] is False and course["episodes"] == 32 and course["final_evaluation"] is None
+    assert course["aac_hp"]["beta"] == 0.1 and baseline["aac_hp"]["beta"] == 0.5
+    greedy = baseline["greedy"]
+    assert baseline["episodes"] >= 16 and abs(greedy["score"] - (greedy["mean"] - greedy["std"])) < 0.02

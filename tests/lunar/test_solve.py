@@ -116,3 +116,16 @@ def test_the_students_actor_critic_solves_the_lander_at_full_size(tmp_path, monk
     assert until.solved, solve.solve_report(until)
     assert data["mean_reward"][-1] < until.evaluations[-1]["mean"] - 30
     assert torch.load(tmp_path / "mine.pt", weights_only=True)["solved"] is True
+
+
+def test_section_8_says_when_the_students_run_is_evaluated():
+    import json
+
+    from course_utils.paths import SOLUTIONS
+
+    until = solve.UntilSolved()
+    cells = json.loads((SOLUTIONS / "03_policy_gradients.ipynb").read_text())["cells"]
+    text = " ".join(" ".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown").split())
+    assert (f"Every {until.schedule.eval_every} episodes, once the mean of the last 100 training episodes has reached "
+            f"{until.schedule.screen:g}, the cell plays those 100 episodes") in text
+    assert until.schedule.bar == solve.BAR == 200 and "mean total reward minus its standard deviation of at least 200" in text
