@@ -35,7 +35,7 @@ lint: install
 
 test: install lint browser-deps
 	$(PY) -m course_utils.cli release --check
-	$(TEST_ENV) $(PY) -m pytest -n $(JOBS) --dist loadfile --nbmake --nbmake-timeout=300 tests solutions notebooks
+	$(TEST_ENV) $(PY) -m pytest -n $(JOBS) --dist loadfile tests
 
 test-slow: install
 	$(TEST_ENV) $(PY) -m pytest -n $(JOBS) --run-slow tests
