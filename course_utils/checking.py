@@ -111,8 +111,33 @@ def _watchdog(seconds: float):
             ctypes.pythonapi.PyThreadState_SetAsyncExc(target, None)
 
 
+class _Drive(threading.local):
+    """While an ``Exercise`` drives an answer: the message of the first call that ran out of
+    time, after which no further call into the answer is made (``call_student``)."""
+
+    active = False
+    timed_out: str | None = None
+
+
+_DRIVE = _Drive()
+
+
+@contextlib.contextmanager
+def _one_time_limit():
+    """One drive of an answer: once a call runs out of ``TIME_LIMIT``, every later call of the
+    same drive fails at once with the same message. An answer that loops costs one time limit,
+    not one per case (a check has up to a few hundred calls)."""
+    _DRIVE.active, _DRIVE.timed_out = True, None
+    try:
+        yield
+    finally:
+        _DRIVE.active, _DRIVE.timed_out = False, None
+
+
 def call_student(what: str, fn, *args, **kwargs):
     """Call student code, turning every way it can fail into a ``Problem`` with a hint."""
+    if _DRIVE.timed_out is not None:
+        raise Problem(_DRIVE.timed_out)
     try:
         with time_limit(TIME_LIMIT):
             return fn(*args, **kwargs)
@@ -122,10 +147,13 @@ def call_student(what: str, fn, *args, **kwargs):
             "with your code, run that cell, then run this check again."
         ) from None
     except Timeout:
-        raise Problem(
+        message = (
             f"{what} did not finish within {TIME_LIMIT:g} s. Look for a loop that never ends "
             "(a `while` whose condition never becomes false, or an index that never moves)."
-        ) from None
+        )
+        if _DRIVE.active:
+            _DRIVE.timed_out = message
+        raise Problem(message) from None
     except Exception as error:
         frames = traceback.extract_tb(error.__traceback__)[1:]
         where = f" (line {frames[-1].lineno}: `{frames[-1].line}`)" if frames and frames[-1].line else ""
@@ -217,8 +245,10 @@ class Exercise:
     reference: tuple[str, ...]
 
     def record(self, *answers, hidden: bool) -> str:
-        """Drive ``answers`` on the public or hidden cases: the record as JSON text."""
-        return records.dump(self.drive(self.cases(hidden), *answers))
+        """Drive ``answers`` on the public or hidden cases: the record as JSON text. Once a call
+        into the answers runs out of time, the calls after it are not made (``_one_time_limit``)."""
+        with _one_time_limit():
+            return records.dump(self.drive(self.cases(hidden), *answers))
 
     def judge_record(self, text: str, expected, hidden: bool) -> None:
         """Read a record (``records.load``) and judge it against ``expected``; raise ``Problem``."""

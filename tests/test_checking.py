@@ -71,3 +71,21 @@ def test_an_answer_missing_what_the_check_uses_gets_a_verdict_not_a_traceback(ca
     assert "❌ ReplayMemory: not yet." in out and "AttributeError" in out and "'NoWrite' object has no attribute 'write'" in out
     with pytest.raises(AssertionError, match="not yet. checking your answer stopped at AttributeError"):
         checking.verdict("ReplayMemory", check, strict=True)
+
+
+def test_a_drive_stops_calling_an_answer_once_it_ran_out_of_time(short_limit, capsys):
+    """An answer that loops costs the student one time limit, not one per case: the colour
+    check has six cases, and only the first is run; the next check calls the answer again."""
+    from course_utils.colour.checks import check_discounted_returns
+
+    calls = []
+
+    def forever(rewards, gamma):
+        calls.append(len(rewards))
+        while True:
+            pass
+
+    assert not check_discounted_returns(forever)
+    assert calls == [3] and "did not finish within" in capsys.readouterr().out
+    assert not check_discounted_returns(forever) and len(calls) == 2
+    assert call_student("f", lambda: 1) == 1  # outside a drive nothing is remembered
