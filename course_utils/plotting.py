@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
-from sklearn.metrics import ConfusionMatrixDisplay, confusion_matrix
 
 from course_utils.paths import ASSETS
 
@@ -38,11 +37,29 @@ def plot_confusion(best, chosen, colours, title: str = "Choices", ax=None):
     columns shown (colours never seen still get a row and a column).
     """
     ax = ax or plt.subplots(figsize=(4.5, 4))[1]
-    matrix = confusion_matrix(list(best), list(chosen), labels=list(colours))
-    ConfusionMatrixDisplay(matrix, display_labels=list(colours)).plot(ax=ax, colorbar=False, cmap="Blues", values_format="d")
-    ax.set(title=title, xlabel="colour chosen", ylabel="better colour")
+    matrix = confusion_counts(best, chosen, colours)
+    ax.imshow(matrix, cmap="Blues", vmin=0)
+    dark = matrix.max() / 2 if matrix.size else 0
+    for (row, column), count in np.ndenumerate(matrix):
+        ax.text(column, row, f"{count:d}", ha="center", va="center", color="white" if count > dark else "black")
+    ticks = range(len(colours))
+    ax.set(title=title, xlabel="colour chosen", ylabel="better colour", xticks=ticks, yticks=ticks)
+    ax.set_xticklabels(list(colours))
+    ax.set_yticklabels(list(colours))
     ax.grid(False)
     return ax
+
+
+def confusion_counts(best, chosen, colours) -> np.ndarray:
+    """Counts (len(colours), len(colours)) of int: row ``i`` column ``j`` is how often colour
+    ``colours[j]`` was chosen when ``colours[i]`` was the better one (pairs naming another colour
+    are left out)."""
+    index = {colour: i for i, colour in enumerate(colours)}
+    matrix = np.zeros((len(index), len(index)), dtype=int)
+    for b, c in zip(best, chosen, strict=True):
+        if b in index and c in index:
+            matrix[index[b], index[c]] += 1
+    return matrix
 
 
 def plot_pair_accuracy(results: dict[str, dict[str, float]], title: str = "Accuracy per colour pair", ax=None):
