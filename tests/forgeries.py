@@ -8,6 +8,11 @@ garbage collector, text that mimics a pass, a forged record, partial credit thro
 ``execute_result``, answers tuned to the public cases, the harvested solutions of the grader's
 environment, NaN, files for the grader).
 
+Every notebook of the corpus is tutorial 2 cut after its last hidden test (``load_cut``): the
+cells after it (the replay experiments, half the notebook's time) hold no verdict, and an answer
+cell reaches them only through hooks it could fire as well in the cells it precedes. The corpus is
+graded against the instructor notebook cut the same way (``cut_source``).
+
 ``build(folder)`` writes them and returns {student: (grade id attacked, grade id answered)}.
 ``in_kernel_source(folder)`` writes the instructor notebook with its hidden tests judging in the
 student's kernel, the way they did before (the planted regression).
@@ -220,9 +225,30 @@ def _replace(notebook: dict, grade_id: str, source: str) -> dict:
     return notebook
 
 
+def load_cut(kind: str) -> dict:
+    """Tutorial 2's solution or student notebook (``submissions.load``) without the cells after
+    its last hidden test (the last code cell nbgrader grades)."""
+    notebook = load(kind, ASSIGNMENT)
+    graded = [i for i, cell in enumerate(notebook["cells"])
+              if cell["cell_type"] == "code" and (cell["metadata"].get("nbgrader") or {}).get("grade")]
+    return {**notebook, "cells": notebook["cells"][: graded[-1] + 1]}
+
+
+def _source(folder: Path, notebook: dict) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{ASSIGNMENT}.ipynb").write_text(json.dumps(notebook))
+    return folder
+
+
+def cut_source(folder: Path) -> Path:
+    """The instructor notebook cut like the corpus (``load_cut``), as a ``source`` folder for
+    ``grading.autograde``."""
+    return _source(folder, load_cut("solution"))
+
+
 def build(folder: Path) -> dict[str, tuple[str, str]]:
     """Write every attack as a submission: {student: (grade id attacked, grade id answered)}."""
-    solution, student = load("solution", ASSIGNMENT), load("student", ASSIGNMENT)
+    solution, student = load_cut("solution"), load_cut("student")
     attacks = {}
     for name, source in ATTACKS_ON_RETURNS.items():
         write(folder, name, _replace(with_answer(student, solution, "replay_memory"), "discounted_returns", source))
@@ -236,15 +262,13 @@ def build(folder: Path) -> dict[str, tuple[str, str]]:
 def in_kernel_source(folder: Path) -> Path:
     """The instructor notebook with each hidden test judging in the student's kernel, as before
     (``check_x(answer, strict=True)`` instead of ``X.submit(answer)``): the planted regression."""
-    notebook = load("solution", ASSIGNMENT)
+    notebook = load_cut("solution")
     for cell in notebook["cells"]:
         text = "".join(cell["source"])
         for name, check in (("RETURNS", "check_discounted_returns"), ("MEMORY", "check_replay_memory")):
             text = re.sub(rf"import {name}\n{name}.submit\((\w+)\)", rf"import {check}\n{check}(\1, strict=True)", text)
         cell["source"] = text
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{ASSIGNMENT}.ipynb").write_text(json.dumps(notebook))
-    return folder
+    return _source(folder, notebook)
 
 
 # --------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""No submission forges a verdict: the red-team corpus (``tests/forgeries.py``) graded by
-``course autograde``, next to an honest full submission and an untouched one."""
+"""No submission forges a verdict: the red-team corpus (``tests/forgeries.py``, tutorial 2 cut
+after its last hidden test) graded by ``course autograde``, next to an honest full submission
+and an untouched one."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import csv
 
 import forgeries
 import pytest
-from submissions import load, write
+from submissions import write
 
 from course_utils import grading
 
@@ -26,9 +27,9 @@ def _grade(tmp_path_factory, folder, **kwargs) -> dict[str, dict]:
 def corpus(tmp_path_factory):
     folder = tmp_path_factory.mktemp("forgeries")
     attacks = forgeries.build(folder)
-    write(folder, "honest_full", load("solution", forgeries.ASSIGNMENT))
-    write(folder, "untouched", load("student", forgeries.ASSIGNMENT))
-    return attacks, _grade(tmp_path_factory, folder)
+    write(folder, "honest_full", forgeries.load_cut("solution"))
+    write(folder, "untouched", forgeries.load_cut("student"))
+    return attacks, _grade(tmp_path_factory, folder, source=forgeries.cut_source(tmp_path_factory.mktemp("source")))
 
 
 def test_every_attack_scores_zero_on_what_it_attacks_and_full_marks_on_its_honest_answer(corpus):
