@@ -18,6 +18,16 @@ from course_utils.lunar.rollouts import RolloutCollector
 from course_utils.lunar.solutions import PolicyAgent, PolicyNet
 
 
+def _positive(name: str, value, kind=int, optional: bool = False) -> None:
+    """Refuse a size that is not a positive ``kind`` at once, with what to pass instead (a
+    benchmark started with a wrong argument would otherwise train for minutes first)."""
+    if optional and value is None:
+        return
+    number = isinstance(value, kind) or (kind is float and isinstance(value, int))
+    if not number or isinstance(value, bool) or not value > 0:
+        raise TypeError(f"{name} must be a positive {'number' if kind is float else 'integer'}, got {value!r}.")
+
+
 def bench_lunar(
     num_envs: int = 32, steps: int = 40_000, single_steps: int = 10_000, hidden_layers=(512, 256), rounds: int = 5
 ) -> dict:
@@ -37,6 +47,8 @@ def bench_lunar(
     wall time; worker start-up is excluded (one short warm-up rollout). ``cores_used`` is the
     CPU time of every process involved divided by the wall time.
     """
+    for name, value in (("num_envs", num_envs), ("steps", steps), ("single_steps", single_steps), ("rounds", rounds)):
+        _positive(name, value)
     torch.manual_seed(0)
     net = PolicyNet(8, 4, tuple(hidden_layers))
     spec = (PolicyNet, dict(in_features=8, out_actions=4, hidden_layers=tuple(hidden_layers)))
@@ -109,6 +121,7 @@ def sb3_until_solved(max_steps: int = 2_000_000, seed: int = 0, schedule=None) -
     """
     import time
 
+    _positive("max_steps", max_steps)
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.env_util import make_vec_env
@@ -159,6 +172,10 @@ def bench_lunar_solve(max_steps: int = 2_000_000, sb3: bool = True) -> dict:
     import os
 
     from course_utils.lunar.solve import BAR, EVAL_EVERY, SCREEN, train_until_solved
+
+    _positive("max_steps", max_steps)
+    if not isinstance(sb3, bool):
+        raise TypeError(f"sb3 must be True or False, got {sb3!r}.")
 
     _, course = train_until_solved(progress=False)  # its own budget: aac.DEFAULT_AAC["total_steps"]
     course.pop("curve")
@@ -241,6 +258,7 @@ def bench_lunar_experiments(max_episodes: int | None = None) -> dict:
     from course_utils.lunar import experiments
     from course_utils.lunar.reference import EXPERIMENT_EPISODES, reference_experiments
 
+    _positive("max_episodes", max_episodes, optional=True)
     episodes = max_episodes or EXPERIMENT_EPISODES
     specs = reference_experiments()
     out = {"benchmark": "lunar-experiments", "episodes_per_run": episodes, "cores": os.cpu_count()}
@@ -321,6 +339,8 @@ def bench_lunar_student(budget_s: float = 300.0, max_episodes: int | None = None
     from course_utils.lunar.sizes import SIZES
     from course_utils.lunar.solve import BAR, UntilSolved, score
 
+    _positive("budget_s", budget_s, float)
+    _positive("max_episodes", max_episodes, optional=True)
     out = {"benchmark": "lunar-student", "bar": f"mean - std of 100 greedy episodes >= {BAR:g}", "cores": os.cpu_count()}
     start = _clock()
     until = UntilSolved()

@@ -1,5 +1,7 @@
 """``course bench lunar``."""
 
+import pytest
+
 from course_utils.lunar.bench import bench_lunar, bench_lunar_experiments, bench_lunar_student
 
 
@@ -30,3 +32,19 @@ def test_bench_lunar_student_reports_both_runs_on_the_same_evaluation():
     assert course["aac_hp"]["beta"] == 0.1 and baseline["aac_hp"]["beta"] == 0.5
     greedy = baseline["greedy"]
     assert baseline["episodes"] >= 16 and abs(greedy["score"] - (greedy["mean"] - greedy["std"])) < 0.02
+
+
+def test_a_benchmark_given_a_wrong_size_refuses_at_once_instead_of_training():
+    from course_utils.lunar.bench import bench_lunar_solve, sb3_until_solved
+
+    for call, match in [
+        (lambda: bench_lunar_solve([1.0, 2.0], 0.9), "max_steps must be a positive integer"),
+        (lambda: bench_lunar_solve(1000, sb3=0.9), "sb3 must be True or False"),
+        (lambda: bench_lunar_student("ten minutes"), "budget_s must be a positive number"),
+        (lambda: bench_lunar_student(60.0, max_episodes=-5), "max_episodes must be a positive integer"),
+        (lambda: bench_lunar_experiments(max_episodes=2.5), "max_episodes must be a positive integer"),
+        (lambda: bench_lunar(num_envs=0), "num_envs must be a positive integer"),
+        (lambda: sb3_until_solved(True), "max_steps must be a positive integer"),
+    ]:
+        with pytest.raises(TypeError, match=match):
+            call()
