@@ -28,13 +28,17 @@ def test_animate_refuses_no_frames():
         animate([])
 
 
-def test_animate_keeps_a_short_preview_while_graded(monkeypatch):
+def test_animate_keeps_a_short_preview_while_graded_and_in_fast_mode(monkeypatch):
     from course_utils.animation import GRADING_FRAMES
 
     frames = [np.full((40, 60, 3), i % 250, dtype=np.uint8) for i in range(3 * GRADING_FRAMES)]
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    monkeypatch.setenv("COURSE_FAST", "0")
     assert animate(frames, max_frames=100).data.count("data:image/png;base64") == 3 * GRADING_FRAMES
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert animate(frames, max_frames=100).data.count("data:image/png;base64") == GRADING_FRAMES
+    monkeypatch.delenv("NBGRADER_EXECUTION")
+    monkeypatch.setenv("COURSE_FAST", "1")  # the course's tests: nobody watches
     assert animate(frames, max_frames=100).data.count("data:image/png;base64") == GRADING_FRAMES
 
 

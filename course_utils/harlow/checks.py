@@ -404,9 +404,7 @@ def _drive_update_run(update_population, case: dict, seed: int, new_scores: list
     None for anything else) each call got, which child (None: not one) each evaluation got, and
     the returned population as [where from ("old", "child", "other"), index, score]."""
     _seed(seed)
-    population = [(ActorCritic(hidden_size=2), float(score)) for score in case["scores"]]
-    parents = [population[k] for k in case["parents"]]
-    parent_agents, old_agents = [agent for agent, _ in parents], [agent for agent, _ in population]
+    population, parent_agents, old_agents = [], [], []
     made, given, evaluated = [], [], []
 
     def fake_create(agent1, agent2, *args, **kwargs):
@@ -423,6 +421,12 @@ def _drive_update_run(update_population, case: dict, seed: int, new_scores: list
     with _replaced(update_population, "create_new_agent", fake_create) as sees_create:
         with _replaced(update_population, "evaluate_individual", fake_evaluate) as sees_evaluate:
             if sees_create and sees_evaluate:
+                # Built here, right after the seed (as the answer's random draws then follow the
+                # same ones): an answer that cannot see the stand-ins costs no agents.
+                population += [(ActorCritic(hidden_size=2), float(score)) for score in case["scores"]]
+                parents = [population[k] for k in case["parents"]]
+                parent_agents += [agent for agent, _ in parents]
+                old_agents += [agent for agent, _ in population]
                 result = attempt(
                     "update_population", update_population, HarlowExperimentEnv(), torch.optim.RMSprop, list(population),
                     parents, case["best"], new_generation_new_individuals=case["count"],

@@ -1,7 +1,8 @@
 """Fixtures for the browser suite: one JupyterLab server and one headless Chromium per session.
 
-The server serves a temporary copy of ``notebooks/`` (so nothing the browser saves touches the
-repository) on 127.0.0.1 with a random token. Its kernels run in fast mode (``COURSE_FAST=1``)
+The server serves the notebooks of a freshly built student bundle (a temporary copy, so nothing
+the browser saves touches the repository), with the bundle's wheel installed first on the
+kernels' path, on 127.0.0.1 with a random token. Its kernels run in fast mode (``COURSE_FAST=1``)
 but NOT headless (``COURSE_HEADLESS=0``, ``CI`` removed): the games wait for real clicks.
 
 Chromium is Debian's ``/usr/bin/chromium`` driven by Playwright (Playwright cannot download its
@@ -74,10 +75,11 @@ def _free_port() -> int:
 
 
 class Lab:
-    """A running JupyterLab: its URL, token and the folder it serves."""
+    """A running JupyterLab: its URL, token, the folder it serves and the environment it (and
+    so each of its kernels) runs in."""
 
-    def __init__(self, base: str, token: str, root: Path):
-        self.base, self.token, self.root = base, token, root
+    def __init__(self, base: str, token: str, root: Path, env: dict | None = None):
+        self.base, self.token, self.root, self.env = base, token, root, env or {}
 
     def api(self, path: str, method: str = "GET"):
         request = urllib.request.Request(f"{self.base}/api/{path}?token={self.token}", method=method)
@@ -116,8 +118,14 @@ def _browser_available():
 
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory):
+    # What a student gets: the notebooks of the student bundle, and its wheel's package first on
+    # the kernels' path (no solutions, no grader: `test_the_lab_runs_the_student_package`).
+    import student_bundle
+
+    bundle = student_bundle.build(tmp_path_factory)
+    site, path = student_bundle.install(bundle, tmp_path_factory)
     root = tmp_path_factory.mktemp("served")
-    for notebook in sorted(NOTEBOOKS.glob("*.ipynb")):
+    for notebook in sorted((bundle["folder"] / "notebooks").glob("*.ipynb")):
         shutil.copy(notebook, root / notebook.name)
     home = tmp_path_factory.mktemp("jupyter-home")
     # JupyterLab settings for the test user: render every cell (no windowing, so widgets of cells
@@ -138,6 +146,8 @@ def lab(tmp_path_factory):
         "jupyter-server",
         extra_args=("--LabApp.expose_app_in_browser=True",),
         env_extra={
+            "PYTHONPATH": path,
+            "COURSE_STUDENT_SITE": str(site),  # for the tests: where the student package is
             "COURSE_FAST": "1",
             "COURSE_HEADLESS": "0",
             "COURSE_PROBE_TIMEOUT": str(PROBE_TIMEOUT_S),
@@ -222,7 +232,7 @@ def jupyter_server(
     log_path = LOGS / f"{log_name}.log"
     with open(log_path, "w") as log:
         proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root, start_new_session=True)
-        server = Lab(f"http://127.0.0.1:{port}", token, root)
+        server = Lab(f"http://127.0.0.1:{port}", token, root, env)
         try:
             deadline = time.monotonic() + SERVER_START_S
             while True:

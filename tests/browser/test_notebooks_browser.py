@@ -1,12 +1,12 @@
 """Every student notebook, run in JupyterLab in a real (headless) Chromium, as a student would.
 
-For each notebook in ``notebooks/``: "Run all"; if it has a game, play the whole game by clicking
-Left/Right while the game cell blocks, checking after each click that the attempt counter and the
-score move as the game's rules say, that the cells after the game wait for it, and that they use
-the player's recorded choices. Then keep running past each unanswered exercise (JupyterLab stops
-"Run all" at the first error) and check that every error is the intended exercise prompt, that the
-setup cells run cleanly, and that plots render as images. Screenshots of each game at start,
-mid-game and end go to ``test-artifacts/screenshots/``.
+For each notebook of the student bundle (served with the bundle's wheel): "Run all"; if it has a
+game, play the whole game by clicking Left/Right while the game cell blocks, checking after each
+click that the attempt counter and the score move as the game's rules say, that the cells after
+the game wait for it, and that they use the player's recorded choices. Then keep running past
+each unanswered exercise (JupyterLab stops "Run all" at the first error) and check that every
+error is the intended exercise prompt, that the setup cells run cleanly, and that plots render as
+images. Screenshots of each game at start, mid-game and end go to ``test-artifacts/screenshots/``.
 
 Also the instructor view: nbgrader's JupyterLab extension puts its Validate button on a notebook.
 """
@@ -293,6 +293,19 @@ def test_student_notebook_runs_as_a_student_sees_it(page, lab, notebook):
         rules.check_after_game(final, game[0])
     assert any(images(c) for c in final), "no plot rendered at all"
     print(f"{notebook}: stopped at exercise prompts in cells {stops}; {time.monotonic() - started:.0f} s")
+
+
+def test_the_lab_runs_the_student_package(lab):
+    """The kernels import ``course_utils`` from the bundle's wheel, which holds neither the
+    solutions nor the grader: the notebooks above ran as a student's would."""
+    import subprocess
+    import sys
+
+    probe = ("import importlib.util, course_utils; print(course_utils.__file__); "
+             "print(importlib.util.find_spec('course_utils.colour.solutions'), importlib.util.find_spec('course_utils.grading'))")
+    run = subprocess.run([sys.executable, "-c", probe], env=lab.env, cwd=lab.root, capture_output=True, text=True, timeout=120)
+    where, missing = run.stdout.split("\n")[:2]
+    assert where.startswith(lab.env["COURSE_STUDENT_SITE"]) and missing == "None None", run.stdout + run.stderr
 
 
 def test_kernel_is_ipykernel_6():

@@ -10,6 +10,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import student_bundle
+from browser.conftest import _missing as browser_missing
 
 from course_utils.exercises import TUTORIALS
 from course_utils.grading import harvest
@@ -30,7 +32,7 @@ def test_the_student_wheel_leaves_out_the_instructor_side_and_everything_that_ne
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory):
-    return build_bundle(tmp_path_factory.mktemp("out") / "rl-course-bundle")
+    return student_bundle.build(tmp_path_factory)
 
 
 def test_an_existing_folder_or_a_stale_tree_is_refused_and_nothing_is_written(bundle, tmp_path):
@@ -99,17 +101,10 @@ def test_no_solution_code_and_no_hidden_test_is_in_the_bundle(bundle):
             assert "strict=True)" not in text, where  # the hidden tests call the checks strictly
 
 
-def _installed(bundle, tmp_path_factory) -> Path:
-    site = tmp_path_factory.mktemp("student-site")
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(bundle["wheel"])],
-                   check=True, capture_output=True, timeout=300)
-    return site
-
-
 @pytest.fixture(scope="module")
 def student_env(bundle, tmp_path_factory):
-    site = _installed(bundle, tmp_path_factory)
-    return {**os.environ, "PYTHONPATH": str(site), "COURSE_FAST": "1", "COURSE_HEADLESS": "1", "MPLBACKEND": "Agg"}, site
+    site, path = student_bundle.install(bundle, tmp_path_factory)
+    return {**os.environ, "PYTHONPATH": path, "COURSE_FAST": "1", "COURSE_HEADLESS": "1", "MPLBACKEND": "Agg"}, site
 
 
 def test_the_installed_student_package_checks_itself_and_lacks_the_instructor_commands(bundle, student_env):
@@ -118,15 +113,21 @@ def test_the_installed_student_package_checks_itself_and_lacks_the_instructor_co
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert "Ready" in run.stdout and "❌" not in run.stdout
-    where = subprocess.run([sys.executable, "-c", "import course_utils; print(course_utils.__file__)"], cwd=bundle["folder"],
-                           env=env, capture_output=True, text=True, timeout=120)
-    assert Path(where.stdout.strip()).is_relative_to(site)
+    probe = ("import importlib.util, course_utils; print(course_utils.__file__); print([importlib.util.find_spec(m) for m in "
+             "('course_utils.grading', 'course_utils.colour.solutions', 'course_utils.lunar.reference')])")
+    where = subprocess.run([sys.executable, "-c", probe], cwd=bundle["folder"], env=env, capture_output=True, text=True,
+                           timeout=120)
+    path, missing = where.stdout.splitlines()[:2]
+    assert Path(path).is_relative_to(site) and missing == "[None, None, None]", where.stdout + where.stderr
     train = subprocess.run([sys.executable, "-m", "course_utils.cli", "train", "colour"], cwd=bundle["folder"], env=env,
                            capture_output=True, text=True, timeout=300)
     assert train.returncode == 2 and "not of the student package" in train.stderr
 
 
+@pytest.mark.skipif(browser_missing() is None, reason="the browser suite runs every notebook unanswered from the "
+                    "bundle's wheel, in JupyterLab (tests/browser/test_notebooks_browser.py)")
 def test_every_notebook_runs_unanswered_from_the_bundle(bundle, student_env):
+    """Where the browser suite cannot run: every student notebook, unanswered, from the bundle."""
     env, _ = student_env
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbmake", "--nbmake-timeout=600",
