@@ -9,6 +9,7 @@ place exercises are written (``grading/source/`` is copied from it each time).
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import tempfile
 from pathlib import Path
@@ -58,9 +59,18 @@ def generate_here(course_dir: Path, names: list[str], source: Path = SOLUTIONS) 
     return {name: course_dir / "release" / name / f"{name}.ipynb" for name in names}
 
 
+_RELEASED: dict[tuple, dict[str, str]] = {}
+"""Released texts by the exact contents of the solution notebooks they came from: generation is
+deterministic and costs an nbgrader run per notebook, so a process generates each content once."""
+
+
 def _released_texts() -> dict[str, str]:
-    with tempfile.TemporaryDirectory() as tmp:
-        return {name: _normalise(path) for name, path in _generate(Path(tmp), assignments(), database=False).items()}
+    key = tuple((name, hashlib.sha256((SOLUTIONS / f"{name}.ipynb").read_bytes()).hexdigest()) for name in assignments())
+    if key not in _RELEASED:
+        with tempfile.TemporaryDirectory() as tmp:
+            generated = _generate(Path(tmp), assignments(), database=False)
+            _RELEASED[key] = {name: _normalise(path) for name, path in generated.items()}
+    return dict(_RELEASED[key])
 
 
 def release() -> list[Path]:
