@@ -8,10 +8,12 @@ garbage collector, text that mimics a pass, a forged record, partial credit thro
 ``execute_result``, answers tuned to the public cases, the harvested solutions of the grader's
 environment, NaN, files for the grader).
 
-Every notebook of the corpus is tutorial 2 cut after its last hidden test (``load_cut``): the
-cells after it (the replay experiments, half the notebook's time) hold no verdict, and an answer
-cell reaches them only through hooks it could fire as well in the cells it precedes. The corpus is
-graded against the instructor notebook cut the same way (``cut_source``).
+Every notebook of the corpus is tutorial 2's grading path (``load_cut``): its setup and settings
+cells and, in order, each exercise's answer, check and hidden-test cells, up to the last hidden
+test. The code cells left out (the game, the demos, the replay experiments: three quarters of the
+notebook's time) hold no verdict, and an answer cell reaches them only through hooks it could fire
+as well in the cells that are kept. The corpus is graded against the instructor notebook cut the
+same way (``cut_source``).
 
 ``build(folder)`` writes them and returns {student: (grade id attacked, grade id answered)}.
 ``in_kernel_source(folder)`` writes the instructor notebook with its hidden tests judging in the
@@ -225,13 +227,20 @@ def _replace(notebook: dict, grade_id: str, source: str) -> dict:
     return notebook
 
 
+def _on_the_grading_path(cell: dict) -> bool:
+    nbgrader = cell["metadata"].get("nbgrader") or {}
+    return (cell["cell_type"] == "markdown" or bool({"setup", "settings"} & set(cell["metadata"].get("tags", [])))
+            or nbgrader.get("solution") or nbgrader.get("grade") or "".join(cell["source"]).startswith("# Check your answer"))
+
+
 def load_cut(kind: str) -> dict:
-    """Tutorial 2's solution or student notebook (``submissions.load``) without the cells after
-    its last hidden test (the last code cell nbgrader grades)."""
+    """Tutorial 2's solution or student notebook (``submissions.load``) on its grading path: the
+    markdown, the setup and settings cells, and every exercise's answer, check and hidden-test
+    cells, up to its last hidden test (the last code cell nbgrader grades)."""
     notebook = load(kind, ASSIGNMENT)
     graded = [i for i, cell in enumerate(notebook["cells"])
               if cell["cell_type"] == "code" and (cell["metadata"].get("nbgrader") or {}).get("grade")]
-    return {**notebook, "cells": notebook["cells"][: graded[-1] + 1]}
+    return {**notebook, "cells": [cell for cell in notebook["cells"][: graded[-1] + 1] if _on_the_grading_path(cell)]}
 
 
 def _source(folder: Path, notebook: dict) -> Path:

@@ -33,8 +33,9 @@ def graded(tmp_path_factory):
         at = cell_index(copied, grade_id)
         copied["cells"].insert(at + 1, json.loads(json.dumps(copied["cells"][at])))
     write(folder, "copied", copied)
-    with zipfile.ZipFile(folder / "zipped.zip", "w") as archive:
-        archive.writestr(f"../../{ASSIGNMENT}.ipynb", json.dumps(solution))  # a hostile path is never extracted
+    with zipfile.ZipFile(folder / "zipped.zip", "w") as archive:  # a hostile path is never extracted; the partial
+        # answer (2 of 5 points) runs without the replay experiments, which "full" runs already
+        archive.writestr(f"../../{ASSIGNMENT}.ipynb", json.dumps(with_answer(student, solution, "discounted_returns")))
     (folder / "corrupt.ipynb").write_text('{"cells": [')
     (folder / "essay.docx").write_bytes(b"PK not really")
     out = tmp_path_factory.mktemp("grades")
@@ -83,7 +84,7 @@ def test_deleted_test_cell_is_restored_and_graded(graded):
 
 def test_zip_submission_is_graded_without_extracting_paths(graded, tmp_path_factory):
     _, rows, _ = graded
-    assert score(rows, "zipped") == (5, 5)
+    assert score(rows, "zipped") == (2, 5)
 
 
 def test_broken_submissions_get_a_reason_not_a_crash(graded):
@@ -105,7 +106,7 @@ def test_summary_table_and_markdown(graded):
     report, _, out = graded
     assert (report.graded_now, report.unchanged) == (7, 0)  # full, copied, zero, partial, edited, deleted, zipped
     table = {row["exercise"]: row for row in report.exercise_table()}
-    assert table["test_replay_memory"]["points"] == 3 and table["test_replay_memory"]["failed"] == 4  # not full, copied, zipped
+    assert table["test_replay_memory"]["points"] == 3 and table["test_replay_memory"]["failed"] == 5  # all but full, copied
     text = (out / "summary.md").read_text()
     assert "| test_discounted_returns | 2 |" in text and "| corrupt |" in text and "| full |" not in text
 

@@ -153,15 +153,20 @@ for path in sys.argv[1:]:
 
 def _answered(student: Path, target: Path) -> int:
     """``student`` with every solution cell replaced by the solution notebook's (markers removed),
-    written to ``target``; returns the number of check cells (each prints one verdict)."""
+    up to its last check cell, written to ``target``; returns the number of check cells (each
+    prints one verdict). The cells after the last check (the experiments that train the answers)
+    run answered in the grading tests' "full" submissions, and unanswered from this bundle in the
+    browser suite."""
     answers = dict(harvest.solution_cells(SOLUTIONS / student.name))
     notebook = json.loads(student.read_text())
     for cell in notebook["cells"]:
         grade_id = (cell.get("metadata", {}).get("nbgrader") or {}).get("grade_id")
         if cell["cell_type"] == "code" and grade_id in answers:
             cell["source"] = answers[grade_id]
+    checks = [i for i, cell in enumerate(notebook["cells"]) if "# Check your answer" in "".join(cell["source"])]
+    notebook["cells"] = notebook["cells"][: checks[-1] + 1]
     target.write_text(json.dumps(notebook))
-    return sum("# Check your answer" in "".join(cell["source"]) for cell in notebook["cells"])
+    return len(checks)
 
 
 def test_every_notebook_answered_with_the_solutions_passes_every_check_from_the_bundle(bundle, student_env, tmp_path):
