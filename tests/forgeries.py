@@ -8,12 +8,12 @@ garbage collector, text that mimics a pass, a forged record, partial credit thro
 ``execute_result``, answers tuned to the public cases, the harvested solutions of the grader's
 environment, NaN, files for the grader).
 
-Every notebook of the corpus is tutorial 2's grading path (``load_cut``): its setup and settings
-cells and, in order, each exercise's answer, check and hidden-test cells, up to the last hidden
-test. The code cells left out (the game, the demos, the replay experiments: three quarters of the
-notebook's time) hold no verdict, and an answer cell reaches them only through hooks it could fire
-as well in the cells that are kept. The corpus is graded against the instructor notebook cut the
-same way (``cut_source``).
+Every notebook of the corpus is tutorial 2's grading path (``load_cut``, ``submissions.grading_path``):
+its setup and settings cells and, in order, each exercise's answer, check and hidden-test cells, up
+to the last hidden test. The code cells left out (the game, the demos, the replay experiments: three
+quarters of the notebook's time) hold no verdict, and an answer cell reaches them only through hooks
+it could fire as well in the cells that are kept. The corpus is graded against the instructor
+notebook cut the same way (``cut_source``).
 
 ``build(folder)`` writes them and returns {student: (grade id attacked, grade id answered)}.
 ``in_kernel_source(folder)`` writes the instructor notebook with its hidden tests judging in the
@@ -26,7 +26,7 @@ import json
 import re
 from pathlib import Path
 
-from submissions import cell_index, load, with_answer, write
+from submissions import cell_index, grading_path, grading_path_source, load, with_answer, write
 
 ASSIGNMENT = "02_colour_replay"
 RETURNS, MEMORY = "test_discounted_returns", "test_replay_memory"
@@ -227,20 +227,10 @@ def _replace(notebook: dict, grade_id: str, source: str) -> dict:
     return notebook
 
 
-def _on_the_grading_path(cell: dict) -> bool:
-    nbgrader = cell["metadata"].get("nbgrader") or {}
-    return (cell["cell_type"] == "markdown" or bool({"setup", "settings"} & set(cell["metadata"].get("tags", [])))
-            or nbgrader.get("solution") or nbgrader.get("grade") or "".join(cell["source"]).startswith("# Check your answer"))
-
-
 def load_cut(kind: str) -> dict:
-    """Tutorial 2's solution or student notebook (``submissions.load``) on its grading path: the
-    markdown, the setup and settings cells, and every exercise's answer, check and hidden-test
-    cells, up to its last hidden test (the last code cell nbgrader grades)."""
-    notebook = load(kind, ASSIGNMENT)
-    graded = [i for i, cell in enumerate(notebook["cells"])
-              if cell["cell_type"] == "code" and (cell["metadata"].get("nbgrader") or {}).get("grade")]
-    return {**notebook, "cells": [cell for cell in notebook["cells"][: graded[-1] + 1] if _on_the_grading_path(cell)]}
+    """Tutorial 2's solution or student notebook (``submissions.load``) on its grading path
+    (``submissions.grading_path``)."""
+    return grading_path(load(kind, ASSIGNMENT))
 
 
 def _source(folder: Path, notebook: dict) -> Path:
@@ -252,7 +242,7 @@ def _source(folder: Path, notebook: dict) -> Path:
 def cut_source(folder: Path) -> Path:
     """The instructor notebook cut like the corpus (``load_cut``), as a ``source`` folder for
     ``grading.autograde``."""
-    return _source(folder, load_cut("solution"))
+    return grading_path_source(folder, ASSIGNMENT)
 
 
 def build(folder: Path) -> dict[str, tuple[str, str]]:

@@ -30,6 +30,31 @@ def with_answer(student: dict, solution: dict, *grade_ids: str) -> dict:
     return student
 
 
+def _on_the_grading_path(cell: dict) -> bool:
+    nbgrader = cell["metadata"].get("nbgrader") or {}
+    return (cell["cell_type"] == "markdown" or bool({"setup", "settings"} & set(cell["metadata"].get("tags", [])))
+            or bool(nbgrader.get("solution") or nbgrader.get("grade"))
+            or "".join(cell["source"]).startswith("# Check your answer"))
+
+
+def grading_path(notebook: dict) -> dict:
+    """``notebook`` on its grading path, for tests about grading rather than about a tutorial:
+    the markdown, the setup and settings cells, and every exercise's answer, check and
+    hidden-test cells, up to the last cell nbgrader grades. The code cells left out (games, demos,
+    experiments) hold no verdict; an answer cell reaches them only through hooks it could fire as
+    well in the cells that are kept."""
+    graded = [i for i, cell in enumerate(notebook["cells"]) if (cell["metadata"].get("nbgrader") or {}).get("grade")]
+    return {**notebook, "cells": [cell for cell in notebook["cells"][: graded[-1] + 1] if _on_the_grading_path(cell)]}
+
+
+def grading_path_source(folder: Path, assignment: str) -> Path:
+    """A ``source`` folder for ``grading.autograde``: the instructor notebook of ``assignment``
+    on its grading path (``grading_path``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{assignment}.ipynb").write_text(json.dumps(grading_path(load("solution", assignment))))
+    return folder
+
+
 def write(folder: Path, name: str, notebook: dict) -> Path:
     path = folder / f"{name}.ipynb"
     path.write_text(json.dumps(notebook))

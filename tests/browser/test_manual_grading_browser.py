@@ -1,7 +1,8 @@
-"""Manual grading in the real UI: after a parallel ``course autograde`` of tutorial 1, the
-instructor opens the submission in formgrader (served by Jupyter from the course folder), types
-a score for the written Think! answer, and ``nbgrader export`` includes it in the total.
-Screenshots of the submission before and after grading go to ``test-artifacts/screenshots/``."""
+"""Manual grading in the real UI: after a parallel ``course autograde`` of tutorial 1 (on its
+grading path, ``submissions.grading_path``), the instructor opens the submission in formgrader
+(served by Jupyter from the course folder), types a score for the written Think! answer, and
+``nbgrader export`` includes it in the total. Screenshots of the submission before and after
+grading go to ``test-artifacts/screenshots/``."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from submissions import load, write
+from submissions import grading_path, grading_path_source, load, write
 
 from browser.conftest import SCREENSHOTS, jupyter_server
 from course_utils import grading
@@ -31,9 +32,12 @@ def course(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("manual-grading")
     submissions, course = tmp / "submissions", tmp / "course"
     submissions.mkdir()
-    write(submissions, "ada", load("solution", ASSIGNMENT))
-    write(submissions, "bob", load("student", ASSIGNMENT))
-    report = grading.autograde(submissions, out=tmp / "out", course_dir=course, workers=2, progress=False)
+    # Tutorial 1 on its grading path (its exercises, checks, hidden tests and the written answer):
+    # this test is about formgrader and the export; the whole tutorial is graded in test_tutorial_harlow.
+    write(submissions, "ada", grading_path(load("solution", ASSIGNMENT)))
+    write(submissions, "bob", grading_path(load("student", ASSIGNMENT)))
+    report = grading.autograde(submissions, out=tmp / "out", course_dir=course, workers=2, progress=False,
+                               source=grading_path_source(tmp / "source", ASSIGNMENT))
     assert {s.name: s.score for s in report.submissions} == {"ada": 7.0, "bob": 0.0}
     (course / "nbgrader_config.py").write_text(
         "c = get_config()  # noqa: F821\n"
