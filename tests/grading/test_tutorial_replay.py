@@ -22,6 +22,8 @@ def rows(tmp_path_factory):
         # the loss alone: the DQN that follows trains with the course's buffer and the student's loss
         loss_only=("td_loss",),
         extra={"monkeypatch": forgeries.monkeypatch_attack("replay")},
+        # the DQN runs after the exercises train with the loss: "full" and "loss_only" run them whole
+        on_grading_path=("memory_only", "buffer_only", "monkeypatch"),
     )
 
 
