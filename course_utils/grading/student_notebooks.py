@@ -65,10 +65,11 @@ deterministic and costs an nbgrader run per notebook, so a process generates eac
 
 
 def _released_texts() -> dict[str, str]:
-    key = tuple((name, hashlib.sha256((SOLUTIONS / f"{name}.ipynb").read_bytes()).hexdigest()) for name in assignments())
+    names = assignments(SOLUTIONS)  # read here, not bound at import: a test may point it elsewhere
+    key = tuple((name, hashlib.sha256((SOLUTIONS / f"{name}.ipynb").read_bytes()).hexdigest()) for name in names)
     if key not in _RELEASED:
         with tempfile.TemporaryDirectory() as tmp:
-            generated = _generate(Path(tmp), assignments(), database=False)
+            generated = _generate(Path(tmp), names, database=False, source=SOLUTIONS)
             _RELEASED[key] = {name: _normalise(path) for name, path in generated.items()}
     return dict(_RELEASED[key])
 
