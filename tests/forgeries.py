@@ -26,7 +26,7 @@ import json
 import re
 from pathlib import Path
 
-from submissions import cell_index, grading_path, grading_path_source, load, with_answer, write
+from submissions import cell_index, grading_path, grading_path_source, load, source_folder, with_answer, write
 
 ASSIGNMENT = "02_colour_replay"
 RETURNS, MEMORY = "test_discounted_returns", "test_replay_memory"
@@ -233,12 +233,6 @@ def load_cut(kind: str) -> dict:
     return grading_path(load(kind, ASSIGNMENT))
 
 
-def _source(folder: Path, notebook: dict) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{ASSIGNMENT}.ipynb").write_text(json.dumps(notebook))
-    return folder
-
-
 def cut_source(folder: Path) -> Path:
     """The instructor notebook cut like the corpus (``load_cut``), as a ``source`` folder for
     ``grading.autograde``."""
@@ -267,7 +261,7 @@ def in_kernel_source(folder: Path) -> Path:
         for name, check in (("RETURNS", "check_discounted_returns"), ("MEMORY", "check_replay_memory")):
             text = re.sub(rf"import {name}\n{name}.submit\((\w+)\)", rf"import {check}\n{check}(\1, strict=True)", text)
         cell["source"] = text
-    return _source(folder, notebook)
+    return source_folder(folder, ASSIGNMENT, notebook)
 
 
 # --------------------------------------------------------------------------------------

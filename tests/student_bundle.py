@@ -3,6 +3,7 @@ notebooks from it (``tests/grading/test_bundle.py`` and the browser suite's Jupy
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -36,3 +37,20 @@ def install(bundle: dict, tmp_path_factory) -> tuple[Path, str]:
     shield = tmp_path_factory.mktemp("harness")
     (shield / "sitecustomize.py").write_text(SHIELD)
     return site, os.pathsep.join([str(site), str(shield)])
+
+
+INSTRUCTOR_MODULES = ("course_utils.grading", "course_utils.colour.solutions", "course_utils.lunar.reference")
+"""Modules of the instructor's package that the student wheel leaves out."""
+
+_PROBE = ("import importlib.util, json, course_utils; print(json.dumps([course_utils.__file__, "
+          "[m for m in {modules!r} if importlib.util.find_spec(m) is not None]]))")
+
+
+def what_imports(env: dict, cwd: Path) -> tuple[Path, list[str]]:
+    """In a Python started with ``env`` in ``cwd``: where ``course_utils`` comes from, and which
+    of ``INSTRUCTOR_MODULES`` can be imported (none, for a student's install)."""
+    run = subprocess.run([sys.executable, "-c", _PROBE.format(modules=INSTRUCTOR_MODULES)], env=env, cwd=cwd,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    where, visible = json.loads(run.stdout.strip().splitlines()[-1])
+    return Path(where), visible

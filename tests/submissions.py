@@ -47,12 +47,18 @@ def grading_path(notebook: dict) -> dict:
     return {**notebook, "cells": [cell for cell in notebook["cells"][: graded[-1] + 1] if _on_the_grading_path(cell)]}
 
 
+def source_folder(folder: Path, assignment: str, notebook: dict) -> Path:
+    """``folder`` holding ``notebook`` as the instructor notebook of ``assignment``: a ``source``
+    for ``grading.autograde``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{assignment}.ipynb").write_text(json.dumps(notebook))
+    return folder
+
+
 def grading_path_source(folder: Path, assignment: str) -> Path:
     """A ``source`` folder for ``grading.autograde``: the instructor notebook of ``assignment``
     on its grading path (``grading_path``)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{assignment}.ipynb").write_text(json.dumps(grading_path(load("solution", assignment))))
-    return folder
+    return source_folder(folder, assignment, grading_path(load("solution", assignment)))
 
 
 def write(folder: Path, name: str, notebook: dict) -> Path:

@@ -113,12 +113,8 @@ def test_the_installed_student_package_checks_itself_and_lacks_the_instructor_co
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert "Ready" in run.stdout and "❌" not in run.stdout
-    probe = ("import importlib.util, course_utils; print(course_utils.__file__); print([importlib.util.find_spec(m) for m in "
-             "('course_utils.grading', 'course_utils.colour.solutions', 'course_utils.lunar.reference')])")
-    where = subprocess.run([sys.executable, "-c", probe], cwd=bundle["folder"], env=env, capture_output=True, text=True,
-                           timeout=120)
-    path, missing = where.stdout.splitlines()[:2]
-    assert Path(path).is_relative_to(site) and missing == "[None, None, None]", where.stdout + where.stderr
+    where, visible = student_bundle.what_imports(env, bundle["folder"])
+    assert where.is_relative_to(site) and visible == []
     train = subprocess.run([sys.executable, "-m", "course_utils.cli", "train", "colour"], cwd=bundle["folder"], env=env,
                            capture_output=True, text=True, timeout=300)
     assert train.returncode == 2 and "not of the student package" in train.stderr
