@@ -67,14 +67,15 @@ def write(folder: Path, name: str, notebook: dict) -> Path:
     return path
 
 
-def grade_variants(tmp_path_factory, assignment: str, extra: dict | None = None, on_grading_path: tuple[str, ...] = (),
-                   **answered: tuple[str, ...]) -> dict[str, dict]:
+def grade_variants(tmp_path_factory, scheduler: str | None, assignment: str, extra: dict | None = None,
+                   on_grading_path: tuple[str, ...] = (), **answered: tuple[str, ...]) -> dict[str, dict]:
     """Autograde, in one ``course autograde`` run, the solution (student "full"), the untouched
     released notebook ("zero"), one released notebook per keyword argument with those
     exercises' solution cells copied in, and the notebooks of ``extra`` ({student: notebook}).
     The students named in ``on_grading_path`` hand in only their notebook's grading path
     (``grading_path``: as a student who deleted the demos would); "full" and "zero" run whole.
-    Returns the grades.csv rows by student."""
+    ``scheduler``: the Dask cluster to grade on (None: autograde's own). Returns the grades.csv
+    rows by student."""
     import csv
 
     from course_utils import grading
@@ -88,5 +89,5 @@ def grade_variants(tmp_path_factory, assignment: str, extra: dict | None = None,
     for name, notebook in variants.items():
         write(folder, name, grading_path(notebook) if name in on_grading_path else notebook)
     out, course = tmp_path_factory.mktemp("grades"), tmp_path_factory.mktemp("course")
-    report = grading.autograde(folder, out=out, course_dir=course)
+    report = grading.autograde(folder, out=out, course_dir=course, scheduler=scheduler)
     return {row["student"]: row for row in csv.DictReader(report.csv_path.open())}

@@ -10,6 +10,7 @@ place exercises are written (``grading/source/`` is copied from it each time).
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -34,12 +35,21 @@ def _normalise(path: Path) -> str:
     return nbformat.writes(nb) + "\n"
 
 
-def _generate(course_dir: Path, names: list[str], database: bool, source: Path = SOLUTIONS) -> dict[str, Path]:
+def _generate(course_dir: Path, names: list[str], source: Path = SOLUTIONS) -> dict[str, Path]:
+    """Run nbgrader's ``generate_assignment`` without a gradebook for every name, one process
+    per notebook, as many at once as there are cores."""
+    from concurrent.futures import ThreadPoolExecutor
+
     for name in names:
         target = course_dir / "source" / name
         target.mkdir(parents=True, exist_ok=True)
         shutil.copy2(Path(source) / f"{name}.ipynb", target / f"{name}.ipynb")
-        nbgrader("generate_assignment", name, "--force", *([] if database else ["--no-db"]), course_dir=course_dir)
+
+    def generate(name: str) -> None:
+        nbgrader("generate_assignment", name, "--force", "--no-db", course_dir=course_dir)
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        list(pool.map(generate, names))
     return {name: course_dir / "release" / name / f"{name}.ipynb" for name in names}
 
 
@@ -69,7 +79,7 @@ def _released_texts() -> dict[str, str]:
     key = tuple((name, hashlib.sha256((SOLUTIONS / f"{name}.ipynb").read_bytes()).hexdigest()) for name in names)
     if key not in _RELEASED:
         with tempfile.TemporaryDirectory() as tmp:
-            generated = _generate(Path(tmp), names, database=False, source=SOLUTIONS)
+            generated = _generate(Path(tmp), names, source=SOLUTIONS)
             _RELEASED[key] = {name: _normalise(path) for name, path in generated.items()}
     return dict(_RELEASED[key])
 

@@ -28,7 +28,7 @@ PAGE_MS = 30_000
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory):
+def course(tmp_path_factory, dask_scheduler):
     tmp = tmp_path_factory.mktemp("manual-grading")
     submissions, course = tmp / "submissions", tmp / "course"
     submissions.mkdir()
@@ -36,7 +36,7 @@ def course(tmp_path_factory):
     # this test is about formgrader and the export; the whole tutorial is graded in test_tutorial_harlow.
     write(submissions, "ada", grading_path(load("solution", ASSIGNMENT)))
     write(submissions, "bob", grading_path(load("student", ASSIGNMENT)))
-    report = grading.autograde(submissions, out=tmp / "out", course_dir=course, workers=2, progress=False,
+    report = grading.autograde(submissions, out=tmp / "out", course_dir=course, scheduler=dask_scheduler, progress=False,
                                source=grading_path_source(tmp / "source", ASSIGNMENT))
     assert {s.name: s.score for s in report.submissions} == {"ada": 7.0, "bob": 0.0}
     (course / "nbgrader_config.py").write_text(

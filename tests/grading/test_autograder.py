@@ -1,12 +1,14 @@
 """`course autograde` end to end with nbgrader: full, zero and partial marks, tampered and
-broken submissions. One autograde run (about 2 minutes) backs all the assertions."""
+broken submissions. One autograde run backs all the assertions: "full" and "zero" hand in the
+whole tutorial, the other notebooks their grading path (``submissions.grading_path``), as
+students who deleted the demos would: they are about intake and repair, not the tutorial."""
 
 import csv
 import json
 import zipfile
 
 import pytest
-from submissions import ASSIGNMENT, cell_index, load, with_answer, write
+from submissions import ASSIGNMENT, cell_index, grading_path, load, with_answer, write
 
 from course_utils import grading
 
@@ -14,32 +16,32 @@ pytestmark = pytest.mark.grading
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
+def graded(tmp_path_factory, dask_scheduler):
     folder = tmp_path_factory.mktemp("submissions")
     solution, student = load("solution"), load("student")
     write(folder, "full", solution)
     write(folder, "zero", student)
-    write(folder, "partial", with_answer(student, solution, "discounted_returns"))
+    write(folder, "partial", grading_path(with_answer(student, solution, "discounted_returns")))
     edited = with_answer(student, solution, "discounted_returns")
     edited["cells"][cell_index(edited, "test_replay_memory")]["source"] = "pass  # the student emptied the test cell"
     edited["cells"][cell_index(edited, "replay_memory")]["source"] = "class ReplayMemory:\n    pass\n"
-    write(folder, "edited", edited)
+    write(folder, "edited", grading_path(edited))
     deleted = with_answer(student, solution, "discounted_returns")
     del deleted["cells"][cell_index(deleted, "test_replay_memory")]
-    write(folder, "deleted", deleted)
+    write(folder, "deleted", grading_path(deleted))
     # an honest student who copy-pasted cells in JupyterLab (their nbgrader metadata came along)
     copied = json.loads(json.dumps(solution))
     for grade_id in ("replay_memory", "test_replay_memory"):
         at = cell_index(copied, grade_id)
         copied["cells"].insert(at + 1, json.loads(json.dumps(copied["cells"][at])))
-    write(folder, "copied", copied)
-    with zipfile.ZipFile(folder / "zipped.zip", "w") as archive:  # a hostile path is never extracted; the partial
-        # answer (2 of 5 points) runs without the replay experiments, which "full" runs already
-        archive.writestr(f"../../{ASSIGNMENT}.ipynb", json.dumps(with_answer(student, solution, "discounted_returns")))
+    write(folder, "copied", grading_path(copied))
+    with zipfile.ZipFile(folder / "zipped.zip", "w") as archive:  # a hostile path is never extracted
+        partial = grading_path(with_answer(student, solution, "discounted_returns"))
+        archive.writestr(f"../../{ASSIGNMENT}.ipynb", json.dumps(partial))
     (folder / "corrupt.ipynb").write_text('{"cells": [')
     (folder / "essay.docx").write_bytes(b"PK not really")
     out = tmp_path_factory.mktemp("grades")
-    report = grading.autograde(folder, out=out, course_dir=tmp_path_factory.mktemp("course"))
+    report = grading.autograde(folder, out=out, course_dir=tmp_path_factory.mktemp("course"), scheduler=dask_scheduler)
     rows = {row["student"]: row for row in csv.DictReader(report.csv_path.open())}
     return report, rows, out
 

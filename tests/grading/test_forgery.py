@@ -15,21 +15,22 @@ from course_utils import grading
 POINTS = {forgeries.RETURNS: 2.0, forgeries.MEMORY: 3.0}
 
 
-def _grade(tmp_path_factory, folder, **kwargs) -> dict[str, dict]:
+def _grade(tmp_path_factory, scheduler, folder, **kwargs) -> dict[str, dict]:
     out, course = tmp_path_factory.mktemp("grades"), tmp_path_factory.mktemp("course")
-    report = grading.autograde(folder, out=out, course_dir=course, workers=2, progress=False, **kwargs)
+    report = grading.autograde(folder, out=out, course_dir=course, scheduler=scheduler, progress=False, **kwargs)
     rows = {row["student"]: row for row in csv.DictReader(report.csv_path.open())}
     rows["summary.md"] = {"text": report.summary_path.read_text()}
     return rows
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
+def corpus(tmp_path_factory, dask_scheduler):
     folder = tmp_path_factory.mktemp("forgeries")
     attacks = forgeries.build(folder)
     write(folder, "honest_full", forgeries.load_cut("solution"))
     write(folder, "untouched", forgeries.load_cut("student"))
-    return attacks, _grade(tmp_path_factory, folder, source=forgeries.cut_source(tmp_path_factory.mktemp("source")))
+    source = forgeries.cut_source(tmp_path_factory.mktemp("source"))
+    return attacks, _grade(tmp_path_factory, dask_scheduler, folder, source=source)
 
 
 def test_every_attack_scores_zero_on_what_it_attacks_and_full_marks_on_its_honest_answer(corpus):
@@ -47,7 +48,7 @@ def test_an_honest_and_an_untouched_submission_keep_full_marks_and_zero(corpus):
     assert float(rows["untouched"]["score"]) == 0
 
 
-def test_the_corpus_can_fail_when_judging_moves_back_into_the_kernel(tmp_path_factory):
+def test_the_corpus_can_fail_when_judging_moves_back_into_the_kernel(tmp_path_factory, dask_scheduler):
     """The planted regression: with the hidden tests judging in the student's kernel (the old
     way), the one-line patch of the check earns the exercise's points."""
     folder = tmp_path_factory.mktemp("regression")
@@ -55,7 +56,7 @@ def test_the_corpus_can_fail_when_judging_moves_back_into_the_kernel(tmp_path_fa
     for path in folder.iterdir():
         if path.stem not in ("patch_check", "silenced_traceback"):
             path.unlink()
-    rows = _grade(tmp_path_factory, folder, source=forgeries.in_kernel_source(tmp_path_factory.mktemp("source")))
+    rows = _grade(tmp_path_factory, dask_scheduler, folder, source=forgeries.in_kernel_source(tmp_path_factory.mktemp("source")))
     assert rows["patch_check"][forgeries.RETURNS] == f"{POINTS[forgeries.RETURNS]:g}"
 
 

@@ -204,12 +204,12 @@ def test_nbgrader_export_and_feedback_see_the_merged_grades(corpus):
     assert "kernel died" in (course / "feedback" / "crash" / TINY / f"{TINY}.html").read_text()
 
 
-def test_rerun_grades_only_the_new_submission(corpus):
+def test_rerun_grades_only_the_new_submission(corpus, dask_scheduler):
     folder, solution = corpus["folder"], corpus["solution"]
     (folder / "latecomer.ipynb").write_text(json.dumps(student_version(solution, "square")))
     try:
         report = grading.autograde(folder, out=corpus["out"], course_dir=corpus["course"], source=corpus["solutions"],
-                                   workers=1, limits=LIMITS, progress=False)
+                                   scheduler=dask_scheduler, limits=LIMITS, progress=False)
     finally:
         (folder / "latecomer.ipynb").unlink()
     assert report.graded_now == 1

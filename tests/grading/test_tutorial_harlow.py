@@ -11,9 +11,10 @@ ASSIGNMENT = "01_harlow_meta_rl"
 
 
 @pytest.fixture(scope="module")
-def rows(tmp_path_factory):
+def rows(tmp_path_factory, dask_scheduler):
     return grade_variants(
-        tmp_path_factory, ASSIGNMENT, fitness_only=("evaluate_individual",), evolution_only=("genetic_algorithm",),
+        tmp_path_factory, dask_scheduler, ASSIGNMENT,
+        fitness_only=("evaluate_individual",), evolution_only=("genetic_algorithm",),
         extra={"monkeypatch": forgeries.monkeypatch_attack("harlow")},
         # the course's live evolutions (11 s of each run) do not depend on the answers: "full" and "zero" run them
         on_grading_path=("fitness_only", "evolution_only", "monkeypatch"),

@@ -28,9 +28,10 @@ AUTO = sum(POINTS.values())  # 20; the three written answers (2 points each) are
 
 
 @pytest.fixture(scope="module")
-def rows(tmp_path_factory):
+def rows(tmp_path_factory, dask_scheduler):
     return grade_variants(
         tmp_path_factory,
+        dask_scheduler,
         ASSIGNMENT,
         partial=("calc_qvals", "policy_trainer", "aac_loss"),
         # Later exercises without the earlier ones they build on (the agent, the network).

@@ -12,9 +12,10 @@ POINTS = {"test_memory_add": 3, "test_segment_trees": 4, "test_prioritized_buffe
 
 
 @pytest.fixture(scope="module")
-def rows(tmp_path_factory):
+def rows(tmp_path_factory, dask_scheduler):
     return grade_variants(
         tmp_path_factory,
+        dask_scheduler,
         ASSIGNMENT,
         memory_only=("memory_add",),
         # the buffer without the trees: its hidden test gives it the check's stand-in trees
