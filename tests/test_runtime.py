@@ -49,6 +49,15 @@ def test_set_seed_covers_random_numpy_and_torch():
     assert draw() != first
 
 
+def test_seed_torch_leaves_torch_as_torch_manual_seed_does():
+    torch.manual_seed(123)
+    expected = torch.random.get_rng_state()
+    torch.rand(5)
+    runtime.seed_torch(123)
+    assert torch.equal(torch.random.get_rng_state(), expected)
+    assert torch.equal(torch.rand(4), (torch.manual_seed(123), torch.rand(4))[1])
+
+
 def test_set_seed_rejects_bad_seeds():
     with pytest.raises(ValueError, match="non-negative integer"):
         course_utils.set_seed(-1)

@@ -14,6 +14,7 @@ from course_utils.colour.env import MAX_REWARD, ColourEnv
 from course_utils.colour.solutions import ReplayMemory
 from course_utils.colour.training import train_agent
 from course_utils.returns import discounted_returns
+from course_utils.runtime import seed_torch
 
 
 def _reference_style_step(env, agent, optimizer, num_trials: int) -> None:
@@ -50,7 +51,7 @@ def _reference_style_step(env, agent, optimizer, num_trials: int) -> None:
 def bench_colour(course_steps: int = 200, baseline_steps: int = 20) -> dict:
     """Seconds per gradient step (100 trials) of the course's loop and of the baseline loop,
     and the replay memory's bytes for 250 experiences."""
-    torch.manual_seed(0)
+    seed_torch(0)
     env = ColourEnv()
     agent = ActorCritic()
     train_agent(env, agent, 1, 5, rng=0, progress=False)  # warm-up

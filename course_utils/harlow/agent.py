@@ -14,6 +14,7 @@ from torch import nn
 
 from course_utils.harlow.env import N_ACTIONS, HarlowExperimentEnv
 from course_utils.returns import discounted_returns
+from course_utils.runtime import seed_torch
 
 N_INPUTS = 5
 HIDDEN_SIZE = 20
@@ -79,7 +80,7 @@ def make_newbie(seed: int = NEWBIE_SEED) -> ActorCritic:
     generator is left as it was), default hyperparameters. The same seed gives the same newbie."""
     state = torch.random.get_rng_state()
     try:
-        torch.manual_seed(seed)
+        seed_torch(seed)
         return ActorCritic()
     finally:
         torch.random.set_rng_state(state)

@@ -10,13 +10,14 @@ import torch
 from course_utils.harlow.batch import _select, evaluate_population, initial_population, unstack_agent
 from course_utils.harlow.env import HarlowExperimentEnv
 from course_utils.harlow.solutions import evaluate_individual
+from course_utils.runtime import seed_torch
 
 
 def bench_harlow(slow_individuals: int = 2, num_tasks: int = 10, seed: int = 0) -> dict:
     """Seconds per evaluated individual (``num_tasks`` tasks x 25 gradient steps): a full generation
     of the batched path against the notebook's one-agent loop (``evaluate_individual``),
     measured in the same process, wall and process CPU time."""
-    torch.manual_seed(seed)
+    seed_torch(seed)
     rng = np.random.default_rng(seed)
     generator = torch.Generator().manual_seed(seed)
     params, hypers = initial_population(5, generator)

@@ -29,6 +29,7 @@ from course_utils.checking import Exercise, Problem, attempt, fmt, raise_if_erro
 from course_utils.harlow.agent import HYPER_MUTATION, ActorCritic, train_evaluate_agent
 from course_utils.harlow.env import HarlowExperimentEnv
 from course_utils.records import Opaque, encode
+from course_utils.runtime import seed_torch
 
 
 @contextlib.contextmanager
@@ -64,7 +65,7 @@ def _same(a: dict, b: dict) -> bool:
 def _seed(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
-    torch.manual_seed(seed)
+    seed_torch(seed)
 
 
 def _is_error(value) -> bool:

@@ -36,6 +36,7 @@ from course_utils.lunar.harness import _progress, play_together
 from course_utils.lunar.numpy_ac import Adam, NumpyActorCritic
 from course_utils.lunar.rollouts import RolloutCollector
 from course_utils.paths import ASSETS
+from course_utils.runtime import seed_torch
 
 CHECKPOINT = "lunar_aac"
 """The name of the trained weights in the checkpoint registry (``assets/checkpoints/lunar_aac.pt``)."""
@@ -169,7 +170,7 @@ def train_aac(
     to stop at a score bar).
     """
     cfg = {**DEFAULT_AAC, **(config or {})}
-    torch.manual_seed(cfg["seed"])
+    seed_torch(cfg["seed"])
     rng = torch.Generator().manual_seed(cfg["seed"])
     E, T = cfg["num_envs"], cfg["rollout_steps"]
     net_kwargs = dict(hidden=cfg["hidden"], time_feature=cfg["time_feature"])

@@ -16,6 +16,7 @@ from course_utils.lunar.env import make_env
 from course_utils.lunar.harness import VectorBatchDataset
 from course_utils.lunar.rollouts import RolloutCollector
 from course_utils.lunar.solutions import PolicyAgent, PolicyNet
+from course_utils.runtime import seed_torch
 
 
 def _positive(name: str, value, kind=int, optional: bool = False) -> None:
@@ -49,7 +50,7 @@ def bench_lunar(
     """
     for name, value in (("num_envs", num_envs), ("steps", steps), ("single_steps", single_steps), ("rounds", rounds)):
         _positive(name, value)
-    torch.manual_seed(0)
+    seed_torch(0)
     net = PolicyNet(8, 4, tuple(hidden_layers))
     spec = (PolicyNet, dict(in_features=8, out_actions=4, hidden_layers=tuple(hidden_layers)))
     seeds = list(range(num_envs))
@@ -305,7 +306,7 @@ def _student_run(hp: dict, dataset_type, stop_when, max_episodes: int, lr_decay_
         TrainBatch,
     )
 
-    torch.manual_seed(2)
+    seed_torch(2)
     net = AACPolicyNet.build_for_env(make_env(), **hp)
     trainer = PolicyTrainer(net, torch.optim.Adam(net.parameters(), lr=hp["learn_rate"]),
                             [AACPolicyGradientLoss(hp["delta"]), ActionEntropyLoss(4, hp["beta"])],

@@ -18,6 +18,7 @@ from course_utils.lunar.env import make_env
 from course_utils.lunar.harness import VectorBatchDataset
 from course_utils.lunar.sizes import SIZES
 from course_utils.paths import ASSETS
+from course_utils.runtime import seed_torch
 
 EXPERIMENTS = {"vpg": (False, False), "epg": (False, True), "bpg": (True, False), "cpg": (True, True)}
 """Policy-gradient experiments: name -> (baseline, entropy)."""
@@ -132,7 +133,7 @@ def _train(name: str, experiment: Experiment, max_episodes: int, seed: int, path
     """Train one run (see ``run_experiment``) and save it in ``path`` (+ ``.pt``); returns its data.
     ``dataset_type`` plays the episodes (``course bench lunar-experiments`` passes today's way)."""
     e = experiment
-    torch.manual_seed(seed)
+    seed_torch(seed)
     env = make_env()
     net = e.net_type.build_for_env(env, hidden_layers=e.hp["hidden_layers"])
     env.close()

@@ -33,6 +33,7 @@ from course_utils.lunar.aac import ActorCriticNet, _mlp, load_pretrained
 from course_utils.lunar.env import MAX_EPISODE_STEPS, make_env_for
 from course_utils.lunar.harness import _progress, play_together
 from course_utils.returns import discounted_returns
+from course_utils.runtime import seed_torch
 
 ESTIMATORS = ("total return", "reward-to-go", "reward-to-go - batch mean", "reward-to-go - critic")
 """The four weights of ``log pi(a_t | s_t)`` compared: the episode's total reward at every step
@@ -94,7 +95,7 @@ def fit_critic(episodes: list[Episode], steps: int = 300, minibatch: int = 512, 
     """A (64, 64) tanh network fitted by Adam to the reward-to-go of ``episodes`` (minibatches of
     ``minibatch`` steps, ``steps`` updates, targets divided by their standard deviation)."""
     generator = torch.Generator().manual_seed(seed)
-    torch.manual_seed(seed)
+    seed_torch(seed)
     states = torch.cat([e.states for e in episodes])
     targets = torch.as_tensor(np.concatenate([discounted_returns(e.rewards, gamma=1.0) for e in episodes]), dtype=torch.float32)
     scale = float(targets.std()) or 1.0
@@ -228,7 +229,7 @@ def summarise(result: Measurement) -> dict[str, dict[str, float]]:
 def policies(seed: int = 0) -> dict:
     """The two policies of ``POLICIES``: a fresh ``ActorCriticNet`` (torch seeded with ``seed``)
     and the course's trained agent."""
-    torch.manual_seed(seed)
+    seed_torch(seed)
     return dict(zip(POLICIES, (ActorCriticNet(), load_pretrained()), strict=True))
 
 
@@ -297,7 +298,7 @@ def score_identity(net=None, seed: int = 0) -> tuple[float, list[float]]:
 
     if net is None:  # a fresh network: every action's term is large
         with torch.random.fork_rng():
-            torch.manual_seed(seed)
+            seed_torch(seed)
             net = ActorCriticNet()
     net = copy.deepcopy(net).double()
     env = make_env_for(net)

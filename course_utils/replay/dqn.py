@@ -44,6 +44,7 @@ from torch import nn
 
 from course_utils.paths import ASSETS
 from course_utils.replay.per import ReplayBuffer, VectorPrioritizedReplayBuffer, beta_schedule
+from course_utils.runtime import seed_torch
 
 ENV_ID = "CartPole-v1"
 MAX_EPISODE_STEPS = 200
@@ -265,7 +266,7 @@ def train_dqn(
         from course_utils.runtime import headless
 
         live_every = None if headless() else LIVE_EVERY
-    torch.manual_seed(seed)
+    seed_torch(seed)
     rng = np.random.default_rng(seed)
     env = make_env()
     obs_dim, n_actions = env.observation_space.shape[0], int(env.action_space.n)

@@ -17,6 +17,7 @@ from course_utils.lunar.checks import loss_records as lr
 from course_utils.lunar.checks.common import _FakeEnv, tensor_of
 from course_utils.lunar.env import make_env
 from course_utils.records import encode
+from course_utils.runtime import seed_torch
 
 # ---------------------------------------------------------------------------------------------
 # 8. AAC: the network
@@ -42,7 +43,7 @@ def _drive_aac_net(cases, AACPolicyNet) -> list[dict]:  # noqa: N803 (the exerci
             n_obs, n_actions = case["env"]
             env = _FakeEnv(n_obs, n_actions)
             what = f"AACPolicyNet.build_for_env(env with {n_obs} observations, {n_actions} actions)"
-        torch.manual_seed(case["seed"])
+        seed_torch(case["seed"])
         net = attempt(what, AACPolicyNet.build_for_env, env)
         if case["env"] == "lunar":
             env.close()
@@ -127,7 +128,7 @@ class _LinearPair(nn.Module):
 
     def __init__(self, seed: int, value: float):
         super().__init__()
-        torch.manual_seed(seed)
+        seed_torch(seed)
         self.linear, self.value = nn.Linear(8, 4), value
 
     def forward(self, x):

@@ -24,6 +24,7 @@ from course_utils.lunar.checks.common import _FakeSpace
 from course_utils.lunar.env import make_env
 from course_utils.lunar.harness import Experience
 from course_utils.records import Opaque
+from course_utils.runtime import seed_torch
 
 # ---------------------------------------------------------------------------------------------
 # Stand-ins
@@ -92,7 +93,7 @@ def _linear_net(seed: int = 0, n_obs: int = 8, n_actions: int = 4) -> nn.Module:
     """A linear layer seeded with ``seed``; the same weights wherever it is built (the global
     torch generator is left as it was)."""
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+        seed_torch(seed)
         return nn.Linear(n_obs, n_actions)
 
 

@@ -45,6 +45,7 @@ from course_utils.lunar.checks.agent_standins import (
 from course_utils.lunar.checks.common import tensor_of
 from course_utils.lunar.checks.episodes import BATCH_GENERATOR, CALC_QVALS, FROM_EPISODES
 from course_utils.records import Opaque
+from course_utils.runtime import seed_torch
 
 # Bound when this module is imported (the notebook's setup cell, before any answer runs): an answer
 # that later replaces np.array_equal cannot change what the drive records with it.
@@ -93,7 +94,7 @@ def _drive_net(cases, PolicyNet) -> list[dict]:
     out = []
     for case in cases:
         env = make_case_env(case)
-        torch.manual_seed(case["seed"])
+        seed_torch(case["seed"])
         net = method(f"PolicyNet.build_for_env({_env_name(case)})", PolicyNet, "build_for_env", env)
         env.close()
         seen = {"net": net if is_error(net) else None, "module": isinstance(net, nn.Module), "kind": type(net).__name__}
@@ -292,7 +293,7 @@ def _drive_step(cases, PolicyAgent) -> dict:
         env.close()
     case = cases["sampling"]
     env = make_case_env(case)
-    torch.manual_seed(case["seed"])
+    seed_torch(case["seed"])
     np.random.seed(case["seed"])
     agent = attempt(
         f"PolicyAgent(env, p_net, seed={case['seed']})",

@@ -31,6 +31,7 @@ from course_utils.lunar.expected import StoredEpisode, load_expected, stored_epi
 from course_utils.lunar.harness import Experience
 from course_utils.records import Opaque
 from course_utils.returns import discounted_returns
+from course_utils.runtime import seed_torch
 
 # ---------------------------------------------------------------------------------------------
 # 4. Episode.calc_qvals
@@ -236,7 +237,7 @@ def _drive_generator(cases, TrainBatchDataset) -> list[dict]:
     for case in cases:
         size, gamma = case["batch_size"], case["gamma"]
         agent_fn = functools.partial(_ScriptedAgent, tuple(case["lengths"]), case["seed"], case["n_obs"])
-        torch.manual_seed(0)
+        seed_torch(0)
         dataset = attempt(f"TrainBatchDataset(agent_fn, {size}, {gamma})", TrainBatchDataset, agent_fn, size, gamma)
         generator = method("episode_batch_generator()", dataset, "episode_batch_generator")
         batches = []

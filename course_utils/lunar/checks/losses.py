@@ -28,6 +28,7 @@ from course_utils.lunar.checks.aac_checks import check_aac_agent as check_aac_ag
 from course_utils.lunar.checks.aac_checks import check_aac_loss as check_aac_loss
 from course_utils.lunar.checks.aac_checks import check_aac_net as check_aac_net
 from course_utils.records import encode
+from course_utils.runtime import seed_torch
 
 # ---------------------------------------------------------------------------------------------
 # 6. Losses: VanillaPolicyGradientLoss and BaselinePolicyGradientLoss
@@ -352,7 +353,7 @@ def _params(model: nn.Module) -> dict:
 def _drive_trainer(cases, PolicyTrainer) -> list[dict]:  # noqa: N803 (the exercise's class name)
     out = []
     for case in cases:
-        torch.manual_seed(case["seed"])
+        seed_torch(case["seed"])
         values = case.get("values", False)
         model = _TrainerNet(case["hidden"], values=values)
         batch, _, _ = lr.make_inputs(case["batch"])
