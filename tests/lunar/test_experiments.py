@@ -229,3 +229,15 @@ def test_the_model_answer_of_question_3_reads_the_stored_runs():
     assert all(abs(np.mean(runs[name]["loss_e"][-10:]) + 0.39) < 0.01 for name in ("epg", "cpg")) and "about -0.39" in answer
     aac, cpg = np.mean(final_rewards(runs["aac"])), np.mean(final_rewards(runs["cpg"]))
     assert f"`aac` ({aac:.0f}) did not catch up with `cpg` ({cpg:.0f})" in answer
+
+
+@pytest.mark.parametrize("kwargs", [{"max_episodes": 0.91}, {"max_episodes": 0}, {"max_episodes": True}, {"seeds": []},
+                                    {"seeds": "012"}, {"seeds": [0.5]}])
+def test_train_experiments_refuses_wrong_sizes_before_training_or_writing(kwargs, monkeypatch):
+    """A wrong size once overwrote the stored runs the notebook shows (the leak probe handed the
+    function a check's arguments): it must be refused before anything runs."""
+    before = reference.STORED_RESULTS.read_bytes()
+    monkeypatch.setattr(reference, "run_experiments", lambda *args, **kwargs: pytest.fail("it trained"))
+    with pytest.raises(TypeError, match="must be"):
+        reference.train_experiments(progress=False, **kwargs)
+    assert reference.STORED_RESULTS.read_bytes() == before
