@@ -7,6 +7,7 @@ draws the four panels the notebook compares them on.
 from __future__ import annotations
 
 import json
+import numbers
 from pathlib import Path
 from typing import NamedTuple
 
@@ -200,10 +201,17 @@ def run_experiments(
     this process), under one progress bar. Returns ``{name: summary}``: each summary has the
     keys of one run's training data, averaged over the seeds batch by batch, plus ``"seeds"``
     and ``"runs"`` (each seed's training data and ``"model_state"``, in seed order), which
-    ``plot_experiment_results`` draws as a band.
+    ``plot_experiment_results`` draws as a band. A ``max_episodes`` that is not a positive
+    integer, or ``seeds`` that are not a non-empty collection of integers, are refused before
+    anything is trained.
     """
     from course_utils.lunar.rollouts import default_workers
 
+    if isinstance(max_episodes, bool) or not isinstance(max_episodes, numbers.Integral) or max_episodes <= 0:
+        raise TypeError(f"max_episodes must be a positive integer, got {max_episodes!r}.")
+    given, seeds = seeds, [] if isinstance(seeds, (str, bytes)) else list(seeds)
+    if not seeds or not all(isinstance(seed, numbers.Integral) and not isinstance(seed, bool) for seed in seeds):
+        raise TypeError(f"seeds must be a non-empty collection of integers such as range(3), got {given!r}.")
     seeds = [int(seed) for seed in seeds]
     jobs, runs = [], {}
     for name, experiment in experiments.items():

@@ -156,13 +156,8 @@ def reference_experiments() -> dict:
 def train_experiments(progress: bool = True, max_episodes: int = EXPERIMENT_EPISODES, seeds=SEEDS) -> dict:
     """``course train lunar-experiments``: vpg, epg, bpg, cpg and aac with the reference
     solutions and every seed of ``SEEDS``, as the notebook runs them; writes their curves to
-    ``assets/lunar_experiments.json``. Wrong sizes are refused before anything is trained or
-    written: the stored runs are what the notebook shows."""
-    if isinstance(max_episodes, bool) or not isinstance(max_episodes, int) or max_episodes <= 0:
-        raise TypeError(f"max_episodes must be a positive integer (the notebook's runs use {EXPERIMENT_EPISODES}), "
-                        f"got {max_episodes!r}.")
-    if isinstance(seeds, (str, bytes)) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
-        raise TypeError(f"seeds must be a non-empty list of integers (the notebook's runs use {list(SEEDS)}), got {seeds!r}.")
+    ``assets/lunar_experiments.json``. Wrong sizes are refused (by ``run_experiments``) before
+    anything is trained or written: the stored runs are what the notebook shows."""
     results = run_experiments(reference_experiments(), max_episodes, seeds, force=True, progress=progress)
     stored = {
         "how": "course train lunar-experiments (course_utils.lunar.reference.train_experiments)",

@@ -233,11 +233,17 @@ def test_the_model_answer_of_question_3_reads_the_stored_runs():
 
 @pytest.mark.parametrize("kwargs", [{"max_episodes": 0.91}, {"max_episodes": 0}, {"max_episodes": True}, {"seeds": []},
                                     {"seeds": "012"}, {"seeds": [0.5]}])
-def test_train_experiments_refuses_wrong_sizes_before_training_or_writing(kwargs, monkeypatch):
-    """A wrong size once overwrote the stored runs the notebook shows (the leak probe handed the
-    function a check's arguments): it must be refused before anything runs."""
+def test_wrong_sizes_are_refused_before_training_or_writing(kwargs, monkeypatch):
+    """A wrong size once overwrote the stored runs the notebook shows (the leak probe handed
+    ``train_experiments`` a check's arguments): ``run_experiments`` refuses it before anything runs,
+    for the notebook and for ``course train lunar-experiments`` alike."""
+    from course_utils.lunar import experiments
+
     before = reference.STORED_RESULTS.read_bytes()
-    monkeypatch.setattr(reference, "run_experiments", lambda *args, **kwargs: pytest.fail("it trained"))
+    for name in ("_train", "_train_in_processes"):
+        monkeypatch.setattr(experiments, name, lambda *args, **kwargs: pytest.fail("it trained"))
     with pytest.raises(TypeError, match="must be"):
         reference.train_experiments(progress=False, **kwargs)
+    with pytest.raises(TypeError, match="must be"):
+        run_experiments(reference.reference_experiments(), **{"max_episodes": 4, **kwargs}, progress=False)
     assert reference.STORED_RESULTS.read_bytes() == before
