@@ -35,15 +35,20 @@ def _normalise(path: Path) -> str:
     return nbformat.writes(nb) + "\n"
 
 
+def _copy_sources(course_dir: Path, names: list[str], source: Path) -> None:
+    """Each ``source/<name>.ipynb`` into the course folder, where nbgrader looks for it."""
+    for name in names:
+        target = course_dir / "source" / name
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(Path(source) / f"{name}.ipynb", target / f"{name}.ipynb")
+
+
 def _generate(course_dir: Path, names: list[str], source: Path = SOLUTIONS) -> dict[str, Path]:
     """Run nbgrader's ``generate_assignment`` without a gradebook for every name, one process
     per notebook, as many at once as there are cores."""
     from concurrent.futures import ThreadPoolExecutor
 
-    for name in names:
-        target = course_dir / "source" / name
-        target.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(Path(source) / f"{name}.ipynb", target / f"{name}.ipynb")
+    _copy_sources(course_dir, names, source)
 
     def generate(name: str) -> None:
         nbgrader("generate_assignment", name, "--force", "--no-db", course_dir=course_dir)
@@ -58,10 +63,8 @@ def generate_here(course_dir: Path, names: list[str], source: Path = SOLUTIONS) 
     from nbgrader.converters import GenerateAssignment
 
     tools_on_path()
+    _copy_sources(course_dir, names, source)
     for name in names:
-        target = course_dir / "source" / name
-        target.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(Path(source) / f"{name}.ipynb", target / f"{name}.ipynb")
         result = run_converter(GenerateAssignment, course_config(course_dir), name)
         if not result.get("success"):
             details = (result.get("error") or result.get("log") or "")[-3000:]
