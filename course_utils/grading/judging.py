@@ -103,7 +103,24 @@ def judge_outputs(grade_id: str, outputs: list) -> tuple[bool, str]:
         text = find_record(outputs, grade_id)
     except records.RecordError as problem:
         return False, f"{exercise.name}: not yet. {problem}"
-    return outcome(exercise.name, lambda: exercise.judge_record(text, reference_record(grade_id), hidden=True))
+    passed, message = outcome(exercise.name, lambda: exercise.judge_record(text, reference_record(grade_id), hidden=True))
+    notes = [] if passed else _notes(outputs)
+    return passed, " ".join([message, *(f"Note: {note}." for note in notes)])
+
+
+def _notes(outputs: list) -> list[str]:
+    """What ``drive_apart`` noted about the answer's run apart from the notebook (a course module
+    or a setup-cell name it reached for and was not given), shown beside a failed verdict."""
+    for output in outputs:
+        text = output.get("data", {}).get(records.RECORD_MIME) if output.get("output_type") == "display_data" else None
+        if text is None:
+            continue
+        try:
+            notes = json.loads("".join(text) if isinstance(text, list) else text).get("notes", [])
+        except (ValueError, TypeError, AttributeError, RecursionError):
+            return []
+        return [str(note)[:500] for note in notes if type(note) is str][:10]
+    return []
 
 
 SUBMITS = re.compile(r"\.submit\(")

@@ -123,6 +123,14 @@ def readable_paths() -> tuple[list[Path], list[Path]]:
     return sorted(trees), sorted(listed)
 
 
+def _only(files: list[Path], sources: list[Path]) -> list[Path]:
+    """The files of ``files`` that are one of ``sources`` or a compiled copy of one
+    (``__pycache__/NAME.cpython-311.pyc`` beside ``NAME.py``)."""
+    wanted = {Path(source) for source in sources}
+    compiled = {(path.parent / "__pycache__", path.stem) for path in wanted}
+    return [path for path in files if path in wanted or (path.parent, path.name.split(".")[0]) in compiled]
+
+
 def _add_path_rule(libc, ruleset: int, path: Path, access: int) -> None:
     flags = os.O_PATH | os.O_CLOEXEC
     try:
@@ -140,9 +148,10 @@ def _add_path_rule(libc, ruleset: int, path: Path, access: int) -> None:
         os.close(fd)
 
 
-def restrict_self(writable: Path) -> str:
+def restrict_self(writable: Path, package_files: list[Path] | None = None) -> str:
     """Apply Landlock to this process and its future children: read ``readable_paths()`` and the
-    course package but its instructor-only modules (``package_rules``),
+    course package but its instructor-only modules (``package_rules``), or, given
+    ``package_files``, only those files of it (every folder of it may still be listed),
     write only under ``writable``, connect nowhere (TCP), signal nothing outside the sandbox.
     Returns a one-line description; raises OSError when unsupported."""
     abi = landlock_abi()
@@ -163,6 +172,8 @@ def restrict_self(writable: Path) -> str:
         read = (_FS_EXECUTE | _FS_READ_FILE | _FS_READ_DIR) & fs_all
         trees, listed = readable_paths()
         folders, files = package_rules()
+        if package_files is not None:
+            files = _only(files, package_files)
         for path in trees:
             _add_path_rule(libc, ruleset, path, read)
         for path in listed + folders:

@@ -251,10 +251,14 @@ def _config(course: Path, limits: dict, spec: Path):
     from course_utils.grading.sanitize import SanitizeNotebook, feedback_config
 
     feedback_config(config)  # the feedback HTML: nothing the student wrote may run
+    from course_utils.grading.drive_apart import DriveApart, HideHiddenDrives
     from course_utils.grading.judging import JudgeRecords
 
+    config.DriveApart.sandbox_spec = str(spec)
     config.Autograde.autograde_preprocessors = [
+        HideHiddenDrives,  # the hidden tests do not run in the kernel, which holds the whole course package
         LimitedExecute,
+        DriveApart,  # they run apart, where only the course code each exercise gives its answer exists
         JudgeRecords,  # the hidden tests' records, judged here, where the student's code cannot reach
         IgnorePattern,
         ClearMetadataPreprocessor,

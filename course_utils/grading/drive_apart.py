@@ -1,0 +1,264 @@
+"""Hidden cases driven apart from the notebook, where only the exercise's own course code exists.
+
+The student's kernel holds the whole course package: the tutorial's agents need the discounted
+returns, trees, networks and trainers that many exercises ask students to write. An answer that
+only wraps one of those would pass its hidden cases there, however it hid the call. So the
+grader does not take the hidden tests' records from the kernel. Two nbgrader preprocessors:
+
+- ``HideHiddenDrives`` (before execution) keeps each hidden-test cell that submits a record
+  from running in the kernel (its source is set aside; the cell runs a comment);
+- ``DriveApart`` (after execution, before ``judging.JudgeRecords``) starts ``drive_runner.py``
+  in the submission's process tree, which drives each exercise in a child process of its own
+  whose readable course files are only ``package_files(exercise)``: the exercise's check, the
+  check framework and the modules of the code the notebook gives every answer
+  (``exercises.SOLUTION_IMPORTS``), and none of its ``exercises.GradedCell.twins`` (course code
+  that computes what the exercise asks; ``tests/grading/test_drive_apart.py`` holds every
+  exercise to that). The record goes back into the hidden cell's outputs, with notes on what
+  the answer reached for and could not have, and ``JudgeRecords`` judges it as before.
+
+An answer that wraps course code then fails its hidden cases with a message that names the code
+("course_utils.returns is not available to this exercise's answer when it is graded"); an
+instructor who disagrees overrides the score in formgrader, as for any autograded cell.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from nbconvert.preprocessors import Preprocessor
+from nbformat.notebooknode import NotebookNode
+from traitlets import Bool, Unicode
+
+from course_utils import records
+from course_utils.exercises import GRADED, SOLUTION_IMPORTS
+from course_utils.grading import drive_runner, sandbox
+from course_utils.paths import PACKAGE
+
+RUNNER = Path(drive_runner.__file__).resolve()
+SUBMITS = re.compile(r"\.submit\(")
+HIDDEN_PLACEHOLDER = "# The hidden tests of this cell run apart from the notebook when it is graded.\n"
+INSTRUCTOR_ONLY = ("solutions", "reference", "grading")
+ALWAYS = ("course_utils", "course_utils.runtime", "course_utils.checking", "course_utils.records")
+"""Modules every child may load: the package's root (threads, seeding) and the check framework."""
+
+
+def _module_file(name: str) -> Path | None:
+    parts = name.split(".")[1:]
+    base = PACKAGE.joinpath(*parts)
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imports(path: Path, name: str) -> set[str]:
+    """Course modules a module imports anywhere in its source (inside functions too: a lazy import
+    must find its file readable, or an honest answer would fail on it)."""
+    found = set()
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                stem = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(stem + ([base] if base else []))
+            found.add(base)
+            found |= {f"{base}.{alias.name}" for alias in node.names}
+    return {f for f in found if f == "course_utils" or f.startswith("course_utils.")}
+
+
+def source_modules(source: str) -> set[str]:
+    """The course modules a cell's source imports."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("course_utils"):
+            found |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.startswith("course_utils")}
+    return found
+
+
+def closure(modules: set[str]) -> dict[str, Path]:
+    """The course modules loaded by importing ``modules`` with the subpackages' ``__init__`` not run
+    (as ``drive_runner`` does), by name; instructor-only modules never."""
+    files: dict[str, Path] = {}
+    todo = list(modules | set(ALWAYS))
+    while todo:
+        name = todo.pop()
+        if name in files or set(name.split(".")[1:]) & set(INSTRUCTOR_ONLY):
+            continue
+        path = _module_file(name)
+        if path is None or (path.name == "__init__.py" and name != "course_utils"):
+            continue  # a name inside a module, or a subpackage (registered empty by the runner)
+        files[name] = path
+        todo += sorted(_imports(path, name) - set(files))
+    return files
+
+
+@functools.cache
+def _hidden_source(grade_id: str) -> str:
+    from course_utils.exercises import TUTORIALS
+    from course_utils.paths import SOLUTIONS
+
+    cell = next(cell for cell in GRADED if cell.grade_id == grade_id)
+    notebook = json.loads((SOLUTIONS / f"{TUTORIALS[cell.tutorial]}.ipynb").read_text())
+    for nb_cell in notebook["cells"]:
+        if nb_cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id:
+            return "".join(nb_cell["source"])
+    raise KeyError(grade_id)
+
+
+def package_files(grade_id: str, hidden_source: str | None = None) -> dict[str, Path]:
+    """The course modules the child driving ``grade_id`` may read: its hidden cell's imports (the
+    check), the tutorial's header (``SOLUTION_IMPORTS``), the framework, and what they import."""
+    cell = next(cell for cell in GRADED if cell.grade_id == grade_id)
+    source = hidden_source if hidden_source is not None else _hidden_source(grade_id)
+    return closure(source_modules(source) | source_modules(SOLUTION_IMPORTS[cell.tutorial]))
+
+
+def _names_bound(source: str) -> set[str]:
+    """Names a cell binds at its top level (imports, assignments, definitions)."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    try:
+        tree = ast.parse(TransformerManager().transform_cell(source))
+    except SyntaxError:
+        return set()
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+def _source(cell) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+def build_job(nb, hidden: dict[int, tuple[str, str]], workdir: Path, landlock: bool) -> dict:
+    """The runner's job for a notebook: per hidden cell (index -> (grade_id, source)), the header,
+    every answer cell (nbgrader solution code cells, in order), and the files it may read."""
+    answers = []
+    for index, cell in enumerate(nb.cells):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.get("cell_type") == "code" and meta.get("solution") and not meta.get("grade"):
+            answers.append((index, _source(cell), meta.get("grade_id", "")))
+    setup_names = set()
+    for cell in nb.cells:
+        if cell.get("cell_type") == "code" and not cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
+            setup_names |= _names_bound(_source(cell))
+    exercises = []
+    for _, (grade_id, source) in sorted(hidden.items()):
+        graded = next(cell for cell in GRADED if cell.grade_id == grade_id)
+        own = next(((i, s) for i, s, g in answers if g == graded.solution), None)
+        header = SOLUTION_IMPORTS[graded.tutorial]
+        given = _names_bound(header) | {n for _, s, _ in answers for n in _names_bound(s)}
+        exercises.append({
+            "grade_id": grade_id,
+            "header": header,
+            "answers": [(i, s) for i, s, _ in answers],
+            "own_answer": own[0] if own else None,
+            "answer_names": sorted(_names_bound(own[1])) if own else [],
+            "setup_names": sorted(setup_names - given),
+            "hidden": source,
+            "package_files": [str(p) for p in package_files(grade_id, source).values()],
+            "workdir": str(workdir),
+            "landlock": landlock,
+        })
+    return {"exercises": exercises}
+
+
+def _record_output(result: dict) -> NotebookNode:
+    payload = result.get("payload")
+    notes = [str(n)[:500] for n in result.get("notes", [])][:10]
+    if payload is None:
+        reason = "; ".join(notes) or "the answer's run ended without a record"
+        return NotebookNode(output_type="error", ename="NoRecord", evalue=reason, traceback=[reason])
+    try:
+        data = json.loads(payload)
+        data["notes"] = notes
+        payload = json.dumps(data)
+    except (ValueError, TypeError):
+        pass  # judging says the record could not be read
+    return NotebookNode(output_type="display_data", metadata={},
+                        data={records.RECORD_MIME: payload, "text/plain": "answer recorded for grading"})
+
+
+class HideHiddenDrives(Preprocessor):
+    """Before execution: hidden-test cells that submit a record run a comment in the kernel; their
+    source waits in ``resources["drive_apart"]`` for ``DriveApart``."""
+
+    enabled = Bool(True).tag(config=True)
+
+    def preprocess(self, nb, resources):
+        from course_utils.grading.judging import exercise_for
+
+        hidden = {}
+        for index, cell in enumerate(nb.cells):
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            grade_id = meta.get("grade_id", "")
+            if (cell.get("cell_type") == "code" and meta.get("grade") and not meta.get("solution")
+                    and any(c.grade_id == grade_id and c.check for c in GRADED) and exercise_for(grade_id)
+                    and SUBMITS.search(_source(cell))):
+                hidden[index] = (grade_id, _source(cell))
+                cell.source = HIDDEN_PLACEHOLDER
+        resources["drive_apart"] = hidden
+        return nb, resources
+
+
+class DriveApart(Preprocessor):
+    """After execution: drive every set-aside hidden cell apart (``drive_runner``) and put its
+    record, or why there is none, into the cell's outputs; the cell's source is put back."""
+
+    enabled = Bool(True).tag(config=True)
+    sandbox_spec = Unicode("", help="the submission's sandbox spec (limits, process tree)").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        hidden = resources.get("drive_apart") or {}
+        if not hidden:
+            return nb, resources
+        spec = json.loads(Path(self.sandbox_spec).read_text())
+        workdir = Path(spec["workdir"]).parent / "drive"
+        workdir.mkdir(mode=0o700, exist_ok=True)
+        (workdir / ".tmp").mkdir(exist_ok=True)
+        job = build_job(nb, hidden, workdir, bool(spec["limits"].get("landlock", True)))
+        results = run_job(job, Path(self.sandbox_spec), spec)
+        by_id = {result.get("grade_id"): result for result in results}
+        for index, (grade_id, source) in hidden.items():
+            cell = nb.cells[index]
+            cell.source = source
+            result = by_id.get(grade_id, {"grade_id": grade_id, "notes": ["the grader's run of the answers failed"]})
+            cell.outputs = [_record_output(result)]
+        return nb, resources
+
+
+def run_job(job: dict, spec_path: Path, spec: dict) -> list[dict]:
+    """Run ``drive_runner.py`` on ``job`` in the submission's clean environment: its results, or
+    one result per exercise saying why there are none."""
+    workdir = Path(job["exercises"][0]["workdir"])
+    env = sandbox.clean_environment(workdir, spec["token"])
+    wall = float(spec["limits"].get("wall_timeout", 900))
+    try:
+        done = subprocess.run([sys.executable, str(RUNNER), str(spec_path)], input=json.dumps(job), text=True,
+                              capture_output=True, env=env, cwd=str(workdir), timeout=wall)
+        results = json.loads(done.stdout)["results"]
+        if isinstance(results, list):
+            return results
+        raise ValueError("no results")
+    except (subprocess.TimeoutExpired, ValueError, KeyError, TypeError) as error:
+        why = f"the grader's run of the answers failed ({type(error).__name__})"
+        return [{"grade_id": exercise["grade_id"], "payload": None, "notes": [why]} for exercise in job["exercises"]]
