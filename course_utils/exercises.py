@@ -84,6 +84,9 @@ class GradedCell:
     check: ``"module:function"`` the hidden test calls with ``strict=True``; ``None`` when graded by hand.
     helpers: ``"module:name"`` of the package code the exercise leans on (given to the student).
     hint_tests: ``"tests/...py::test_name"``: tests where typical wrong answers get their specific hint.
+    twins: course modules that compute what the exercise asks (the course's own agents need them);
+        the grader drives the answer where none of them can be read (``grading.drive_apart``), so
+        an answer that wraps one scores 0 on this exercise.
     """
 
     grade_id: str
@@ -93,6 +96,7 @@ class GradedCell:
     check: str | None = None
     helpers: tuple[str, ...] = ()
     hint_tests: tuple[str, ...] = ()
+    twins: tuple[str, ...] = ()
 
     @property
     def manual(self) -> bool:
@@ -112,6 +116,7 @@ GRADED = (
         "test_evaluate_individual", "harlow", 3, "evaluate_individual", f"{_HARLOW_CHECKS}:check_evaluate_individual",
         helpers=("course_utils.harlow.agent:train_evaluate_agent", "course_utils.harlow.env:HarlowExperimentEnv"),
         hint_tests=("tests/harlow/test_checks.py::test_fitness_mistakes_get_their_hint",),
+        twins=("course_utils.harlow.evolution", "course_utils.harlow.batch"),
     ),
     GradedCell(
         "test_genetic_algorithm", "harlow", 4, "genetic_algorithm", f"{_HARLOW_CHECKS}:check_genetic_algorithm",
@@ -120,6 +125,7 @@ GRADED = (
             "tests/harlow/test_checks.py::test_offspring_mistakes_get_their_hint",
             "tests/harlow/test_checks.py::test_update_population_mistakes_get_their_hint",
         ),
+        twins=("course_utils.harlow.evolution", "course_utils.harlow.batch"),
     ),
     GradedCell("think_lamarck", "harlow", 2, "think_lamarck"),
     # Tutorial 2: colour replay
@@ -127,36 +133,43 @@ GRADED = (
         "test_discounted_returns", "colour", 2, "discounted_returns", f"{_COLOUR_CHECKS}:check_discounted_returns",
         helpers=("course_utils.returns:discounted_returns",),
         hint_tests=("tests/colour/test_checks.py::test_wrong_returns_get_a_hint",),
+        twins=("course_utils.returns", "course_utils.colour.agent", "course_utils.colour.training"),
     ),
     GradedCell(
         "test_replay_memory", "colour", 3, "replay_memory", f"{_COLOUR_CHECKS}:check_replay_memory",
         helpers=("course_utils.colour.agent:Experience", "course_utils.colour.training:train_agent"),
         hint_tests=("tests/colour/test_checks.py::test_replay_memory_mistakes_get_hints",),
+        twins=("course_utils.replay.per", "course_utils.replay.memory"),
     ),
     # Tutorial 3: policy gradients and actor-critic on LunarLander
     GradedCell(
         "test_policy_net", "lunar", 1, "policy_net", f"{_LUNAR_CHECKS}:check_policy_net",
         hint_tests=(f"{_LUNAR_HINTS}::test_agent_and_net_checks_catch_mistakes",),
+        twins=("course_utils.lunar.aac",),
     ),
     GradedCell(
         "test_agent_distribution", "lunar", 1, "policy_agent", f"{_LUNAR_CHECKS}:check_agent_distribution",
         helpers=("course_utils.lunar.harness:Experience",),
         hint_tests=(f"{_LUNAR_HINTS}::test_agent_and_net_checks_catch_mistakes",),
+        twins=("course_utils.lunar.checks.greedy_agent", "course_utils.lunar.aac"),
     ),
     GradedCell(
         "test_agent_step", "lunar", 2, "policy_agent", f"{_LUNAR_CHECKS}:check_agent_step",
         helpers=("course_utils.lunar.harness:Experience", "course_utils.lunar.env:make_env"),
         hint_tests=(f"{_LUNAR_HINTS}::test_agent_and_net_checks_catch_mistakes",),
+        twins=("course_utils.lunar.checks.greedy_agent", "course_utils.lunar.aac"),
     ),
     GradedCell(
         "test_monitor_episode", "lunar", 1, "monitor_episode", f"{_LUNAR_CHECKS}:check_monitor_episode",
         helpers=("course_utils.lunar.env:make_env",),
         hint_tests=(f"{_LUNAR_HINTS}::test_monitor_episode_check_catches_a_missing_render",),
+        twins=("course_utils.animation",),
     ),
     GradedCell(
         "test_calc_qvals", "lunar", 2, "calc_qvals", f"{_LUNAR_CHECKS}:check_calc_qvals",
         helpers=("course_utils.lunar.harness:Experience",),
         hint_tests=(f"{_LUNAR_HINTS}::test_check_calc_qvals_catches_mistakes",),
+        twins=("course_utils.returns",),
     ),
     GradedCell(
         "test_from_episodes", "lunar", 1, "from_episodes", f"{_LUNAR_CHECKS}:check_from_episodes",
@@ -169,32 +182,39 @@ GRADED = (
     GradedCell(
         "test_vpg_loss", "lunar", 1, "vpg_loss", f"{_LUNAR_CHECKS}:check_vpg_loss",
         hint_tests=(f"{_LUNAR_HINTS}::test_loss_checks_catch_mistakes",),
+        twins=("course_utils.colour.agent", "course_utils.lunar.aac"),
     ),
     GradedCell(
         "test_bpg_loss", "lunar", 1, "bpg_loss", f"{_LUNAR_CHECKS}:check_bpg_loss",
         hint_tests=(f"{_LUNAR_HINTS}::test_loss_checks_catch_mistakes",),
+        twins=("course_utils.colour.agent", "course_utils.lunar.aac"),
     ),
     GradedCell(
         "test_entropy_loss", "lunar", 2, "entropy_loss", f"{_LUNAR_CHECKS}:check_entropy_loss",
         hint_tests=(f"{_LUNAR_HINTS}::test_loss_checks_catch_mistakes",),
+        twins=("course_utils.colour.agent", "course_utils.lunar.aac"),
     ),
     GradedCell(
         "test_policy_trainer", "lunar", 2, "policy_trainer", f"{_LUNAR_CHECKS}:check_policy_trainer",
         helpers=("course_utils.lunar.harness:TrainerLoop",),
         hint_tests=(f"{_LUNAR_HINTS}::test_trainer_check_catches_mistakes",),
+        twins=("course_utils.lunar.aac",),
     ),
     GradedCell(
         "test_aac_net", "lunar", 1, "aac_net", f"{_LUNAR_CHECKS}:check_aac_net",
         hint_tests=(f"{_LUNAR_HINTS}::test_aac_net_check_catches_a_missing_value_head_and_a_shared_output",),
+        twins=("course_utils.lunar.aac",),
     ),
     GradedCell(
         "test_aac_agent", "lunar", 1, "aac_agent", f"{_LUNAR_CHECKS}:check_aac_agent",
         hint_tests=(f"{_LUNAR_HINTS}::test_aac_agent_check_catches_a_softmax_over_scores_and_value",),
+        twins=("course_utils.lunar.aac",),
     ),
     GradedCell(
         "test_aac_loss", "lunar", 2, "aac_loss", f"{_LUNAR_CHECKS}:check_aac_loss",
         helpers=("course_utils.lunar.harness:TrainerLoop", "course_utils.lunar.harness:VectorBatchDataset"),
         hint_tests=(f"{_LUNAR_HINTS}::test_aac_loss_check_catches_mistakes",),
+        twins=("course_utils.colour.agent", "course_utils.lunar.aac"),
     ),
     GradedCell("q1_baseline", "lunar", 2, "q1_baseline"),
     GradedCell("q2_value_targets", "lunar", 2, "q2_value_targets"),
@@ -208,16 +228,19 @@ GRADED = (
     GradedCell(
         "test_segment_trees", "replay", 4, "segment_trees", f"{_REPLAY_CHECKS}:check_segment_trees",
         hint_tests=("tests/replay/test_trees.py::test_tree_check_accepts_the_course_trees_and_flags_mistakes",),
+        twins=("course_utils.replay.trees", "course_utils.replay.vector_per"),
     ),
     GradedCell(
         "test_prioritized_buffer", "replay", 4, "prioritized_buffer", f"{_REPLAY_CHECKS}:check_prioritized_buffer",
         helpers=("course_utils.replay.per:ReplayBuffer",),
         hint_tests=("tests/replay/test_per.py::test_buffer_check_flags_the_pitfalls",),
+        twins=("course_utils.replay.vector_per", "course_utils.replay.dqn"),
     ),
     GradedCell(
         "test_td_loss", "replay", 3, "td_loss", f"{_REPLAY_CHECKS}:check_td_loss",
         helpers=("course_utils.replay.dqn:batch_tensors",),
         hint_tests=("tests/replay/test_td_loss.py::test_each_typical_mistake_gets_its_hint",),
+        twins=("course_utils.replay.td_judge", "course_utils.replay.dqn"),
     ),
 )
 

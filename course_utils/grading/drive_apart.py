@@ -46,6 +46,9 @@ HIDDEN_PLACEHOLDER = "# The hidden tests of this cell run apart from the noteboo
 INSTRUCTOR_ONLY = ("solutions", "reference", "grading")
 ALWAYS = ("course_utils", "course_utils.runtime", "course_utils.checking", "course_utils.records")
 """Modules every child may load: the package's root (threads, seeding) and the check framework."""
+JUDGE_ONLY = ("course_utils.replay.td_judge",)
+"""Modules only a check's judge imports (numpy oracles of what an exercise asks, for the hints):
+the grader judges in its own process, so no child may read them."""
 
 
 def _module_file(name: str) -> Path | None:
@@ -86,14 +89,14 @@ def source_modules(source: str) -> set[str]:
     return found
 
 
-def closure(modules: set[str]) -> dict[str, Path]:
+def closure(modules: set[str], exclude: tuple[str, ...] = ()) -> dict[str, Path]:
     """The course modules loaded by importing ``modules`` with the subpackages' ``__init__`` not run
-    (as ``drive_runner`` does), by name; instructor-only modules never."""
+    (as ``drive_runner`` does), by name; instructor-only modules and ``exclude`` never."""
     files: dict[str, Path] = {}
     todo = list(modules | set(ALWAYS))
     while todo:
         name = todo.pop()
-        if name in files or set(name.split(".")[1:]) & set(INSTRUCTOR_ONLY):
+        if name in files or name in exclude or set(name.split(".")[1:]) & set(INSTRUCTOR_ONLY):
             continue
         path = _module_file(name)
         if path is None or (path.name == "__init__.py" and name != "course_utils"):
@@ -121,7 +124,7 @@ def package_files(grade_id: str, hidden_source: str | None = None) -> dict[str, 
     check), the tutorial's header (``SOLUTION_IMPORTS``), the framework, and what they import."""
     cell = next(cell for cell in GRADED if cell.grade_id == grade_id)
     source = hidden_source if hidden_source is not None else _hidden_source(grade_id)
-    return closure(source_modules(source) | source_modules(SOLUTION_IMPORTS[cell.tutorial]))
+    return closure(source_modules(source) | source_modules(SOLUTION_IMPORTS[cell.tutorial]), JUDGE_ONLY + cell.twins)
 
 
 def _names_bound(source: str) -> set[str]:

@@ -14,8 +14,8 @@ import time
 import numpy as np
 
 from course_utils.replay.dqn import DQNConfig
-from course_utils.replay.per import VectorPrioritizedReplayBuffer
 from course_utils.replay.trees import VectorMinTree, VectorSumTree
+from course_utils.replay.vector_per import VectorPrioritizedReplayBuffer
 
 
 def bench_per(

@@ -20,7 +20,7 @@ score of 195 is nearly perfect. "Solved" means the mean score of the last 10 epi
 reaches 195; ``frames_to_solve`` is the environment step at which that first happens.
 
 Speed: one gradient step per environment step, and everything in a step is a handful of
-small numpy/torch calls (batched tree descent in ``per.VectorPrioritizedReplayBuffer``, no
+small numpy/torch calls (batched tree descent in ``vector_per.VectorPrioritizedReplayBuffer``, no
 per-sample Python loops, no gradient bookkeeping while acting), so 10 000 frames take a
 few seconds on one CPU thread.
 
@@ -43,7 +43,8 @@ import torch
 from torch import nn
 
 from course_utils.paths import ASSETS
-from course_utils.replay.per import ReplayBuffer, VectorPrioritizedReplayBuffer, beta_schedule
+from course_utils.replay.per import ReplayBuffer, beta_schedule
+from course_utils.replay.vector_per import VectorPrioritizedReplayBuffer
 from course_utils.runtime import seed_torch
 
 ENV_ID = "CartPole-v1"

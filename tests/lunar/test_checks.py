@@ -255,7 +255,8 @@ def test_from_episodes_check_names_a_gamma_not_passed_on():
 
 
 def test_the_checks_stand_ins_are_no_answers():
-    from course_utils.lunar.checks.agents import _GreedyAgent, _ScriptedAgent
+    from course_utils.lunar.checks.agent_standins import _ScriptedAgent
+    from course_utils.lunar.checks.greedy_agent import _GreedyAgent
     from course_utils.lunar.expected import StoredEpisode
 
     _fails(check_calc_qvals, StoredEpisode, "Episode(total_reward, experiences) raised TypeError")

@@ -10,7 +10,6 @@ from verdicts import graded
 
 from course_utils import checking, records
 from course_utils.grading import judging
-from course_utils.lunar.checks.agent_standins import _GreedyAgent
 from course_utils.lunar.checks.agents import (
     AGENT_DISTRIBUTION,
     AGENT_EXERCISES,
@@ -21,6 +20,7 @@ from course_utils.lunar.checks.agents import (
     MONITOR_EPISODE,
     POLICY_NET,
 )
+from course_utils.lunar.checks.greedy_agent import _GreedyAgent
 from course_utils.lunar.expected import StoredEpisode
 from course_utils.lunar.solutions import (
     Episode,

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from course_utils.grading.bundle import student_modules
-from course_utils.replay import dqn, per, solutions, train
+from course_utils.replay import dqn, solutions, train, vector_per
 
 LOSS = solutions.prioritized_td_loss  # the reference answer to Exercise 4: dqn holds no loss of its own
 
@@ -85,7 +85,7 @@ def test_weights_scale_each_element_of_the_loss():
         torch.testing.assert_close(value - start[key], grad_from_weighted[key], atol=1e-5, rtol=1e-3)
 
 
-class SpyBuffer(per.VectorPrioritizedReplayBuffer):
+class SpyBuffer(vector_per.VectorPrioritizedReplayBuffer):
     """Records the betas it is asked for and the priorities it is given."""
 
     def __init__(self, *args, **kwargs):

@@ -5,9 +5,10 @@ import pytest
 
 from course_utils.replay.checks import check_prioritized_buffer
 from course_utils.replay.dqn import DQNConfig
-from course_utils.replay.per import ReplayBuffer, VectorPrioritizedReplayBuffer, beta_schedule
+from course_utils.replay.per import ReplayBuffer, beta_schedule
 from course_utils.replay.solutions import PrioritizedReplayBuffer  # the exercise's reference (instructor side)
 from course_utils.replay.trees import validate_priorities
+from course_utils.replay.vector_per import VectorPrioritizedReplayBuffer
 
 
 def _prioritized(obs_dim: int, size: int, batch_size: int = 32, alpha: float = 0.6) -> VectorPrioritizedReplayBuffer:

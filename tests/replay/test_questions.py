@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from course_utils.questions import ConceptCheck, ThinkQuestion
-from course_utils.replay import dqn, per, questions, solutions
+from course_utils.replay import dqn, per, questions, solutions, vector_per
 from course_utils.replay.sizes import SIZES
 
 CHECKS = [questions.TERMINAL_TARGET, questions.UNIFORM_WEIGHTS, questions.BETA_BIAS]
@@ -40,7 +40,7 @@ def test_the_right_answers_are_the_ones_the_code_computes():
     _, priority = solutions.prioritized_td_loss(q, q, batch, gamma=0.9, prior_eps=0.0)
     assert priority.item() == pytest.approx(abs(2.0 - q_taken), rel=1e-5)  # target = r alone
     config = dqn.DQNConfig(memory_size=8, batch_size=4, alpha=0.0)
-    buffer = per.VectorPrioritizedReplayBuffer(1, config)
+    buffer = vector_per.VectorPrioritizedReplayBuffer(1, config)
     for t in range(8):
         buffer.store([t], 0, 0.0, [t], False)
     buffer.update_priorities(np.arange(8), np.arange(1.0, 9.0))

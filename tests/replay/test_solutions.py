@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from course_utils.replay import per, solutions, trees
+from course_utils.replay import solutions, trees, vector_per
 
 
 @pytest.mark.parametrize("kind", ["sum", "min"])
@@ -30,7 +30,7 @@ def test_the_notebooks_trees_and_the_vectorised_trees_agree(kind):
 
 def test_the_notebooks_buffer_and_the_vectorised_buffer_sample_the_same():
     kwargs = dict(obs_dim=3, size=50, batch_size=8, alpha=0.6)
-    ours = per.VectorPrioritizedReplayBuffer(3, SimpleNamespace(memory_size=50, batch_size=8, alpha=0.6))
+    ours = vector_per.VectorPrioritizedReplayBuffer(3, SimpleNamespace(memory_size=50, batch_size=8, alpha=0.6))
     notebook = solutions.PrioritizedReplayBuffer(**kwargs)
     rng = np.random.default_rng(1)
     for step in range(120):

@@ -12,7 +12,7 @@ from course_utils import checking
 from course_utils.grading import judging
 from course_utils.replay import dqn, solutions
 from course_utils.replay.checks import TD, check_td_loss
-from course_utils.replay.checks_td import td_quantities
+from course_utils.replay.td_judge import td_quantities
 
 
 def _parts(q_net, target_net, batch, gamma, mask=True, detach=True):

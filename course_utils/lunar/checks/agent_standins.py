@@ -109,23 +109,6 @@ class _PairNet(nn.Module):
         return scores, torch.zeros(*scores.shape[:-1], 1)
 
 
-class _GreedyAgent:
-    """The check's agent for ``monitor_episode``: ``_GreedyAgent(env, p_net, seed)`` steps ``env``
-    with the network's most probable action. It never samples, so it is no answer to exercise 2."""
-
-    def __init__(self, env, p_net, seed=None):
-        self.env, self.p_net = env, p_net
-        self.curr_state = torch.as_tensor(env.reset(seed=seed)[0], dtype=torch.float32)
-
-    def step(self) -> Experience:
-        with torch.no_grad():
-            choice = int(self.p_net(self.curr_state[None]).flatten().argmax())
-        observation, reward, *ends, _ = self.env.step(choice)
-        record = Experience(self.curr_state, choice, float(reward), any(ends))
-        self.curr_state = torch.as_tensor(self.env.reset()[0] if any(ends) else observation, dtype=torch.float32)
-        return record
-
-
 class _ScriptedAgent:
     """The check's agent for the episode-batch generator: no environment, ``step()`` returns the
     ``Experience`` of a fixed script of episodes, one after the other and round again.

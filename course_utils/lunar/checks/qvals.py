@@ -1,0 +1,93 @@
+"""Exercise check of tutorial 3, exercise 4: ``Episode.calc_qvals``, as an ``Exercise`` (drive on
+cases, judge the record; see ``course_utils.checking``). Its ``check_calc_qvals`` is in ``agents``.
+
+A module of its own that imports no discounted-return code: the grader's child that drives this
+exercise loads it alone, and ``course_utils.returns`` (which computes what the exercise asks)
+cannot be read there (``exercises.GradedCell.twins``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from course_utils.checking import Exercise, Problem, attempt, fmt, raise_if_error
+from course_utils.lunar.checks.agent_standins import method
+from course_utils.lunar.expected import load_expected
+from course_utils.lunar.harness import Experience
+from course_utils.records import Opaque
+
+# ---------------------------------------------------------------------------------------------
+# 4. Episode.calc_qvals
+
+
+def _qvals_cases(hidden: bool) -> list[tuple[list[float], float, str]]:
+    """(rewards, gamma, description) of each episode; the hidden ones have other lengths and gammas."""
+    if not hidden:
+        stored = load_expected()["calc_qvals"]
+        return [
+            ([0.0, 0.0, 10.0], 0.9, "rewards [0, 0, 10] with gamma 0.9"),
+            ([1.0, 1.0, 1.0], 0.5, "rewards [1, 1, 1] with gamma 0.5"),
+            ([-3.0], 0.99, "a one-step episode"),
+            (list(stored["rewards"]), stored["gamma"], "100 stored random rewards, gamma 0.9"),
+        ]
+    rng = np.random.default_rng(6007)
+    return [
+        ([2.0, -1.0, 0.5, 4.0], 0.8, "rewards [2, -1, 0.5, 4] with gamma 0.8"),
+        ([0.0, 5.0], 0.3, "rewards [0, 5] with gamma 0.3"),
+        ([7.5], 0.5, "a one-step episode"),
+        (np.round(rng.normal(0, 3, 57), 3).tolist(), 0.95, "57 random rewards, gamma 0.95"),
+        (np.round(rng.normal(-1, 5, 230), 3).tolist(), 0.99, "230 random rewards, gamma 0.99"),
+    ]
+
+
+def _drive_qvals(cases, Episode) -> list:
+    out = []
+    for rewards, gamma, _ in cases:
+        experiences = [Experience(None, None, float(r), i == len(rewards) - 1) for i, r in enumerate(rewards)]
+        episode = attempt("Episode(total_reward, experiences)", Episode, float(sum(rewards)), experiences)
+        out.append(method(f"calc_qvals({gamma})", episode, "calc_qvals", gamma))
+    return out
+
+
+def _qvals_hint(got: np.ndarray, expected: np.ndarray, rewards: list[float], gamma: float) -> str:
+    rewards = np.asarray(rewards, dtype=float)
+    forward = np.array([sum(gamma**k * r for k, r in enumerate(rewards[: t + 1][::-1])) for t in range(len(rewards))])
+    if np.allclose(got[::-1], expected, atol=1e-3):
+        return "your q-values are in reverse order: q_0 belongs to the first step."
+    if np.allclose(got, forward, atol=1e-3):
+        return "you discounted the past rewards; q_t adds the rewards from step t to the END of the episode."
+    if np.allclose(got, np.cumsum(rewards[::-1])[::-1], atol=1e-3):
+        return "you forgot the discount: q_t = r_t + gamma * q_(t+1)."
+    if np.allclose(got, expected - rewards, atol=1e-3) or np.allclose(got, gamma * expected, atol=1e-3):
+        return "the reward of step t itself counts without discount: q_t = r_t + gamma * q_(t+1)."
+    return "work backwards from the last step: q_t = r_t + gamma * q_(t+1), with q after the end = 0."
+
+
+def _judge_qvals(got, expected, cases) -> None:
+    if len(got) != len(cases):
+        raise Problem(f"the record holds {len(got)} cases instead of {len(cases)}.")
+    for (rewards, gamma, description), mine, reference in zip(cases, got, expected, strict=True):
+        raise_if_error(mine)
+        try:
+            if isinstance(mine, Opaque | str | dict):
+                raise TypeError
+            values = np.asarray([float(q) for q in mine])
+        except (TypeError, ValueError):
+            shown = mine.description if isinstance(mine, Opaque) else f"{mine!r:.200}"
+            raise Problem(f"calc_qvals should return a list of numbers, got {shown}.") from None
+        want = np.asarray(reference, dtype=float)
+        if values.shape != want.shape:
+            raise Problem(f"for {description}, expected {len(want)} q-values (one per step), got {values.size}.")
+        if not np.allclose(values, want, atol=1e-3, rtol=1e-5):
+            hint = _qvals_hint(values, want, rewards, gamma)
+            raise Problem(f"for {description}: expected {fmt(want)}, got {fmt(values)}. Hint: {hint}")
+
+
+CALC_QVALS = Exercise(
+    name="Episode.calc_qvals",
+    grade_id="test_calc_qvals",
+    cases=_qvals_cases,
+    drive=_drive_qvals,
+    judge=_judge_qvals,
+    reference=("Episode",),
+)

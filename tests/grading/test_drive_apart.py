@@ -1,0 +1,133 @@
+"""Marks for the student's own code: answers that wrap course code score 0 on their exercise.
+
+``adapters/`` holds, per graded exercise, the smallest wrappers a red-team student found around
+course code the student wheel ships (each file: ``<grade_id>__<what it wraps>.py``, the text of
+the answer cell). Each is handed in in place of the course's solution cell, and the hidden cases
+are driven as the grader drives them (``drive_apart``: a child per exercise that can read only
+its own check and the code the notebook gives every answer), then judged in this process.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course_utils.exercises import GRADED, TUTORIALS
+from course_utils.grading import drive_apart, judging
+from course_utils.grading.sandbox import Limits
+from course_utils.paths import SOLUTIONS
+
+ADAPTERS = Path(__file__).parent / "adapters"
+WEAK = {
+    # one-line helpers of given code, or adapters that cost as much as the answer: kept reachable on
+    # purpose (see each file's comment); the test records that they still pass
+    "test_aac_agent__harness_scores",
+    "test_memory_add__per_ReplayBuffer_ring",
+    "test_from_episodes__expected_expected_batch",
+}
+
+
+def _graded(grade_id: str):
+    return next(cell for cell in GRADED if cell.grade_id == grade_id)
+
+
+def _notebook(tutorial: str):
+    return nbformat.reads((SOLUTIONS / f"{TUTORIALS[tutorial]}.ipynb").read_text(), as_version=4)
+
+
+def _with_answer(nb, solution_id: str, source: str):
+    for cell in nb.cells:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == solution_id:
+            cell.source = source
+            return nb
+    raise KeyError(solution_id)
+
+
+def drive_many(cases: list[tuple], tmp_path: Path, allow_list: bool = True) -> list[tuple[bool, str]]:
+    """Drive each (notebook, grade_id) apart, as ``DriveApart`` does, in one runner; judge here."""
+    workdir = tmp_path / f"drive-{secrets.token_hex(3)}"
+    (workdir / ".tmp").mkdir(parents=True)
+    spec = {"workdir": str(workdir), "limits": Limits(cell_timeout=60).as_dict(), "token": secrets.token_hex(8)}
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(json.dumps(spec))
+    exercises = []
+    for nb, grade_id in cases:
+        hidden = {i: (grade_id, c.source) for i, c in enumerate(nb.cells)
+                  if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id}
+        exercises += drive_apart.build_job(nb, hidden, workdir, landlock=True)["exercises"]
+    if not allow_list:  # the planted regression: every course file readable, no gate
+        everything = drive_apart.closure(_all_modules())
+        for exercise in exercises:
+            exercise["package_files"] = [str(path) for path in everything.values()]
+    results = drive_apart.run_job({"exercises": exercises}, spec_path, spec)
+    return [judging.judge_outputs(r["grade_id"], [drive_apart._record_output(r)]) for r in results]
+
+
+def drive(nb, grade_ids: list[str], tmp_path: Path, allow_list: bool = True) -> dict[str, tuple[bool, str]]:
+    return dict(zip(grade_ids, drive_many([(nb, g) for g in grade_ids], tmp_path, allow_list), strict=True))
+
+
+def _all_modules() -> set[str]:
+    from course_utils.paths import PACKAGE
+
+    names = set()
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        names.add(".".join(("course_utils", *(parts[:-1] if parts[-1] == "__init__" else parts))))
+    return names
+
+
+def _adapters() -> list[Path]:
+    return sorted(ADAPTERS.glob("test_*.cell"))
+
+
+@pytest.fixture(scope="module")
+def adapter_verdicts(tmp_path_factory) -> dict[str, tuple[bool, str]]:
+    """Every adapter handed in in place of its exercise's solution, driven in one runner."""
+    cases = []
+    for adapter in _adapters():
+        graded = _graded(adapter.stem.split("__")[0])
+        cases.append((_with_answer(_notebook(graded.tutorial), graded.solution, adapter.read_text()), graded.grade_id))
+    verdicts = drive_many(cases, tmp_path_factory.mktemp("adapters"))
+    return {adapter.stem: verdict for adapter, verdict in zip(_adapters(), verdicts, strict=True)}
+
+
+@pytest.mark.parametrize("adapter", [p.stem for p in _adapters()])
+def test_an_adapter_around_course_code_scores_zero_with_the_reason(adapter, adapter_verdicts):
+    passed, message = adapter_verdicts[adapter]
+    if adapter in WEAK:
+        pytest.skip(f"kept reachable on purpose ({'passes' if passed else 'fails'}): {message[:160]}")
+    assert not passed, message
+    assert "not available to this exercise" in message or "is not defined" in message, message
+
+
+def test_honest_answers_keep_their_marks_apart(tmp_path):
+    cases = [(_notebook(cell.tutorial), cell.grade_id) for cell in GRADED if cell.check]
+    verdicts = drive_many(cases, tmp_path)
+    failed = {case[1]: message for case, (passed, message) in zip(cases, verdicts, strict=True) if not passed}
+    assert not failed, failed
+
+
+def test_without_the_allow_list_the_adapter_would_pass(tmp_path):
+    """The planted regression: every course module readable in the child, and the wrapper of
+    tutorial 2's returns passes again. The adapter test above is what notices."""
+    graded = _graded("test_discounted_returns")
+    adapter = ADAPTERS / "test_discounted_returns__returns_discounted_returns.cell"
+    source = adapter.read_text().replace("colour.agent.discounted_returns", "_returns")
+    source = "from course_utils.returns import discounted_returns as _returns\n" + source
+    nb = _with_answer(_notebook("colour"), graded.solution, source)
+    assert drive(nb, [graded.grade_id], tmp_path, allow_list=False)[graded.grade_id][0]
+    passed, message = drive(nb, [graded.grade_id], tmp_path)[graded.grade_id]
+    assert not passed and "course_utils.returns is not available" in message, message
+
+
+@pytest.mark.parametrize("cell", [c for c in GRADED if c.check], ids=lambda c: c.grade_id)
+def test_no_exercise_can_read_its_twins(cell):
+    """The course code that computes what an exercise asks (``GradedCell.twins``) is not among the
+    files its child may read."""
+    readable = set(drive_apart.package_files(cell.grade_id))
+    assert not set(cell.twins) & readable, sorted(set(cell.twins) & readable)
