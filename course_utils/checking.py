@@ -267,7 +267,11 @@ class Exercise:
         def check():
             self.judge_record(self.record(*answers, hidden=False), stored_record(self.grade_id), hidden=False)
 
-        return verdict(self.name, check, strict)
+        passed = verdict(self.name, check, strict)
+        for borrowed in borrowed_course_code(self.grade_id, *answers):
+            print(f"⚠️ Your answer uses {borrowed}. When your notebook is graded, your answer runs where only the "
+                  "code this exercise gives you exists, so this scores 0 there: write that part yourself.")
+        return passed
 
     def submit(self, *answers) -> None:
         """The hidden test cell: drive the hidden cases and show the record for the grader to judge
@@ -279,6 +283,69 @@ class Exercise:
         from IPython.display import display
 
         display({records.RECORD_MIME: payload, "text/plain": f"{self.name}: answer recorded for grading."}, raw=True)
+
+
+def _code_objects(answer) -> list:
+    """The code objects of an answer (a function, or a class's methods and properties), nested
+    functions, classes and comprehensions included."""
+    import types
+
+    found, todo = [], []
+    if isinstance(answer, types.FunctionType):
+        todo.append(answer.__code__)
+    elif isinstance(answer, type):
+        for value in vars(answer).values():
+            value = getattr(value, "__func__", value)
+            if isinstance(value, property):
+                todo += [f.__code__ for f in (value.fget, value.fset) if isinstance(f, types.FunctionType)]
+            elif isinstance(value, types.FunctionType):
+                todo.append(value.__code__)
+    while todo:
+        code = todo.pop()
+        found.append(code)
+        todo += [const for const in code.co_consts if isinstance(const, types.CodeType)]
+    return found
+
+
+def borrowed_course_code(grade_id: str, *answers) -> list[str]:
+    """What the answers use of the course's code that the grader does not give this exercise's
+    answer (see ``course_utils.grading.drive_apart``): a module the notebook's setup cell binds
+    (``colour``, ``lunar.aac``...), or anything from a module that computes what the exercise asks
+    (``exercises.GradedCell.twins``), called or subclassed. For the check cell's warning; the
+    grade itself never depends on it."""
+    import types
+
+    from course_utils.exercises import GRADED
+
+    twins = next((cell.twins for cell in GRADED if cell.grade_id == grade_id), ())
+    found: list[str] = []
+
+    def course(module: str | None) -> bool:
+        return bool(module) and (module == "course_utils" or module.startswith("course_utils."))
+
+    def note(text: str) -> None:
+        if text not in found:
+            found.append(text)
+
+    for answer in answers:
+        if isinstance(answer, type):
+            for base in answer.__mro__[1:]:
+                if any(base.__module__ == twin or base.__module__.startswith(twin + ".") for twin in twins):
+                    note(f"{base.__module__}.{base.__qualname__} (course code that does what this exercise asks)")
+        namespace = getattr(answer, "__globals__", None)
+        if namespace is None and isinstance(answer, type):  # a class: the globals its methods read
+            methods = [getattr(v, "__func__", v) for v in vars(answer).values()]
+            namespace = next((m.__globals__ for m in methods if isinstance(m, types.FunctionType)), {})
+        for code in _code_objects(answer):
+            for name in code.co_names:
+                value = (namespace or {}).get(name)
+                if isinstance(value, types.ModuleType) and course(value.__name__):
+                    note(f"`{name}` ({value.__name__}, which the setup cell binds for the notebook's demonstrations)")
+                    continue
+                module = getattr(value, "__module__", None)
+                if course(module) and any(module == twin or module.startswith(twin + ".") for twin in twins):
+                    note(f"`{name}` ({module}, course code that does what this exercise asks)")
+    return found
 
 
 def passes(check, *answers) -> bool:

@@ -8,6 +8,7 @@ import pytest
 
 from course_utils import checking
 from course_utils.checking import Problem, call_student
+from course_utils.exercises import GRADED
 
 
 def forever():
@@ -89,3 +90,49 @@ def test_a_drive_stops_calling_an_answer_once_it_ran_out_of_time(short_limit, ca
     assert calls == [3] and "did not finish within" in capsys.readouterr().out
     assert not check_discounted_returns(forever) and len(calls) == 2
     assert call_student("f", lambda: 1) == 1  # outside a drive nothing is remembered
+
+
+# --------------------------------------------------------------------------------------
+# The check cell's warning about course code the grader does not give an answer
+
+
+NOTEBOOK = """
+from course_utils import colour
+from course_utils.replay.vector_per import VectorPrioritizedReplayBuffer
+from course_utils.returns import discounted_returns as _d
+
+def through_an_alias(rewards, gamma):
+    return _d(rewards, gamma=gamma)
+
+def through_the_setup_module(rewards, gamma):
+    return colour.agent.discounted_returns(rewards, gamma=gamma)
+
+class Subclassed(VectorPrioritizedReplayBuffer):
+    pass
+"""
+
+
+def test_an_answer_that_wraps_a_twin_or_a_setup_module_is_warned_about():
+    import importlib
+
+    cells = {"__name__": "__main__"}
+    exec(NOTEBOOK, cells)  # names defined as a notebook cell defines them: globals of __main__
+    borrowed = checking.borrowed_course_code
+    assert "course_utils.returns" in borrowed("test_discounted_returns", cells["through_an_alias"])[0]
+    assert "`colour`" in borrowed("test_discounted_returns", cells["through_the_setup_module"])[0]
+    assert "vector_per" in borrowed("test_prioritized_buffer", cells["Subclassed"])[0]
+    assert borrowed("test_replay_memory", cells["through_an_alias"]) == []  # no twin of that exercise
+    own = importlib.import_module("course_utils.colour.solutions").discounted_returns
+    assert borrowed("test_discounted_returns", own) == []
+
+
+def test_no_course_solution_is_warned_about():
+    import importlib
+
+    from course_utils.grading import judging
+
+    for exercise in judging.exercises():
+        tutorial = next(cell.tutorial for cell in GRADED if cell.grade_id == exercise.grade_id)
+        solutions = importlib.import_module(f"course_utils.{tutorial}.solutions")
+        answers = [getattr(solutions, name) for name in exercise.reference]
+        assert checking.borrowed_course_code(exercise.grade_id, *answers) == [], exercise.grade_id

@@ -38,6 +38,7 @@ from traitlets import Bool, Unicode
 from course_utils import records
 from course_utils.exercises import GRADED, SOLUTION_IMPORTS
 from course_utils.grading import drive_runner, sandbox
+from course_utils.grading.drive_runner import NOT_GIVEN
 from course_utils.paths import PACKAGE
 
 RUNNER = Path(drive_runner.__file__).resolve()
@@ -265,3 +266,21 @@ def run_job(job: dict, spec_path: Path, spec: dict) -> list[dict]:
     except (subprocess.TimeoutExpired, ValueError, KeyError, TypeError) as error:
         why = f"the grader's run of the answers failed ({type(error).__name__})"
         return [{"grade_id": exercise["grade_id"], "payload": None, "notes": [why]} for exercise in job["exercises"]]
+
+
+_BLOCKED = re.compile(r"(course_utils[\w.]*) is " + re.escape(NOT_GIVEN))
+_SETUP = re.compile(r"your answer uses `(\w+)`, which the notebook's setup cell binds")
+
+
+def course_code_problems(notebook: dict) -> list[str]:
+    """One line per judged exercise that failed because its answer reached for course code it is
+    not given (read from the verdicts ``JudgeRecords`` left): for the report's row."""
+    problems = []
+    for cell in notebook.get("cells", []):
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
+        text = " ".join(str(o.get("evalue", "")) for o in cell.get("outputs", []) if o.get("output_type") == "error")
+        used = sorted(set(_BLOCKED.findall(text)) | {f"`{name}` of the setup cell" for name in _SETUP.findall(text)})
+        if grade_id and used:
+            problems.append(f"{grade_id}: 0 points, its answer uses course code the exercise does not give it "
+                            f"({', '.join(used)}); an instructor who allows it can override the score in formgrader")
+    return problems

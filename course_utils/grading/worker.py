@@ -399,8 +399,12 @@ def grade_submission(job: dict) -> dict:
                 result["sandbox"] = info.get("applied", []) + [f"missing: {note}" for note in info.get("missing", [])]
             if autograded.exists():
                 result["autograded"] = autograded.read_bytes()  # sanitised by SanitizeNotebook
-                found = notebook_problems(json.loads(result["autograded"]), limits)
+                judged = json.loads(result["autograded"])
+                found = notebook_problems(judged, limits)
                 result["problems"] += [p for p in found if not (stopped.is_set() and "kernel died" in p)]
+                from course_utils.grading.drive_apart import course_code_problems
+
+                result["problems"] += course_code_problems(judged)
             if not outcome.get("success"):
                 result["problems"].append("the grader failed: " + grader_error(outcome))
             _read_grades(course, assignment, student, result)
