@@ -395,10 +395,16 @@ def _read_back(gradebook, course_dir: Path, out: Path, sub: Submission) -> None:
         shutil.copy2(html, sub.feedback)
 
 
+def _student_cell(value: str) -> str:
+    return csv_cell(plain_text(value))
+
+
 def _write_csv(submissions: list[Submission], out: Path) -> Path:
     """``grades.csv``: one row per submission. ``student`` is the id as the instructor gave it,
-    ``gradebook_id`` the one in nbgrader's gradebook. Every text cell is neutralised against
-    spreadsheet formulas (a file name may start with ``=``)."""
+    ``gradebook_id`` the one in nbgrader's gradebook. Every text cell from a student (ids, file
+    names, messages) has its control characters and bidirectional controls shown escaped
+    (``plain_text``: ``bob\\u202egnp.exe`` would display as ``bobexe.png``) and is neutralised
+    against spreadsheet formulas (a file name may start with ``=``)."""
     out.mkdir(parents=True, exist_ok=True)
     grade_names = sorted({name for s in submissions for name in s.grades})
     path = out / "grades.csv"
@@ -409,15 +415,15 @@ def _write_csv(submissions: list[Submission], out: Path) -> Path:
         for s in _in_order(submissions):
             writer.writerow(
                 [
-                    csv_cell(s.name),
+                    _student_cell(s.name),
                     s.assignment or "",
                     f"{s.score:g}",
                     f"{s.max_score:g}",
                     *[f"{s.grades[n]:g}" if n in s.grades else "" for n in grade_names],
-                    csv_cell(s.student),
-                    csv_cell(s.source),
-                    csv_cell("; ".join(s.problems)),
-                    csv_cell("; ".join(s.flags)),
+                    _student_cell(s.student),
+                    _student_cell(s.source),
+                    _student_cell("; ".join(s.problems)),
+                    _student_cell("; ".join(s.flags)),
                 ]
             )
     return path
