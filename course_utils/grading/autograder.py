@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course_utils.grading.escaping import csv_cell, markdown_cell, plain_text
-from course_utils.grading.flags import flags
+from course_utils.grading.flags import flags, tutorial_of
 from course_utils.grading.intake import IntakeLimits, Submission, collect, grade_ids
 from course_utils.grading.nbgrader_run import tools_on_path
 from course_utils.grading.notebook_repair import repair
@@ -119,8 +119,9 @@ class Report:
         flagged = [s for s in _in_order(self.submissions) if s.flags]
         if flagged:
             lines += ["", "## Flagged for review", "",
-                      "Code in these submissions does what no answer needs (patching modules, reaching frames or "
-                      "IPython's hooks, importing the course's internals, rigged comparisons). The grades above "
+                      "Code in these submissions does what no answer needs (patching modules or objects' methods, "
+                      "reaching frames or IPython's hooks, importing the course's internals or course code not listed "
+                      "for the exercise, rigged comparisons). The grades above "
                       "were judged outside the students' kernels and do not depend on it; look before trusting.", "",
                       "| student | assignment | score | what the code does |", "|---|---|---|---|"]
             for s in flagged:
@@ -293,7 +294,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
             try:  # the boundary around one submission: whatever it holds, the others go on
                 sub.content, notes = repair(sub.content, released[sub.assignment])
                 sub.problems += notes
-                sub.flags = flags(sub.content, released[sub.assignment])
+                sub.flags = flags(sub.content, released[sub.assignment], tutorial_of(sub.assignment))
                 key = _key(sub.content, sources[sub.assignment], limits)
             except Exception as error:
                 sub.problems.append(f"could not be prepared for grading ({type(error).__name__}: {str(error)[:200]})")

@@ -69,8 +69,9 @@ def summary_html(report) -> str:
         "<h2>Scores per exercise</h2>",
         f'<div class="grid">{"".join(cards)}</div>' if cards else "<p>No graded cells.</p>",
         "<h2>Flagged for review</h2>",
-        "<p>Code that no answer needs (patched modules, frames, IPython hooks, the course's internals, rigged "
-        "comparisons). Grades were judged outside the students' kernels; this list is for you to look at.</p>",
+        "<p>Code that no answer needs (patched modules or objects' methods, frames, IPython hooks, the course's "
+        "internals, course code not listed for the exercise, rigged comparisons). Grades were judged outside the "
+        "students' kernels; this list is for you to look at.</p>",
         _table(["student", "assignment", "score", "what the code does"], flagged) if flagged else "<p>None.</p>",
         "<h2>Problems found</h2>",
         _table(["student", "assignment", "score", "problems"], problems) if problems else "<p>None.</p>",
