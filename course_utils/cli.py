@@ -134,6 +134,7 @@ def _autograde(args) -> int:
         wall_timeout=args.timeout,
         memory_mb=args.memory,
         output_mb=args.output_mb,
+        notebook_mb=args.notebook_mb,
         landlock=not args.no_landlock,
     )
     report = grading.autograde(
@@ -188,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--timeout", type=int, default=900, help="seconds per submission, then its kernel is killed (default 900)")
     grade.add_argument("--memory", type=int, default=4096, help="address-space limit of each kernel in MB (default 4096)")
     grade.add_argument("--output-mb", type=float, default=2.0, help="output kept per notebook in MB (default 2)")
+    grade.add_argument("--notebook-mb", type=float, default=8.0,
+                       help="largest autograded notebook and feedback page kept in MB (default 8)")
     grade.add_argument("--max-notebook-mb", type=float, default=50.0,
                        help="largest notebook read, on disk or in a zip, in MB (default 50)")
     grade.add_argument("--no-landlock", action="store_true", help="do not restrict the kernel's filesystem and network access")

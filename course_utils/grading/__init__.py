@@ -16,6 +16,7 @@ Modules, from the bottom up (each imports only those above it in this list):
   nbconvert preprocessor and ``GenerateFeedback`` configuration that run it
 - ``intake``: reading a folder of submissions, student ids
 - ``notebook_repair``: a submitted notebook made gradable against the released one
+- ``notebook_size``: the autograded notebook held under a size cap, whatever its parts
 - ``synthetic``: a tiny assignment for tests and the benchmark
 - ``harvest``: the graded exercises' solution cells copied into each tutorial's ``solutions``
   module (``course release``; checked by ``course release --check``)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course_utils.grading.escaping import csv_cell, markdown_cell, plain_text
-from course_utils.grading.flags import flags
+from course_utils.grading.flags import flags, tutorial_of
 from course_utils.grading.intake import IntakeLimits, Submission, collect, grade_ids
 from course_utils.grading.nbgrader_run import tools_on_path
 from course_utils.grading.notebook_repair import repair
@@ -119,8 +119,9 @@ class Report:
         flagged = [s for s in _in_order(self.submissions) if s.flags]
         if flagged:
             lines += ["", "## Flagged for review", "",
-                      "Code in these submissions does what no answer needs (patching modules, reaching frames or "
-                      "IPython's hooks, importing the course's internals, rigged comparisons). The grades above "
+                      "Code in these submissions does what no answer needs (patching modules or objects' methods, "
+                      "reaching frames or IPython's hooks, importing the course's internals or course code not listed "
+                      "for the exercise, rigged comparisons). The grades above "
                       "were judged outside the students' kernels and do not depend on it; look before trusting.", "",
                       "| student | assignment | score | what the code does |", "|---|---|---|---|"]
             for s in flagged:
@@ -293,7 +294,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
             try:  # the boundary around one submission: whatever it holds, the others go on
                 sub.content, notes = repair(sub.content, released[sub.assignment])
                 sub.problems += notes
-                sub.flags = flags(sub.content, released[sub.assignment])
+                sub.flags = flags(sub.content, released[sub.assignment], tutorial_of(sub.assignment))
                 key = _key(sub.content, sources[sub.assignment], limits)
             except Exception as error:
                 sub.problems.append(f"could not be prepared for grading ({type(error).__name__}: {str(error)[:200]})")
@@ -395,10 +396,16 @@ def _read_back(gradebook, course_dir: Path, out: Path, sub: Submission) -> None:
         shutil.copy2(html, sub.feedback)
 
 
+def _student_cell(value: str) -> str:
+    return csv_cell(plain_text(value))
+
+
 def _write_csv(submissions: list[Submission], out: Path) -> Path:
     """``grades.csv``: one row per submission. ``student`` is the id as the instructor gave it,
-    ``gradebook_id`` the one in nbgrader's gradebook. Every text cell is neutralised against
-    spreadsheet formulas (a file name may start with ``=``)."""
+    ``gradebook_id`` the one in nbgrader's gradebook. Every text cell from a student (ids, file
+    names, messages) has its control characters and bidirectional controls shown escaped
+    (``plain_text``: ``bob\\u202egnp.exe`` would display as ``bobexe.png``) and is neutralised
+    against spreadsheet formulas (a file name may start with ``=``)."""
     out.mkdir(parents=True, exist_ok=True)
     grade_names = sorted({name for s in submissions for name in s.grades})
     path = out / "grades.csv"
@@ -409,15 +416,15 @@ def _write_csv(submissions: list[Submission], out: Path) -> Path:
         for s in _in_order(submissions):
             writer.writerow(
                 [
-                    csv_cell(s.name),
+                    _student_cell(s.name),
                     s.assignment or "",
                     f"{s.score:g}",
                     f"{s.max_score:g}",
                     *[f"{s.grades[n]:g}" if n in s.grades else "" for n in grade_names],
-                    csv_cell(s.student),
-                    csv_cell(s.source),
-                    csv_cell("; ".join(s.problems)),
-                    csv_cell("; ".join(s.flags)),
+                    _student_cell(s.student),
+                    _student_cell(s.source),
+                    _student_cell("; ".join(s.problems)),
+                    _student_cell("; ".join(s.flags)),
                 ]
             )
     return path

@@ -3,7 +3,8 @@
 ``collect(folder, known)`` turns a folder as an instructor downloads it from an LMS or a hub
 into ``Submission`` records: ``<student>.ipynb``, ``<student>.zip`` (holding notebooks) or
 ``<student>/.../*.ipynb``. It reads only regular files inside the folder (a symbolic link,
-a named pipe, a device or a folder named ``x.ipynb`` is named, never opened or followed),
+a hard link, a named pipe, a device or a folder named ``x.ipynb`` is named, never opened or
+followed),
 checks sizes before reading, and reads zips member by member in memory (never extracted)
 with limits on member size, total size and compression ratio. Anything it cannot read
 becomes a ``Submission`` with a reason; nothing one entry holds can stop the others.
@@ -152,9 +153,16 @@ def _mb(n: float) -> str:
     return f"{n / 2**20:.3g} MB"
 
 
+HARD_LINK = "is a hard link (a second name for a file stored elsewhere): links are not followed, submit the file itself"
+"""A regular file with more than one name (``st_nlink > 1``) is read as a symbolic link is: not
+at all. ``O_NOFOLLOW`` does not see a hard link, and through one a submission can be the
+instructor's solution notebook, the gradebook, or a file that changes after it was checked."""
+
+
 def read_regular_file(path: Path, limit_bytes: int) -> bytes:
-    """The bytes of ``path`` if it is a regular file (not followed if a symbolic link) of at
-    most ``limit_bytes``; ``IntakeError`` otherwise. Never blocks on a pipe or device."""
+    """The bytes of ``path`` if it is a regular file (not followed if a symbolic link, not read
+    if a hard link) of at most ``limit_bytes``; ``IntakeError`` otherwise. Never blocks on a
+    pipe or device."""
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
@@ -168,6 +176,8 @@ def read_regular_file(path: Path, limit_bytes: int) -> bytes:
             raise IntakeError("is a folder, not a notebook")
         if not stat.S_ISREG(info.st_mode):
             raise IntakeError("is not a regular file (a pipe, device or socket)")
+        if info.st_nlink > 1:
+            raise IntakeError(HARD_LINK)
         if info.st_size > limit_bytes:
             raise IntakeError(f"is {_mb(info.st_size)}, over the {_mb(limit_bytes)} limit for one submission")
         with os.fdopen(os.dup(fd), "rb") as f:
@@ -392,6 +402,8 @@ def _read_entry(entry: os.DirEntry, known: dict[str, set[str]], limits: IntakeLi
 
     if entry.is_symlink():
         problem(f"{label} is a symbolic link: links are not followed, submit the file itself")
+    elif not is_dir and entry.stat(follow_symlinks=False).st_nlink > 1:
+        problem(f"{label} {HARD_LINK}")
     elif entry.name.startswith("."):
         problem(f"{label} is hidden (its name starts with '.'): not graded; rename it if it is a submission")
     elif is_dir:

@@ -89,6 +89,10 @@ class Limits:
         690 MB, resident 270 MB), so 4096 leaves room for the tutorials' training runs.
     output_mb: total output kept per notebook in MB; the rest is dropped with a note, so a
         print loop cannot fill the grader's memory or the feedback HTML.
+    notebook_mb: largest autograded notebook, and feedback page, kept per submission in MB
+        (``notebook_size.cap_notebook``: metadata, attachments, sources and cells beyond it are
+        cut, with a note); above ``output_mb`` with room for a tutorial's 100 KB of sources, so
+        an honest notebook is never cut.
     file_mb: largest file the kernel may write, in MB (``RLIMIT_FSIZE``).
     landlock: restrict the filesystem and network with Landlock when the kernel supports it.
     """
@@ -97,6 +101,7 @@ class Limits:
     wall_timeout: int = 900
     memory_mb: int = 4096
     output_mb: float = 2.0
+    notebook_mb: float = 8.0
     file_mb: int = 100
     landlock: bool = True
 

@@ -2,7 +2,8 @@
 
 One histogram of scores per exercise (inline SVG, no script, no file beside it), the submissions
 flagged for review (``flags``), and every problem found. Every text that comes from a student
-(ids, file names, messages) is HTML-escaped, and the page forbids scripts and remote content
+(ids, file names, messages) is HTML-escaped, with control and bidirectional characters shown
+as escapes (``escaping.plain_text``), and the page forbids scripts and remote content
 with its own Content-Security-Policy.
 """
 
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 import html
 from collections import Counter
+
+from course_utils.grading.escaping import plain_text
 
 BAR_W, BAR_GAP, PLOT_H = 34, 8, 90
 
@@ -36,7 +39,7 @@ def histogram_svg(scores: list[float], points: float) -> str:
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(plain_text(str(c)))}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -66,8 +69,9 @@ def summary_html(report) -> str:
         "<h2>Scores per exercise</h2>",
         f'<div class="grid">{"".join(cards)}</div>' if cards else "<p>No graded cells.</p>",
         "<h2>Flagged for review</h2>",
-        "<p>Code that no answer needs (patched modules, frames, IPython hooks, the course's internals, rigged "
-        "comparisons). Grades were judged outside the students' kernels; this list is for you to look at.</p>",
+        "<p>Code that no answer needs (patched modules or objects' methods, frames, IPython hooks, the course's "
+        "internals, course code not listed for the exercise, rigged comparisons). Grades were judged outside the "
+        "students' kernels; this list is for you to look at.</p>",
         _table(["student", "assignment", "score", "what the code does"], flagged) if flagged else "<p>None.</p>",
         "<h2>Problems found</h2>",
         _table(["student", "assignment", "score", "problems"], problems) if problems else "<p>None.</p>",

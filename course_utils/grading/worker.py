@@ -17,7 +17,9 @@ and when the kernel dies it marks the remaining cells as not run, so the cells t
 before still count. A watchdog kills the kernel at the wall-clock limit, which the same path
 turns into a grade. Every process of the submission is killed (``process_tree.ProcessTree``)
 before its result is returned, and the autograded notebook is sanitised (``sanitize``) before
-the feedback HTML is made from it and before formgrader can show it.
+the feedback HTML is made from it and before formgrader can show it. The autograded notebook
+and the feedback page are then held under ``Limits.notebook_mb`` (``notebook_size``: metadata,
+attachments, sources and cells a submission added beyond it are cut), reported in its problems.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from traitlets import Float, Unicode
 
 from course_utils.grading import sandbox
 from course_utils.grading.nbgrader_run import course_config, run_converter
+from course_utils.grading.notebook_size import MAX_CELLS, cap_notebook
 from course_utils.grading.process_tree import ProcessTree
 from course_utils.grading.processes import kill_marked
 
@@ -375,7 +378,7 @@ def grade_submission(job: dict) -> dict:
                 stopped.set()
                 stop_kernel(str(spec))
 
-            from nbgrader.converters import Autograde, GenerateFeedback
+            from nbgrader.converters import Autograde
 
             autograded = course / "autograded" / student / assignment / f"{assignment}.ipynb"
             for attempt in (1, 2):
@@ -397,8 +400,10 @@ def grade_submission(job: dict) -> dict:
             if status.exists():
                 info = json.loads(status.read_text() or "{}")
                 result["sandbox"] = info.get("applied", []) + [f"missing: {note}" for note in info.get("missing", [])]
+            cap = int(float(limits.get("notebook_mb", sandbox.Limits.notebook_mb)) * 2**20)
             if autograded.exists():
-                result["autograded"] = autograded.read_bytes()  # sanitised by SanitizeNotebook
+                result["autograded"], notes = _capped(autograded, cap, MAX_CELLS)  # sanitised by SanitizeNotebook
+                result["problems"] += notes
                 judged = json.loads(result["autograded"])
                 found = notebook_problems(judged, limits)
                 result["problems"] += [p for p in found if not (stopped.is_set() and "kernel died" in p)]
@@ -409,10 +414,7 @@ def grade_submission(job: dict) -> dict:
                 result["problems"].append("the grader failed: " + grader_error(outcome))
             _read_grades(course, assignment, student, result)
             if result["autograded"] is not None:
-                feedback = run_converter(GenerateFeedback, config, assignment, student)
-                html = course / "feedback" / student / assignment / f"{assignment}.html"
-                if feedback.get("success") and html.exists():
-                    result["feedback"] = html.read_bytes()
+                result["feedback"] = _feedback(config, course, assignment, student, cap, result)
     except Exception as error:  # a broken task must still give a grade and a reason
         result["problems"].append(f"the grader failed: {type(error).__name__}: {str(error)[:200]}")
     finally:
@@ -426,6 +428,43 @@ def grade_submission(job: dict) -> dict:
     result["seconds"] = time.perf_counter() - started
     result["cpu_seconds"] = _cpu() - cpu_started
     return result
+
+
+def _capped(autograded: Path, cap: int, max_cells: int) -> tuple[bytes, list[str]]:
+    """The autograded notebook within ``cap`` bytes and ``max_cells`` cells (``cap_notebook``),
+    written back where formgrader and ``GenerateFeedback`` read it, and what was cut."""
+    content, notes = cap_notebook(autograded.read_bytes(), cap, max_cells)
+    if notes:
+        autograded.write_bytes(content)
+    return content, notes
+
+
+def _feedback(config, course: Path, assignment: str, student: str, cap: int, result: dict) -> bytes | None:
+    """The feedback HTML, at most ``cap`` bytes. A page over it (a cell, and a highlighted line,
+    cost more in HTML than in the notebook) is made again once from the autograded notebook
+    shrunk in proportion; still over, it is not kept. Either way the problems say so."""
+    from nbgrader.converters import GenerateFeedback
+
+    html = course / "feedback" / student / assignment / f"{assignment}.html"
+    autograded = course / "autograded" / student / assignment / f"{assignment}.ipynb"
+    mb = cap / 2**20
+    for attempt in (1, 2):
+        if not run_converter(GenerateFeedback, config, assignment, student).get("success") or not html.exists():
+            return None
+        page = html.read_bytes()
+        if len(page) <= cap:
+            return page
+        over = f"the feedback page was {len(page) / 2**20:.3g} MB, over the {mb:.3g} MB cap"
+        if attempt == 2:
+            break
+        ratio = cap / len(page) * 0.8  # once shrunk, the page keeps about its size relative to the notebook
+        content, notes = _capped(autograded, int(len(result["autograded"]) * ratio), max(1, int(MAX_CELLS * ratio)))
+        if not notes:
+            break
+        result["autograded"] = content
+        result["problems"] += [f"{over}: {note}" for note in notes]
+    result["problems"].append(f"{over}: not kept")
+    return None
 
 
 def _cpu() -> float:

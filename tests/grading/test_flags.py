@@ -9,7 +9,7 @@ import pytest
 from submissions import load
 
 from course_utils.exercises import TUTORIALS
-from course_utils.grading.flags import flags
+from course_utils.grading.flags import allowed_course_code, flags, tutorial_of
 from course_utils.paths import NOTEBOOKS, SOLUTIONS
 
 NOT_A_CHEAT = {"nan"}  # a wrong answer, not an attempt to forge one
@@ -36,7 +36,9 @@ def test_every_forgery_is_flagged_with_what_it_does(corpus):
 @pytest.mark.parametrize("notebook", TUTORIALS.values())
 def test_the_course_s_own_answers_are_not_flagged(notebook):
     released = json.loads((NOTEBOOKS / f"{notebook}.ipynb").read_text())
-    assert flags((SOLUTIONS / f"{notebook}.ipynb").read_bytes(), released) == []
+    tutorial = tutorial_of(notebook)
+    assert tutorial is not None
+    assert flags((SOLUTIONS / f"{notebook}.ipynb").read_bytes(), released, tutorial) == []
 
 
 def test_code_in_cells_nbgrader_restores_is_not_flagged_but_a_new_cell_is():
@@ -55,3 +57,119 @@ def test_unreadable_code_is_skipped_not_a_crash():
     notebook = {"cells": [{"cell_type": "code", "source": "def broken(:\n"}, {"cell_type": "code", "source": "%time x = 1\n!ls"},
                           {"cell_type": "code", "source": "(" * 5000 + ")" * 5000}, "not a cell"]}
     assert flags(notebook, released) == [] and flags(b"{not json", released) == []
+
+
+def _hits(notebook_name: str, source: str) -> list[str]:
+    """The hits of one new code cell appended to a tutorial's released notebook, without "cell N "."""
+    released = json.loads((NOTEBOOKS / f"{notebook_name}.ipynb").read_text())
+    notebook = json.loads(json.dumps(released))
+    notebook["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                              "source": source})
+    prefix = f"cell {len(notebook['cells'])} "
+    hits = flags(notebook, released, tutorial_of(notebook_name))
+    assert all(hit.startswith(prefix) for hit in hits)
+    return [hit.removeprefix(prefix) for hit in hits]
+
+
+REPLAY, COLOUR = "04_prioritized_replay", "02_colour_replay"
+
+
+def test_every_checks_module_is_internal():
+    assert _hits(REPLAY, "from course_utils.replay.checks_buffer import check_prioritized_buffer\n"
+                         "import course_utils.replay.checks_td\n"
+                         "from course_utils.replay import checks_td as td, memory\n") == [
+        "line 1: imports from course_utils.replay.checks_buffer",
+        "line 2: imports course_utils.replay.checks_td",
+        "line 3: imports course_utils.replay.checks_td",
+    ]
+
+
+def test_changing_what_an_import_bound_is_flagged_at_any_depth():
+    # np, per, trees and CircularReplayMemory are bound by the released setup cell, not by the
+    # student; a setting kept in a module's table (plt.rcParams) is no patch
+    source = """np.testing.assert_allclose = lambda *args, **kwargs: None
+per.ReplayBuffer.sample = lambda self, n: []
+per.ReplayBuffer.beta += 1
+del trees.SumSegmentTree.sum
+CircularReplayMemory.add = print
+np.__dict__["allclose"] = None
+plt.rcParams["figure.figsize"] = (8, 4)
+"""
+    assert _hits(REPLAY, source) == [
+        "line 1: replaces np.testing.assert_allclose (an attribute of the imported np)",
+        "line 2: replaces per.ReplayBuffer.sample (an attribute of the imported per)",
+        "line 3: changes per.ReplayBuffer.beta (an attribute of the imported per)",
+        "line 4: deletes trees.SumSegmentTree.sum (an attribute of the imported trees)",
+        "line 4: uses course code not listed for this exercise: course_utils.replay.trees.SumSegmentTree.sum"
+        " (through trees.SumSegmentTree.sum)",
+        "line 5: replaces CircularReplayMemory.add (an attribute of the imported CircularReplayMemory)",
+        "line 6: replaces np.__dict__['allclose'] (an attribute of the imported np)",
+    ]
+
+
+def test_methods_patched_on_objects_are_flagged_and_an_object_s_own_methods_are_not():
+    source = """def always(*args):
+    return 0
+
+memory = CircularReplayMemory(10)
+type(memory).__len__ = lambda self: 5
+memory.__class__.add = always
+memory.write = lambda experience: None
+tree.find_prefixsum_idx = 3
+setattr(net, "state_dict", dict)
+setattr(buffer, "helper", always)
+buffer.capacity = 10
+buffer.loss = F.mse_loss
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.forward = lambda x: x
+        self.activation = F.relu
+        setattr(self, "scale", lambda x: 2 * x)
+        other.forward = self.forward
+
+    def reset(self):
+        def restore():
+            self.act = always
+        return restore
+"""
+    assert _hits(REPLAY, source) == [
+        "line 5: replaces type(memory).__len__ (an attribute of an object's class)",
+        "line 6: replaces memory.__class__.add (an attribute of an object's class)",
+        "line 7: replaces memory.write with a function (a method patched on an object)",
+        "line 8: replaces tree.find_prefixsum_idx with a value (a method patched on an object)",
+        "line 9: setattr on net: its method 'state_dict' (a method patched on an object)",
+        "line 10: setattr on buffer with a function (a method patched on an object)",
+        "line 20: replaces other.forward with a function (a method patched on an object)",
+    ]
+
+
+def test_course_code_not_listed_for_the_exercise_is_flagged():
+    allowed = allowed_course_code("colour")
+    assert {"course_utils.colour.training:train_agent", "course_utils.colour.agent:Experience"} <= allowed
+    assert allowed_course_code("replay") >= {"course_utils.replay.memory:CircularReplayMemory",  # from the setup imports
+                                             "course_utils.replay.dqn:batch_tensors"}  # from GRADED's helpers
+    source = """from course_utils.colour.training import discounted_returns, train_agent
+colour.training.discounted_returns([1.0], 0.9)
+colour.questions.MEMORY_CONTENTS.show()
+steps = colour.SIZES.gradient_steps
+from course_utils.colour import agent
+memory = agent.ReplayMemory(agent.Experience)
+importlib.import_module("course_utils.returns")
+__import__(f"course_utils.{name}.solutions")
+from course_utils import lunar
+lunar.aac.something
+from course_utils.plotting import plot_curve
+"""
+    assert _hits(COLOUR, source) == [
+        "line 1: uses course code not listed for this exercise: course_utils.colour.training.discounted_returns (imported)",
+        "line 2: uses course code not listed for this exercise: course_utils.colour.training.discounted_returns"
+        " (through colour.training.discounted_returns)",
+        "line 6: uses course code not listed for this exercise: course_utils.colour.agent.ReplayMemory"
+        " (through agent.ReplayMemory)",
+        "line 7: uses course code not listed for this exercise: course_utils.returns (imported dynamically)",
+        "line 8: uses course code not listed for this exercise: f'course_utils.{name}.solutions' (imported dynamically)",
+        "line 9: uses course code not listed for this exercise: course_utils.lunar (imported)",
+        "line 10: uses course code not listed for this exercise: course_utils.lunar.aac.something (through lunar.aac.something)",
+    ]

@@ -80,6 +80,29 @@ def test_only_regular_files_are_read(tmp_path):
     assert "limit" in reasons["big"]
 
 
+def test_a_hard_link_is_refused_like_a_symbolic_link(tmp_path, released, known):
+    elsewhere = tmp_path / "instructor"
+    elsewhere.mkdir()
+    (elsewhere / "solution.ipynb").write_text(json.dumps(released))
+    folder = tmp_path / "submissions"
+    (folder / "carol").mkdir(parents=True)
+    os.link(elsewhere / "solution.ipynb", folder / "bob.ipynb")
+    os.link(elsewhere / "solution.ipynb", folder / "carol" / "hw.ipynb")
+    os.symlink(elsewhere / "solution.ipynb", folder / "eve.ipynb")
+    (folder / "ada.ipynb").write_text(json.dumps(released))
+    with pytest.raises(IntakeError, match="is a hard link"):
+        read_regular_file(folder / "bob.ipynb", 2**20)
+    by_name = {s.name: s for s in collect(folder, known)}
+    assert by_name["ada"].assignment == TINY and by_name["ada"].problems == []
+    for name, source in (("bob", "bob.ipynb"), ("carol", "carol/hw.ipynb")):
+        sub = by_name[name]
+        assert sub.assignment is None and sub.content is None
+        assert sub.problems == [f"{source} is a hard link (a second name for a file stored elsewhere): links are not"
+                                " followed, submit the file itself"]
+    # the wording follows the symbolic link's
+    assert by_name["eve"].problems == ["eve.ipynb is a symbolic link: links are not followed, submit the file itself"]
+
+
 def test_zips_are_read_with_limits(tmp_path, released):
     notebook = json.dumps(released).encode()
     with zipfile.ZipFile(tmp_path / "ok.zip", "w", zipfile.ZIP_DEFLATED) as archive:
