@@ -93,9 +93,13 @@ def encode(value):
     if kind is np.ndarray:
         return _array(value, "ndarray")
     if kind.__module__ == "torch" and kind.__name__ == "Tensor":  # exactly torch.Tensor, not a subclass
-        if value.requires_grad:
-            value = value.detach()
-        return _array(value.cpu().numpy(), "tensor", str(value.dtype).removeprefix("torch."))
+        # Read through torch's own functions, bound before any answer ran (``facts``): an answer
+        # that patches torch.Tensor.numpy or .detach cannot change the numbers written down.
+        from course_utils import facts
+
+        if not facts.real_tensor(value):
+            return _describe(value, "not a tensor that can be read (a look-alike, or a torch mode was active)")
+        return _array(facts.numbers(value), "tensor", facts.dtype_name(value))
     if isinstance(value, float | int | np.ndarray | list | tuple | dict | str):
         return _describe(value, f"a subclass of {_base_name(value)}")
     return _describe(value, "not plain data")

@@ -40,16 +40,17 @@ def _returns_cases(hidden: bool) -> list[tuple[list[float], float, str]]:
 
 
 # Bound when this module is imported (the notebook's setup cell, before any answer runs): an answer
-# that later replaces np.array_equal cannot change what the drive records with it.
-_arrays_equal = np.array_equal
+# that later replaces np.array_equal, or np.array (to hand back the array it was given, changed or
+# not), cannot change what the drive records with them.
+_arrays_equal, _np_array = np.array_equal, np.array
 
 
 def _drive_returns(cases, discounted_returns) -> list[dict]:
     out = []
     for rewards, gamma, _ in cases:
-        given = np.array(rewards)
+        given = _np_array(rewards)
         returned = encode(attempt("discounted_returns", discounted_returns, given, gamma))
-        out.append({"returns": returned, "changed_input": not _arrays_equal(given, np.array(rewards))})
+        out.append({"returns": returned, "changed_input": not _arrays_equal(given, _np_array(rewards))})
     return out
 
 

@@ -25,6 +25,7 @@ import sys
 import numpy as np
 import torch
 
+from course_utils import facts
 from course_utils.checking import Exercise, Problem, attempt, fmt, raise_if_error
 from course_utils.harlow.agent import HYPER_MUTATION, ActorCritic, train_evaluate_agent
 from course_utils.harlow.env import HarlowExperimentEnv
@@ -55,7 +56,17 @@ _tensors_equal = torch.equal
 
 
 def _weights(agent) -> dict[str, torch.Tensor]:
-    return {k: v.detach().clone() for k, v in agent.state_dict().items()}
+    """Copies of what ``agent`` really holds (``facts.weights``): a copy the answer makes can be
+    of a class whose ``state_dict()`` reports the weights the check wants."""
+    return facts.weights(agent)
+
+
+def _hyperparameters(agent) -> dict:
+    """The hyperparameters in ``agent``'s own dict (a patched ``ActorCritic.hyperparameters`` or a
+    property on the class takes no part)."""
+    values = {name: facts.attribute(agent, name) for name in HYPER_MUTATION}
+    # Plain numbers only: an object whose == always says yes would make a changed parent look unchanged.
+    return {name: value if type(value) in (float, int) else ("not a number", id(value)) for name, value in values.items()}
 
 
 def _same(a: dict, b: dict) -> bool:
@@ -149,9 +160,9 @@ def _drive_planned(case: dict, evaluate_individual) -> dict:
                 "settings": {k: encode(bound.arguments[k]) for k in _SETTINGS},
             }
         )
-        with torch.no_grad():  # pretend to learn: training changes the agent it is given
-            for p in learner.parameters():
-                p.add_(1.0)
+        # Pretend to learn: training changes the agent it is given (its real parameters, not what
+        # an overridden parameters() of the answer's copy would hand out).
+        facts.add_to_parameters(learner, 1.0)
         return planned[len(calls) - 1] if len(calls) <= len(planned) else 0.0
 
     with _replaced(evaluate_individual, "train_evaluate_agent", stand_in) as visible:
@@ -300,7 +311,7 @@ def _drive_offspring(case: dict, create_new_agent) -> dict:
     for parent, hypers in zip((a, b), case["parents"], strict=True):
         for name, value in hypers.items():
             setattr(parent, name, value)
-    saved = [(_weights(p), p.hyperparameters()) for p in (a, b)]
+    saved = [(_weights(p), _hyperparameters(p)) for p in (a, b)]
     seen, children = {"error": None, "returned_a_parent": False, "not_an_agent": None}, []
     for _ in range(case["children"]):
         child = attempt("create_new_agent", create_new_agent, a, b)
@@ -310,13 +321,13 @@ def _drive_offspring(case: dict, create_new_agent) -> dict:
         if child is a or child is b:
             seen["returned_a_parent"] = True
             break
-        if not isinstance(child, ActorCritic):
+        if not facts.is_instance(child, ActorCritic):
             seen["not_an_agent"] = type(child).__name__
             break
         children.append(child)
     try:
         seen["parents_unchanged"] = all(
-            _same(_weights(p), w) and p.hyperparameters() == h for p, (w, h) in zip((a, b), saved, strict=True)
+            _same(_weights(p), w) and _hyperparameters(p) == h for p, (w, h) in zip((a, b), saved, strict=True)
         )
     except Exception:  # a parent's hyperparameter is no longer a number
         seen["parents_unchanged"] = False

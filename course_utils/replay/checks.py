@@ -16,6 +16,7 @@ import time
 import numpy as np
 import torch
 
+from course_utils import facts
 from course_utils.checking import Exercise, Problem, fmt
 from course_utils.records import Opaque
 from course_utils.replay.checks_buffer import (
@@ -77,11 +78,15 @@ _FIELDS = ("step", "state", "reward", "episode_id")
 
 
 def _after_add(memory) -> dict:
-    """What the memory holds: whether it was allocated, and its fields (None before)."""
-    held = memory.memory
+    """What the memory holds: whether it was allocated, and its fields (None before). Read from the
+    memory's own attributes and dict (``facts``): the answer's subclass could give ``memory`` a
+    property, or its dict a ``__getitem__``, that shows the slots the check wants."""
+    held = facts.attribute(memory, "memory")
     if held is None:
         return None
-    return {key: held[key] for key in _FIELDS}
+    if not issubclass(type(held), dict):
+        return held
+    return {key: facts.entry(held, key) for key in _FIELDS}
 
 
 def _add_steps(log, memory_class, capacity: int, sizes: list[int]) -> None:
@@ -95,8 +100,10 @@ def _add_steps(log, memory_class, capacity: int, sizes: list[int]) -> None:
                           lambda batch: memory.add(batch), batch, keep=False)
         log.note(f"{index}: returned", "self" if result is memory else "nothing" if result is None else "other")
         log.call(f"{index}: memory", "memory.memory", _after_add, memory)
-        log.call(f"{index}: len", "len(memory)", len, memory)
-        log.call(f"{index}: pointer", "memory.pointer", lambda: memory.pointer)
+        # len(memory) is CircularReplayMemory's self.size, and sampling reads self.size: read that
+        # (an overridden __len__ could report the right length over a wrong size), and the pointer.
+        log.call(f"{index}: len", "len(memory)", facts.attribute, memory, "size")
+        log.call(f"{index}: pointer", "memory.pointer", facts.attribute, memory, "pointer")
         count += size
 
 
@@ -202,6 +209,9 @@ def check_memory_add(memory_class, strict: bool = False) -> bool:
 # A small tree of exact values (sums and minimums over ranges, retrieve at boundaries, a leaf
 # overwritten), a big one of random values, and a speed part: wide range sums on a 65 536-leaf
 # tree, counted against a time budget in the kernel (the one measurement only the kernel can make).
+# Every timed sum is new work: a fresh random range, after a leaf has changed, so a tree that
+# remembers its answers (a slow sum behind a cache) gains nothing; the total of the sums is
+# recorded, so the work must also be right.
 
 
 def _cumsum_retrieve(values: np.ndarray, prefix_sum: float) -> int:
@@ -222,7 +232,7 @@ def _tree_cases(hidden: bool) -> dict:
             "queries": [0.0, 0.5, 1.0, 2.9, 3.0, 5.99, 6.0, 6.5, 7.0],
             "overwrite": (3, 10.0, -1.0),
         }
-        capacity, speed = 1024, {"capacity": 1 << 16, "leaf": (1 << 16) - 1, "range": (1, (1 << 16) - 1)}
+        capacity, speed = 1024, {"capacity": 1 << 16, "seed": 11}
     else:
         rng = np.random.default_rng(2029)
         small = {
@@ -232,12 +242,22 @@ def _tree_cases(hidden: bool) -> dict:
             "queries": [0.0, 1.5, 2.0, 3.0, 6.5, 7.0, 10.99, 11.0, 13.0, 13.5, 14.0],
             "overwrite": (9, 6.5, -2.5),
         }
-        capacity, speed = 2048, {"capacity": 1 << 16, "leaf": 2, "range": (3, (1 << 16) - 4)}
+        capacity, speed = 2048, {"capacity": 1 << 16, "seed": 2039}
     values = rng.uniform(0.0, 2.0, capacity)
     ranges = [sorted(int(x) for x in rng.integers(0, capacity + 1, 2)) for _ in range(100)]
     queries = rng.uniform(0.0, float(values.sum()), 300)
     big = {"values": values.tolist(), "ranges": ranges, "queries": queries.tolist()}
     return {"small": small, "big": big, "speed": {**speed, "count": 2000, "seconds": 1.5}}
+
+
+def _speed_total(speed: dict) -> float:
+    """The total of the speed part's sums, for the judge (numpy, on the leaves as they change)."""
+    work, leaves = _speed_work(speed), np.zeros(speed["capacity"])
+    total = 0.0
+    for leaf, value, start, end in zip(work["leaves"], work["values"], work["starts"], work["ends"], strict=True):
+        leaves[leaf] = value
+        total += float(leaves[start:end].sum())
+    return total
 
 
 def _setter(tree, index: int, value: float) -> None:
@@ -252,24 +272,44 @@ def _build(log, cls, values: list[float], name: str):
 
 
 # Bound when this module is imported (the notebook's setup cell, before any answer runs): an answer
-# that later replaces time.perf_counter (a clock that stands still) cannot make a slow tree look fast.
-_clock = time.perf_counter
+# that later replaces time.perf_counter (a clock that stands still) cannot make a slow tree look
+# fast, nor one that replaces np.random.default_rng make every timed range the same (nor builtins.float
+# or math.fsum the total).
+_clock, _default_rng, _float, _fsum = time.perf_counter, np.random.default_rng, float, math.fsum
+
+
+def _speed_work(speed: dict) -> dict[str, list[int]]:
+    """The speed part's work, drawn from its seed: before sum k, leaf ``leaves[k]`` is set to
+    ``values[k]`` (a whole number, so that every sum is exact in float64); sum k covers
+    [``starts[k]``, ``ends[k]``), at least three quarters of the tree."""
+    capacity, count = speed["capacity"], speed["count"]
+    rng = _default_rng(speed["seed"])
+    return {
+        "leaves": rng.integers(0, capacity, count).tolist(),
+        "values": rng.integers(1, 64, count).tolist(),
+        "starts": rng.integers(0, capacity // 8, count).tolist(),
+        "ends": (capacity - rng.integers(0, capacity // 8, count)).tolist(),
+    }
 
 
 def _range_queries(log, speed: dict, sum_tree_class) -> None:
-    capacity, (start, end), count, budget = speed["capacity"], speed["range"], speed["count"], speed["seconds"]
+    capacity, count, budget = speed["capacity"], speed["count"], speed["seconds"]
+    work = _speed_work(speed)  # drawn before the clock starts
+    leaves, values, starts, ends = work["leaves"], work["values"], work["starts"], work["ends"]
 
     def many_range_queries() -> dict:
-        """How many of ``count`` wide range sums were done when it stopped, and whether the
-        time budget ran out first."""
+        """How many of ``count`` (leaf change, wide range sum) pairs were done when it stopped,
+        whether the time budget ran out first, and the total of the sums."""
         tree = sum_tree_class(capacity)
-        tree[speed["leaf"]] = 1.0
+        sums = []
         began = _clock()
-        for done in range(1, count + 1):
-            tree.sum(start, end)
+        for k in range(count):
+            tree[leaves[k]] = _float(values[k])
+            # A number now, inside the timed loop: a result that computes itself later is timed too.
+            sums.append(_float(tree.sum(starts[k], ends[k])))
             if _clock() - began > budget:
-                return {"done": done, "over_time": True}
-        return {"done": count, "over_time": False}
+                return {"done": k + 1, "over_time": True, "total": None}
+        return {"done": count, "over_time": False, "total": _fsum(sums)}
 
     log.call("speed", f"{count} sums over a range of a {_spaced(capacity)}-leaf tree", many_range_queries)
 
@@ -398,9 +438,15 @@ def _judge_speed(got: dict, speed: dict) -> None:
         raise Problem("the record of the speed test is damaged.")
     if record["over_time"] or record["done"] < count:
         raise Problem(
-            f"only {record['done']} of {count} sums over a range of a {capacity}-leaf tree were done in {budget:g} s (with "
-            "about log2(capacity) steps each they take a few milliseconds in all): a loop over all the leaves in the "
-            "range is too slow. Hint: walk up from both ends of the range, as described above."
+            f"only {record['done']} of {count} sums over a range of a {capacity}-leaf tree (each after changing a leaf) were "
+            f"done in {budget:g} s (with about log2(capacity) steps each they take a few milliseconds in all): a loop over "
+            "all the leaves in the range is too slow. Hint: walk up from both ends of the range, as described above."
+        )
+    want = _speed_total(speed)
+    if type(record.get("total")) is not float or record["total"] != want:
+        raise Problem(
+            f"the {count} sums of the speed test, each over a new range after changing a leaf, add up to {want:g}, "
+            f"yours to {record.get('total')!r}. Hint: setting a leaf must update every ancestor up to the root."
         )
 
 

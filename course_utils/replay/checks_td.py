@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from course_utils import facts
 from course_utils.checking import Exercise
 from course_utils.replay.checks_buffer import _drive_log
 
@@ -77,7 +78,23 @@ def _batch(case: dict) -> dict[str, torch.Tensor]:
 
 
 def _grads(module: nn.Module) -> list:
-    return [None if p.grad is None else p.grad.detach().clone() for p in module.parameters()]
+    """The gradients autograd left on the parameters the check's network really holds (``facts``:
+    the answer is handed the network, and could give it a parameters() of its own)."""
+    return [facts.grad(p) for p in facts.parameters(module)]
+
+
+# Bound when this module is imported (the notebook's setup cell, before any answer runs).
+_np_asarray = np.asarray
+
+
+def _as_numbers(value) -> np.ndarray:
+    """The numbers of what the answer returned, as float64: a tensor's read by ``facts`` (a
+    subclass of torch.Tensor, which answers every read itself, is refused)."""
+    if issubclass(type(value), torch.Tensor):
+        if not facts.real_tensor(value):
+            raise TypeError(f"a {type(value).__name__}, a subclass of torch.Tensor: return a plain tensor")
+        value = facts.numbers(value)
+    return _np_asarray(value, dtype=np.float64)
 
 
 def _td_steps(log, loss_fn, case: dict) -> None:
@@ -91,14 +108,15 @@ def _td_steps(log, loss_fn, case: dict) -> None:
         return
     loss, priorities = out
     log.note("shape", "pair")
-    log.note("loss is a tensor", isinstance(loss, torch.Tensor) and loss.dim() == 0)
-    log.note("loss has a gradient", isinstance(loss, torch.Tensor) and loss.requires_grad)
-    log.note("priorities have a gradient", isinstance(priorities, torch.Tensor) and priorities.requires_grad)
-    log.call("loss", "float(loss)", lambda: float(loss.detach()) if isinstance(loss, torch.Tensor) else float(loss))
-    log.call("priorities", "the priorities as numbers",
-             lambda: np.asarray(torch.as_tensor(priorities).detach(), dtype=np.float64))
-    if isinstance(loss, torch.Tensor) and loss.requires_grad:
-        log.call("backward", "loss.backward()", loss.backward, keep=False)
+    # Facts as torch itself reads them (``facts``): a tensor subclass, or a patched torch.Tensor,
+    # could say the loss is a scalar with a gradient and the priorities have none.
+    log.note("loss is a tensor", facts.dim(loss) == 0)
+    log.note("loss has a gradient", facts.real_tensor(loss) and facts.requires_grad(loss))
+    log.note("priorities have a gradient", facts.requires_grad(priorities))
+    log.call("loss", "float(loss)", lambda: float(_as_numbers(loss).reshape(())))
+    log.call("priorities", "the priorities as numbers", _as_numbers, priorities)
+    if facts.real_tensor(loss) and facts.requires_grad(loss):
+        log.call("backward", "loss.backward()", facts.backward, loss, keep=False)
         log.note("q grads", _grads(q_net))
         log.note("target grads", None if case["same_net"] else _grads(target_net))
 

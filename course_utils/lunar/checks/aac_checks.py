@@ -12,6 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from course_utils import facts
 from course_utils.checking import Exercise, Problem, attempt, fmt, raise_if_error
 from course_utils.lunar.checks import loss_records as lr
 from course_utils.lunar.checks.common import _FakeEnv, tensor_of
@@ -61,19 +62,16 @@ def _drive_aac_net(cases, AACPolicyNet) -> list[dict]:  # noqa: N803 (the exerci
             scores, values = result
             record["scores"], record["values"] = encode(scores), encode(values)
             if type(scores) is torch.Tensor and type(values) is torch.Tensor:
-                record["backward"] = attempt("(scores.sum() + values.sum()).backward()", _backward_sum, scores, values)
+                record["backward"] = attempt("(scores.sum() + values.sum()).backward()", facts.sum_backward, scores, values)
                 record["grads"] = attempt("the gradients of net.parameters()", _grad_sizes, net)
         out.append(record)
     return out
 
 
-def _backward_sum(scores: torch.Tensor, values: torch.Tensor) -> None:
-    (scores.sum() + values.sum()).backward()
-
-
 def _grad_sizes(net) -> list:
-    """Per parameter, the sum of the gradient's magnitudes (None for a parameter no gradient reached)."""
-    return [None if p.grad is None else float(p.grad.abs().sum()) for p in net.parameters()]
+    """Per parameter the module really holds (``facts``: not what an overridden parameters()
+    hands out), the sum of the gradient's magnitudes (None for a parameter no gradient reached)."""
+    return [facts.grad_size(p) for p in facts.parameters(net)]
 
 
 def _judge_aac_net(got: list, expected: list, cases) -> None:

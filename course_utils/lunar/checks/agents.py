@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from course_utils import facts
 from course_utils.checking import Exercise, Problem, attempt, fmt, raise_if_error, verdict
 from course_utils.lunar.checks.agent_standins import (
     _FixedScores,
@@ -47,8 +48,8 @@ from course_utils.records import Opaque
 from course_utils.runtime import seed_torch
 
 # Bound when this module is imported (the notebook's setup cell, before any answer runs): an answer
-# that later replaces np.array_equal cannot change what the drive records with it.
-_arrays_equal = np.array_equal
+# that later replaces np.array_equal or np.asarray cannot change what the drive records with them.
+_arrays_equal, _np_asarray = np.array_equal, np.asarray
 
 
 def _env_name(case: dict) -> str:
@@ -96,15 +97,17 @@ def _drive_net(cases, PolicyNet) -> list[dict]:
         seed_torch(case["seed"])
         net = method(f"PolicyNet.build_for_env({_env_name(case)})", PolicyNet, "build_for_env", env)
         env.close()
-        seen = {"net": net if is_error(net) else None, "module": isinstance(net, nn.Module), "kind": type(net).__name__}
+        seen = {"net": net if is_error(net) else None, "module": facts.is_instance(net, nn.Module), "kind": type(net).__name__}
         if seen["net"] is None and seen["module"]:
-            params = safely("net.parameters()", lambda n=net: list(n.parameters()))
-            seen["n_params"] = len(params) if type(params) is list else 0
+            # The parameters the module really holds (``facts``): a parameters() the answer
+            # overrides could hand out a tensor with a gradient of its own making.
+            params = facts.parameters(net)
+            seen["n_params"] = len(params)
             scores = attempt("net(x)", net, torch.randn(case["batch"], case["n_obs"]))
             seen["scores"], seen["grad"] = scores, False
             if type(scores) is torch.Tensor and seen["n_params"]:
-                backward = attempt("the backward pass", lambda s=scores: s.sum().backward())
-                seen["grad"] = not is_error(backward) and any(p.grad is not None and bool(p.grad.any()) for p in params)
+                backward = attempt("the backward pass", facts.sum_backward, scores)
+                seen["grad"] = not is_error(backward) and any(size for size in map(facts.grad_size, params))
         out.append(seen)
     return out
 
@@ -403,7 +406,7 @@ def _drive_monitor(cases, monitor_episode) -> list[dict]:
         frames = safely("list(frames)", list, result[0])
         seen = {"result": None, "n_steps": result[1], "total": result[2], "n_frames": None}
         if not is_error(frames) and frames:
-            first, last = safely("a frame", np.asarray, frames[0]), safely("a frame", np.asarray, frames[-1])
+            first, last = safely("a frame", _np_asarray, frames[0]), safely("a frame", _np_asarray, frames[-1])
             if not (is_error(first) or is_error(last)):
                 seen.update(n_frames=len(frames), frame_shape=list(last.shape), same=bool(_arrays_equal(first, last)))
         elif not is_error(frames):

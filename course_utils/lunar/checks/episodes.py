@@ -15,6 +15,7 @@ import functools
 import numpy as np
 import torch
 
+from course_utils import facts
 from course_utils.checking import Exercise, Problem, attempt, fmt, raise_if_error
 from course_utils.lunar.checks.agent_standins import (
     _ScriptedAgent,
@@ -165,9 +166,13 @@ def _drive_generator(cases, TrainBatchDataset) -> list[dict]:
         batches = []
         for _ in range(case["batches"] if not is_error(generator) else 0):
             episodes = attempt("next(generator)", next, generator)
-            if is_error(episodes) or not isinstance(episodes, list | tuple):
+            # The episodes a list or tuple really holds: a subclass's __len__ could report the
+            # batch size the check wants.
+            held = None if is_error(episodes) else facts.items(episodes)
+            if held is None:
                 batches.append(episodes if is_error(episodes) else {"kind": safely("repr", lambda e=episodes: f"{e!r:.200}")})
                 break
+            episodes = held
             batches.append({"count": len(episodes), "episodes": [_episode_record(e) for e in episodes[: size + 1]]})
         out.append({"generator": generator if is_error(generator) else None, "batches": batches})
     return out

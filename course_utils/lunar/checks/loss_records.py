@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from course_utils import facts
 from course_utils.checking import Problem, attempt, raise_if_error
 from course_utils.lunar.expected import StoredBatch, expected_batch, load_expected
 from course_utils.records import Opaque, StudentError, encode
@@ -117,7 +118,7 @@ def observe_loss(what: str, loss_fn, *args) -> tuple[dict, torch.Tensor | None]:
         return record, None
     loss = result[0]
     record["loss"] = encode(loss)
-    record["requires_grad"] = type(loss) is torch.Tensor and bool(loss.requires_grad)
+    record["requires_grad"] = type(loss) is torch.Tensor and facts.requires_grad(loss)  # as autograd says, not loss.requires_grad
     record["info"] = encode(result[1])
     return record, loss if record["requires_grad"] else None
 
@@ -126,13 +127,13 @@ def backward(loss: torch.Tensor | None) -> dict | None:
     """``loss.backward()``: None, or the error it raised."""
     if loss is None:
         return None
-    outcome = attempt("loss.backward()", loss.backward)
+    outcome = attempt("loss.backward()", facts.backward, loss)
     return outcome if is_error(outcome) else None
 
 
 def grad_of(tensor: torch.Tensor):
-    """The gradient a leaf received (None when none did)."""
-    return None if tensor.grad is None else tensor.grad.detach().clone()
+    """The gradient a leaf received (None when none did), as autograd left it (``facts.grad``)."""
+    return facts.grad(tensor)
 
 
 # ---------------------------------------------------------------------------------------------

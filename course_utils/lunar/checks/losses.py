@@ -21,6 +21,7 @@ import math
 import torch
 from torch import nn
 
+from course_utils import facts
 from course_utils.checking import Exercise, Problem, attempt, raise_if_error
 from course_utils.lunar.checks import loss_records as lr
 from course_utils.lunar.checks.aac_checks import AAC_AGENT, AAC_LOSS, AAC_NET
@@ -347,7 +348,9 @@ def _trainer_cases(hidden: bool) -> list[dict]:
 
 
 def _params(model: nn.Module) -> dict:
-    return {name: p.detach().clone() for name, p in model.named_parameters()}
+    """Copies of the parameters the check's model really holds: the answer is handed the model and
+    could give it (or nn.Module) a named_parameters() that reports the values the check wants."""
+    return {name: facts.copy(p) for name, p in facts.named_parameters(model)}
 
 
 def _drive_trainer(cases, PolicyTrainer) -> list[dict]:  # noqa: N803 (the exercise's class name)
