@@ -14,6 +14,7 @@ BENCHMARKS = {
     "lunar-student": "course_utils.lunar.bench:bench_lunar_student",
     "lunar-experiments": "course_utils.lunar.bench:bench_lunar_experiments",
     "grading": "course_utils.grading.bench:bench_grading",
+    "grading-course": "course_utils.grading.bench:bench_course_grading",
     "ci": "course_utils.ci:bench_ci",
 }
 """``course bench NAME`` calls ``module:function()``, which returns a dict of measured figures

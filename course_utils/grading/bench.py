@@ -142,6 +142,43 @@ def bench_grading(submissions: int = 40, workers: int = 2, train_steps: int = 80
     figures[f"records_speedup_{workers}_vs_1"] = round(
         figures[f"records_workers_{workers}_per_minute"] / figures["records_workers_1_per_minute"], 2
     )
+    figures.update(bench_course_grading(workers))
     figures["load_average_after"] = round(os.getloadavg()[0], 2)
     figures["note"] = "shared machine: wall figures include contention from other jobs; see the cpu figures"
+    return figures
+
+
+def bench_course_grading(workers: int = 2) -> dict:
+    """A real course submission set: the four solution notebooks (as handed in, whole), graded
+    with 1 worker with the hidden tests driven apart (``drive_apart``, today's way) and in the
+    kernel (the way before, where wrapping course code passed), then apart with ``workers``
+    workers; the cost of driving apart per submission, and whether the scores are the same."""
+    from course_utils.exercises import TUTORIALS
+    from course_utils.grading import autograder as grading
+    from course_utils.grading.sandbox import Limits
+    from course_utils.paths import SOLUTIONS
+
+    figures: dict = {}
+    scores: dict[str, list] = {}
+    with tempfile.TemporaryDirectory(prefix="course-bench-course-") as tmp:
+        tmp = Path(tmp)
+        folder = tmp / "submissions"
+        folder.mkdir()
+        for number, notebook in enumerate(TUTORIALS.values()):
+            (folder / f"student{number}.ipynb").write_bytes((SOLUTIONS / f"{notebook}.ipynb").read_bytes())
+        for label, apart, count in (("course_apart_workers_1", True, 1), ("course_kernel_workers_1", False, 1),
+                                    (f"course_apart_workers_{workers}", True, workers)):
+            start = time.perf_counter()
+            report = grading.autograde(folder, out=tmp / f"out-{label}", course_dir=tmp / f"course-{label}",
+                                       workers=count, limits=Limits(drive_apart=apart), progress=False)
+            figures[f"{label}_wall_s"] = round(time.perf_counter() - start, 2)
+            figures[f"{label}_worker_cpu_s"] = round(sum(report.task_cpu_seconds.values()), 2)
+            scores[label] = sorted((s.name, s.score) for s in report.submissions)
+    for kind in ("wall_s", "worker_cpu_s"):
+        figures[f"course_apart_vs_kernel_{kind}"] = round(
+            figures[f"course_apart_workers_1_{kind}"] / figures[f"course_kernel_workers_1_{kind}"], 3)
+    figures[f"course_speedup_{workers}_vs_1"] = round(
+        figures["course_apart_workers_1_wall_s"] / figures[f"course_apart_workers_{workers}_wall_s"], 2)
+    figures["course_same_scores"] = len(set(map(tuple, scores.values()))) == 1
+    figures["course_scores"] = scores["course_apart_workers_1"]
     return figures

@@ -95,6 +95,10 @@ class Limits:
         an honest notebook is never cut.
     file_mb: largest file the kernel may write, in MB (``RLIMIT_FSIZE``).
     landlock: restrict the filesystem and network with Landlock when the kernel supports it.
+    drive_apart: drive the hidden tests of the course's exercises apart from the notebook, where
+        only the code each exercise gives its answer exists (``drive_apart``); False drives them
+        in the kernel, where wrapping the course's own code passes (for ``course bench grading``'s
+        comparison only).
     """
 
     cell_timeout: int = 120
@@ -104,6 +108,7 @@ class Limits:
     notebook_mb: float = 8.0
     file_mb: int = 100
     landlock: bool = True
+    drive_apart: bool = True
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -258,10 +258,13 @@ def _config(course: Path, limits: dict, spec: Path):
     from course_utils.grading.judging import JudgeRecords
 
     config.DriveApart.sandbox_spec = str(spec)
+    apart = bool(limits.get("drive_apart", True))
     config.Autograde.autograde_preprocessors = [
-        HideHiddenDrives,  # the hidden tests do not run in the kernel, which holds the whole course package
+        # the hidden tests do not run in the kernel, which holds the whole course package, but
+        # apart, where only the course code each exercise gives its answer exists
+        *([HideHiddenDrives] if apart else []),
         LimitedExecute,
-        DriveApart,  # they run apart, where only the course code each exercise gives its answer exists
+        *([DriveApart] if apart else []),
         JudgeRecords,  # the hidden tests' records, judged here, where the student's code cannot reach
         IgnorePattern,
         ClearMetadataPreprocessor,
