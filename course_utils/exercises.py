@@ -174,6 +174,7 @@ GRADED = (
     GradedCell(
         "test_from_episodes", "lunar", 1, "from_episodes", f"{_LUNAR_CHECKS}:check_from_episodes",
         hint_tests=(f"{_LUNAR_HINTS}::test_from_episodes_check_catches_a_missing_discount_and_wrong_dtypes",),
+        twins=("course_utils.lunar.checks.stored_batch",),
     ),
     GradedCell(
         "test_batch_generator", "lunar", 2, "batch_generator", f"{_LUNAR_CHECKS}:check_batch_generator",

@@ -24,8 +24,8 @@ listed before it:
 - ``aac``: the course's own actor-critic trainer, evaluation and pretrained agent
 - ``variance``: the gradient-variance measurement (the same policy, many batches, four weights);
   ``optional``: the checks of the optional exercises (bootstrapping at truncation, GAE)
-- ``expected``: ``assets/lunar_expected.json`` read as data for the checks (``load_expected``;
-  ``expected_batch``: the stored test batch and episodes); it uses no solutions
+- ``expected``: ``assets/lunar_expected.json`` read as data for the checks (``load_expected``,
+  stored episodes; the stored test batch is ``checks.stored_batch``); it uses no solutions
 - ``reference``: instructor side, the expected values computed from the solutions at release
   time (``make_expected``, ``write_expected``, ``stale_expected``)
 - ``bench``: ``course bench lunar``, ``lunar-solve``, ``lunar-student`` and ``lunar-experiments``

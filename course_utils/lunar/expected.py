@@ -27,30 +27,6 @@ def load_expected(path: Path = EXPECTED_FILE) -> dict:
     return json.loads(path.read_text())
 
 
-@dataclass(eq=False)
-class StoredBatch:
-    """The stored test batch as data: ``states`` (N, 8) float32, ``actions`` (N,) long,
-    ``q_vals`` (N,) float32 (gamma 0.9) and ``total_rewards`` (episodes,) float32.
-
-    It has the attributes (and ``len``) of the tutorial's ``TrainBatch``, so the losses and
-    ``train_batch`` take it as their batch. Not frozen: code that may assign to a
-    ``TrainBatch``'s attributes works on it the same way."""
-
-    states: torch.Tensor
-    actions: torch.Tensor
-    q_vals: torch.Tensor
-    total_rewards: torch.Tensor
-
-    def __len__(self) -> int:
-        return len(self.q_vals)
-
-    def __repr__(self) -> str:
-        return (
-            f"StoredBatch(states {tuple(self.states.shape)}, actions {tuple(self.actions.shape)}, "
-            f"q_vals {tuple(self.q_vals.shape)}, {len(self.total_rewards)} episodes)"
-        )
-
-
 @dataclass(eq=False, kw_only=True)
 class StoredEpisode:
     """One stored episode, for code that reads episodes (``TrainBatch.from_episodes``):
@@ -97,25 +73,3 @@ def stored_episode(ep: dict, gamma: float, qvals) -> StoredEpisode:
     ]
     return StoredEpisode(experiences=experiences, total_reward=float(sum(ep["rewards"])), stored_gamma=gamma,
                          stored_qvals=list(qvals))
-
-
-def expected_batch(expected: dict | None = None) -> tuple[list[StoredEpisode], StoredBatch, torch.Tensor, torch.Tensor]:
-    """The fixed test batch from the expected file: (episodes, batch, action_scores (N, 4), state_values (N,)).
-
-    Fresh objects on every call, so code that changes them does not change the next check's."""
-    data = (expected or load_expected())["batch"]
-    gamma, q_vals = data["gamma"], data["q_vals"]
-    episodes, start = [], 0
-    for ep in data["episodes"]:
-        length = len(ep["rewards"])
-        episodes.append(stored_episode(ep, gamma, q_vals[start : start + length]))
-        start += length
-    if start != len(q_vals):
-        raise ValueError(f"{EXPECTED_FILE.name}: {len(q_vals)} stored q-values for {start} steps")
-    batch = StoredBatch(
-        states=torch.stack([e.state for ep in episodes for e in ep.experiences]),
-        actions=torch.tensor([e.action for ep in episodes for e in ep.experiences], dtype=torch.long),
-        q_vals=torch.tensor(q_vals, dtype=torch.float32),
-        total_rewards=torch.tensor([ep.total_reward for ep in episodes], dtype=torch.float32),
-    )
-    return episodes, batch, torch.tensor(data["action_scores"]), torch.tensor(data["state_values"])

@@ -27,7 +27,6 @@ WEAK = {
     # purpose (see each file's comment); the test records that they still pass
     "test_aac_agent__harness_scores",
     "test_memory_add__per_ReplayBuffer_ring",
-    "test_from_episodes__expected_expected_batch",
 }
 
 

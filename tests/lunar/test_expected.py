@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from course_utils.lunar import reference
-from course_utils.lunar.expected import StoredEpisode, expected_batch, load_expected
+from course_utils.lunar.checks.stored_batch import expected_batch
+from course_utils.lunar.expected import StoredEpisode, load_expected
 from course_utils.lunar.solutions import Episode, TrainBatch
 
 

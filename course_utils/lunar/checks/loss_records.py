@@ -16,7 +16,8 @@ import torch
 
 from course_utils import facts
 from course_utils.checking import Problem, attempt, raise_if_error
-from course_utils.lunar.expected import StoredBatch, expected_batch, load_expected
+from course_utils.lunar.checks.stored_batch import StoredBatch, expected_batch
+from course_utils.lunar.expected import load_expected
 from course_utils.records import Opaque, StudentError, encode
 
 SHIFT = 25.0
