@@ -1,8 +1,13 @@
 """Concept checks, numeric questions and Think! questions: feedback per option or per number, model
-answers only after an answer."""
+answers only after an answer, and the rules every concept check of the course keeps."""
+
+import importlib
+import json
 
 import pytest
 
+from course_utils.exercises import TUTORIALS as NOTEBOOK_NAMES
+from course_utils.paths import NOTEBOOKS, SOLUTIONS
 from course_utils.questions import (
     MIN_WORDS,
     ConceptCheck,
@@ -131,3 +136,74 @@ def test_numeric_question_widget_checks_the_typed_text(monkeypatch):
     entry.value = "<b>3</b>"
     assert "&lt;b&gt;" in feedback.value  # what the student typed is shown escaped, never as HTML
 
+
+# --- every question of the course --------------------------------------------------------------
+
+TUTORIALS = tuple(NOTEBOOK_NAMES)
+
+
+def _questions(tutorial, kind):
+    """Every ``kind`` object in a tutorial's questions module, whatever tuples it is listed in."""
+    module = importlib.import_module(f"course_utils.{tutorial}.questions")
+    found = {}
+    for name, value in vars(module).items():
+        if isinstance(value, kind):
+            found.setdefault(id(value), (name, value))
+    return list(found.values())
+
+
+def _right(check):
+    return next(i for i, option in enumerate(check.options) if option.correct)
+
+
+def _right_is_longest(check):
+    """Whether the right option is at least as long (in characters) as every wrong one: a test-wise
+    student who picks the longest option would then be right."""
+    lengths = [len(option.text) for option in check.options]
+    return lengths[_right(check)] == max(lengths)
+
+
+def test_every_tutorial_has_concept_checks_and_one_numeric_question():
+    for tutorial in TUTORIALS:
+        assert len(_questions(tutorial, ConceptCheck)) >= 3, tutorial
+        assert len(_questions(tutorial, NumericQuestion)) == 1, tutorial
+
+
+@pytest.mark.parametrize("tutorial", TUTORIALS)
+def test_the_right_option_is_not_always_at_the_same_letter(tutorial):
+    positions = {name: "abcd"[_right(check)] for name, check in _questions(tutorial, ConceptCheck)}
+    assert len(set(positions.values())) > 1, f"every concept check of {tutorial} has its right option at " \
+                                             f"the same letter: {positions}"
+
+
+def test_the_right_options_spread_over_every_letter_and_are_rarely_the_longest():
+    checks = [(f"{t}.{name}", check) for t in TUTORIALS for name, check in _questions(t, ConceptCheck)]
+    assert len(checks) >= 12
+    letters = {"abcd"[_right(check)] for _, check in checks}
+    assert letters == set("abcd"[:max(len(check.options) for _, check in checks)]), letters
+    longest = [name for name, check in checks if _right_is_longest(check)]
+    assert 3 * len(longest) <= len(checks), f"the right option is the longest in {len(longest)} of {len(checks)} " \
+                                            f"concept checks (at most a third may be): {longest}"
+
+
+@pytest.mark.parametrize("tutorial", TUTORIALS)
+def test_each_numeric_question_explains_its_answer_and_its_mistakes(tutorial):
+    [(name, question)] = _questions(tutorial, NumericQuestion)
+    assert question.feedback(question.answer).startswith("Right: ")
+    assert question.feedback(f"{question.answer:.4g}").startswith("Right: ")  # typed as a student would
+    for mistake in question.mistakes:
+        assert question.feedback(mistake.value) == f"Not quite: {mistake.why}"
+        assert len(mistake.why.split()) >= 8  # says why, not just wrong
+    assert len(question.mistakes) >= 2
+    assert question.hint not in question.why and f"{question.answer:g}" not in question.hint  # gives nothing away
+
+
+@pytest.mark.parametrize("folder", [SOLUTIONS, NOTEBOOKS], ids=["solutions", "notebooks"])
+@pytest.mark.parametrize("tutorial", TUTORIALS)
+def test_each_numeric_question_is_shown_once_in_its_notebook(tutorial, folder):
+    [(name, _)] = _questions(tutorial, NumericQuestion)
+    notebook = folder / f"{NOTEBOOK_NAMES[tutorial]}.ipynb"
+    cells = json.loads(notebook.read_text())["cells"]
+    shown = [c for c in cells if c["cell_type"] == "code" and "".join(c["source"]).endswith(f"questions.{name}.show()")]
+    assert len(shown) == 1, (notebook.name, name)
+    assert "nbgrader" not in shown[0]["metadata"]  # not graded, like the concept checks
