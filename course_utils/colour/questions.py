@@ -1,7 +1,7 @@
-"""Tutorial 2's concept checks and its Think! question (not graded): shown in the notebook with
-``colour.questions.NAME.show()`` and ``colour.questions.NAME.reveal(my_answer)``."""
+"""Tutorial 2's concept checks, its numeric question and its Think! question (not graded): shown in
+the notebook with ``colour.questions.NAME.show()`` and ``colour.questions.NAME.reveal(my_answer)``."""
 
-from course_utils.questions import ConceptCheck, Option, ThinkQuestion
+from course_utils.questions import ConceptCheck, Mistake, NumericQuestion, Option, ThinkQuestion
 
 MEMORY_CONTENTS = ConceptCheck(
     "The agent will replay a mode-1 gradient step while it trains on mode 2, with the weights it has by then. "
@@ -11,15 +11,16 @@ MEMORY_CONTENTS = ConceptCheck(
                "a stored loss keeps its whole autograd graph alive (many times the size of the trials), and its "
                "gradient is the one of the old weights: replaying it would push the agent the way it needed to "
                "move back then, not now."),
-        Option("The inputs, the actions, the rewards, and the probability the agent gave each action", True,
-               "that is all the loss needs to be recomputed with the current weights, a few kilobytes per step; the "
-               "probabilities let the loss correct for the agent having changed since (the importance ratio)."),
-        Option("Only the rewards: they are what the agent learns from", False,
-               "rewards alone do not say which colours were shown or which action earned them, so no loss can be "
-               "computed from them."),
-        Option("A copy of the agent's weights at that step", False,
+        Option("The inputs, actions and rewards: all it takes to recompute the loss later", False,
+               "they let the loss be recomputed with the current weights, but the actions were chosen by the agent "
+               "of back then: without the probability it gave each one, the loss cannot correct for the agent having "
+               "changed since (the importance ratio of this section)."),
+        Option("A copy of the agent's weights at that step, to go back to while replaying", False,
                "weights say what the agent did, not what happened: replay needs the trials themselves (inputs, "
                "actions, rewards) to compute a loss."),
+        Option("The inputs, actions, rewards and the probability the agent gave each action", True,
+               "that is all the loss needs to be recomputed with the current weights, a few kilobytes per step; the "
+               "probabilities let the loss correct for the agent having changed since (the importance ratio)."),
     ),
 )
 
@@ -35,27 +36,50 @@ FRESH_RATIO = ConceptCheck(
         Option("10, the cap", False,
                "the cap only bounds ratios that would be larger than 10; on fresh data pi and mu are the same "
                "probability, so the ratio is 1."),
-        Option("The trial's reward divided by the largest reward", False,
-               "the ratio compares two probabilities of the same action; the reward enters through the advantage, "
-               "not through the ratio."),
+        Option("pi(a) itself: mu is only known for trials read back from the memory", False,
+               "mu is the probability the acting agent gave the action, and for a fresh trial that agent is the "
+               "current one: mu = pi, so the ratio is 1 whatever pi(a) is."),
     ),
 )
 
 RATIO_CAP = ConceptCheck(
     "The loss caps the importance ratio at 10. What does the cap cost?",
     (
-        Option("The corrected gradient is then only approximately unbiased", True,
-               "a capped trial counts less than it should, so the average is no longer exactly the on-policy "
-               "gradient; in exchange one rare old action can no longer dominate a step (lower variance)."),
-        Option("Nothing: the cap only removes noise", False,
+        Option("Nothing: a capped ratio only removes noise, so the gradient stays exactly unbiased", False,
                "it does remove variance, but by changing the weights of some trials, so the estimate acquires a small "
                "bias: a trade-off, not a free lunch."),
-        Option("Fresh experience is down-weighted", False,
+        Option("Fresh trials are down-weighted, so mode 2 is learned more slowly than without the cap", False,
                "fresh experience has a ratio of exactly 1, far below the cap: only replayed trials can be capped."),
-        Option("The memory must store the cap for each trial", False,
-               "the cap is one constant of the loss; the memory stores the acting probabilities, nothing more."),
+        Option("The gradient is only approximately unbiased: capped trials count less than they should", True,
+               "a capped trial counts less than it should, so the average is no longer exactly the on-policy "
+               "gradient; in exchange one rare old action can no longer dominate a step (lower variance)."),
+        Option("Rare old actions then weigh more than they should, which raises the variance", False,
+               "it is the other way round: the cap lowers the weight of the trials whose ratio is large (rare old "
+               "actions the agent now likes), which lowers the variance at the price of a little bias."),
     ),
 )
+
+REPLAYED_RATIO = NumericQuestion(
+    "A remembered mode-1 trial comes back: when it was played, the agent gave its action the probability "
+    "mu(a) = 0.2; the current agent gives the same action the probability pi(a) = 0.6. With the cap of 10, what "
+    "importance ratio rho weighs this trial's actor term?",
+    answer=3.0,
+    tolerance=0.01,
+    why="rho = pi(a) / mu(a) = 0.6 / 0.2 = 3, below the cap, so it stays 3: the current agent takes this action three "
+        "times as often as the agent that played it, so the trial counts three times.",
+    hint="the ratio compares how likely the current agent is to take the remembered action with how likely the "
+         "agent that played it was: one probability over the other, then capped.",
+    mistakes=(
+        Mistake(1 / 3, "that is mu / pi, upside down: the current policy is on top, rho = pi(a) / mu(a), so an action "
+                       "the agent now likes more than it did counts more."),
+        Mistake(10.0, "the cap only lowers ratios above 10; 0.6 / 0.2 is far below it, so the cap changes nothing "
+                      "here."),
+        Mistake(1.0, "a ratio of 1 is for fresh trials, played by the current agent itself; this one was played by an "
+                     "older agent that gave the action another probability."),
+        Mistake(0.4, "the ratio divides the two probabilities, it does not subtract them."),
+    ),
+)
+"""After the cap: the ratio of one replayed trial, worked out by hand."""
 
 REPLAY_COST = ThinkQuestion(
     "Does the agent learn mode 2 (and green against blue) as quickly with replay as without? What would an animal "

@@ -1,7 +1,7 @@
-"""Tutorial 4's ungraded questions: concept checks with instant feedback and Think! questions
-with model answers (see ``course_utils.questions``)."""
+"""Tutorial 4's ungraded questions: concept checks with instant feedback, a numeric question and
+Think! questions with model answers (see ``course_utils.questions``)."""
 
-from course_utils.questions import ConceptCheck, Option, ThinkQuestion
+from course_utils.questions import ConceptCheck, Mistake, NumericQuestion, Option, ThinkQuestion
 
 TERMINAL_TARGET = ConceptCheck(
     "The pole fell on this transition (done = 1). What is its TD target?",
@@ -33,12 +33,35 @@ BETA_BIAS = ConceptCheck(
     (
         Option("beta = 0", False, "beta = 0 makes every weight 1: no correction at all, the full bias."),
         Option("beta = beta0 = 0.6", False, "0.6 corrects part of it; that is tolerated early in training only."),
-        Option("beta = 1", True, "with beta = 1 each update is multiplied by 1 / (N P(i)), which exactly undoes "
-               "sampling with probability P(i) instead of 1/N; that is why beta is annealed to 1."),
         Option("beta = alpha", False, "alpha and beta do different jobs: alpha sets how much priorities shape "
                "sampling, beta how much of the resulting bias is corrected."),
+        Option("beta = 1", True, "with beta = 1 each update is multiplied by 1 / (N P(i)), which exactly undoes "
+               "sampling with probability P(i) instead of 1/N; that is why beta is annealed to 1."),
     ),
 )
+
+IS_WEIGHT = NumericQuestion(
+    "A memory holds N = 4 transitions with priorities p = (9, 4, 1, 4); alpha = 0.5 and beta = 1. What is the "
+    "importance-sampling weight w_0 = (N P(0))^(-beta) / max_j w_j of the first transition?",
+    answer=1 / 3,
+    tolerance=0.005,
+    why="p^alpha = (3, 2, 1, 2), whose total is 8, so P(0) = 3/8 and (N P(0))^-1 = 1 / 1.5 = 2/3. The largest "
+        "weight is the rarest transition's, (4 * 1/8)^-1 = 2, so w_0 = (2/3) / 2 = 1/3: the transition sampled "
+        "most often gets the smallest weight.",
+    hint="first P(0) = p_0^alpha / sum_k p_k^alpha, then (N P(0))^(-beta), then divide by the largest weight, "
+         "which belongs to the transition with the smallest priority.",
+    mistakes=(
+        Mistake(2 / 3, "(N P(0))^(-beta) = 2/3 is right so far; the weights are then divided by the largest one, the "
+                       "rarest transition's (P = 1/8, weight 2), which keeps them all in (0, 1]."),
+        Mistake(3 / 8, "3/8 is the sampling probability P(0); the weight corrects for it: (N P(0))^(-beta), divided "
+                       "by the largest weight."),
+        Mistake(1 / 9, "that uses the priorities without the exponent alpha: P(i) is proportional to p_i^alpha, here "
+                       "the square roots (3, 2, 1, 2)."),
+        Mistake(1.5, "1.5 is N P(0); the weight is its inverse to the power beta, then divided by the largest "
+                     "weight."),
+    ),
+)
+"""After Exercise 3 (the buffer's sample_batch): one weight worked out by hand."""
 
 REPLAY_MORE = ThinkQuestion(
     "With uniform sampling every held transition is replayed equally often. Which transitions would you replay "

@@ -70,3 +70,12 @@ def test_settings_cell_states_the_full_sizes():
     for name, full in re.findall(r"= colour\.SIZES\.(\w+)\s+# (\d+)", cell):
         assert int(full) == colour.SIZES.full(name), name
     assert len(re.findall(r"colour\.SIZES\.", cell)) == 4
+
+
+def test_replayed_ratio_question_is_the_capped_ratio_of_its_numbers():
+    question = questions.REPLAYED_RATIO
+    assert "mu(a) = 0.2" in question.question and "pi(a) = 0.6" in question.question
+    assert f"cap of {colour.RHO_MAX:.0f}" in question.question
+    assert question.is_right(min(0.6 / 0.2, colour.RHO_MAX))
+    assert "upside down" in question.feedback(min(0.2 / 0.6, colour.RHO_MAX))  # the ratio inverted
+    assert question.feedback("1").startswith("Not quite: a ratio of 1 is for fresh trials")

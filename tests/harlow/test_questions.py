@@ -24,3 +24,28 @@ def test_the_checks_name_the_misconceptions_they_are_about():
     detach = questions.DETACHED_ADVANTAGE
     assert any("memory" in o.text and not o.correct for o in detach.options)
     assert all(check in questions.CONCEPT_CHECKS for check in (lamarck, detach, questions.FRESH_TASKS))
+
+
+def test_the_survival_question_agrees_with_update_population(monkeypatch):
+    """Random replacement, measured on the solution's update_population (scoring stubbed out): the
+    old population's best is still there after about 9 generations in 10, not always."""
+    import random
+
+    from course_utils.harlow import solutions
+    from course_utils.harlow.sizes import SIZES
+
+    question = questions.BEST_SURVIVES
+    assert f"with {SIZES.full('new_individuals')} offspring" in question.question and "of 50" in question.question
+    monkeypatch.setattr(solutions, "evaluate_individual", lambda env, agent, optimizer_func: (0, []))
+    monkeypatch.setattr(solutions, "create_new_agent", lambda agent1, agent2: object())
+    random.seed(0)
+    population = [(object(), score) for score in range(1, 51)]
+    best = population[-1]
+    runs = 4000
+    kept = 0
+    for _ in range(runs):
+        after, _ = solutions.update_population(None, None, population, population[-4:], best[1],
+                                               new_generation_new_individuals=5)
+        assert len(after) == 50
+        kept += best in after
+    assert abs(kept / runs - question.answer) < 0.02 and not question.is_right(1.0)

@@ -31,7 +31,8 @@ def test_each_check_has_one_right_option_and_names_each_misconception(name):
 
 
 def test_the_truncation_checks_number_is_computed():
-    assert "weighs a reward 100 steps ahead by 0.37" in questions.TRUNCATION.options[2].why
+    negligible = next(o for o in questions.TRUNCATION.options if o.text.startswith("Nothing"))
+    assert "weighs a reward 100 steps ahead by 0.37" in negligible.why and "gamma = 0.99" in negligible.text
     assert round(0.99**100, 2) == 0.37
 
 
@@ -56,3 +57,15 @@ def test_the_hand_graded_questions_stay_markdown_answer_cells():
         meta = cell["metadata"]["nbgrader"]
         assert cell["cell_type"] == "markdown" and meta["solution"] and meta["grade"] and meta["points"] == 2
     assert "measurement of Section 4" in "".join(graded[0]["source"])
+
+
+def test_the_reward_to_go_question_agrees_with_the_course_returns():
+    """Its answer, and two of its mistakes, are the course's discounted returns of its rewards."""
+    from course_utils.returns import discounted_returns
+
+    question = questions.REWARD_TO_GO
+    assert "-1, -1 and +100" in question.question and "gamma = 0.9" in question.question
+    returns = discounted_returns([-1.0, -1.0, 100.0], gamma=0.9)
+    assert question.is_right(returns[0])
+    assert "the middle step" in question.feedback(returns[1])
+    assert "without the discount" in question.feedback(discounted_returns([-1.0, -1.0, 100.0], gamma=1.0)[0])

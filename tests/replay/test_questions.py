@@ -70,3 +70,21 @@ def test_the_agents_ring_wraps_like_the_circular_memory():
     for t in range(1005):
         ring.store([t], 0, float(t), [t + 1], False)
     assert (len(ring), ring.ptr, ring.obs_buf[0, 0], ring.obs_buf[5, 0]) == (1000, 5, 1000, 5)
+
+
+def test_the_weight_question_agrees_with_the_courses_buffer():
+    """The course's prioritized buffer gives the first transition of the question the weight 1/3."""
+    question = questions.IS_WEIGHT
+    assert "p = (9, 4, 1, 4); alpha = 0.5 and beta = 1" in question.question
+
+    def first_weight(alpha):
+        buffer = vector_per.VectorPrioritizedReplayBuffer(1, dqn.DQNConfig(memory_size=4, batch_size=4, alpha=alpha))
+        for t in range(4):
+            buffer.store([t], 0, 0.0, [t], False)
+        buffer.update_priorities(np.arange(4), np.array([9.0, 4.0, 1.0, 4.0]))
+        batch = buffer.sample_batch(beta=1.0, rng=0)
+        assert 0 in batch["indices"]  # the first stratum of the total always draws it
+        return float(batch["weights"][list(batch["indices"]).index(0)])
+
+    assert question.is_right(first_weight(0.5))
+    assert "without the exponent alpha" in question.feedback(first_weight(1.0))  # priorities used as they are
