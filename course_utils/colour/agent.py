@@ -78,9 +78,11 @@ def a2c_loss(agent: ActorCritic, experience: Experience, *, returns_fn=None, imp
 
     rho_t = pi(a_t) / mu(a_t) is the importance ratio between the current policy and the
     one that acted (``experience.probs``), capped at ``RHO_MAX``. For fresh experience it is
-    exactly 1 (plain A2C). For replayed experience it keeps the policy gradient (nearly)
-    unbiased: without it (``importance_ratio=False``, rho_t = 1 everywhere, the tutorial's
-    ablation) replaying old actions drifts the policy until it always chooses one side.
+    exactly 1 (plain A2C). For replayed experience it corrects each trial's action for the
+    change of policy; the returns, the critic's targets and the inputs (previous action and
+    reward) are still the acting policy's, and the cap adds a bias of its own. Without it
+    (``importance_ratio=False``, rho_t = 1 everywhere, the tutorial's ablation) replaying old
+    actions drifts the policy until it always chooses one side.
 
     returns_fn: ``returns_fn(rewards, gamma)`` -> T discounted returns, e.g. the student's
     ``discounted_returns``; default: the course's ``course_utils.returns.discounted_returns``.

@@ -17,8 +17,10 @@ gradient scatters around that average by very different amounts. This module mea
 6. ``run_variance_experiment``: the measurement for a fresh network and for the course's
    trained agent; ``plot_variance`` and ``report`` show it.
 
-Returns are undiscounted (gamma = 1): then all four weights estimate exactly the same gradient,
-that of the expected total reward. Shapes: ``N`` steps in a batch, ``P`` policy parameters,
+Returns are undiscounted (gamma = 1): then the total return, the reward-to-go and the critic's
+weight estimate the same gradient, that of the expected total reward. The batch mean includes the
+step's own episode, whose returns depend on the action, so its estimate has a bias of order 1/E
+for E episodes per batch. Shapes: ``N`` steps in a batch, ``P`` policy parameters,
 ``K`` batches, 8 observation features, 4 actions.
 """
 

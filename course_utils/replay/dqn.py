@@ -16,8 +16,9 @@ Shapes: ``B`` transitions per batch, observations of 4 float32 features (cart po
 cart velocity, pole angle, pole angular velocity), 2 actions (push left, push right).
 
 CartPole-v1 pays 1 per step the pole stays up; here episodes are cut at 200 steps, so a
-score of 195 is nearly perfect. "Solved" means the mean score of the last 10 episodes
-reaches 195; ``frames_to_solve`` is the environment step at which that first happens.
+score of 195 is nearly perfect. "Solved" is the course's lenient criterion: the mean score of
+the last 10 episodes reaches 195 (Gym's CartPole-v0 averages over 100 consecutive episodes);
+``frames_to_solve`` is the environment step at which that first happens.
 
 Speed: one gradient step per environment step, and everything in a step is a handful of
 small numpy/torch calls (batched tree descent in ``vector_per.VectorPrioritizedReplayBuffer``, no
