@@ -90,7 +90,7 @@ REPLAY_COST = ThinkQuestion(
     "What it buys is the right-hand plot: mode 1 stays near where it was instead of dipping. Replaying only some "
     "experiences saves time and storage (sleep is finite, and so is a memory). Good candidates are the ones the "
     "agent is about to forget or still gets wrong: trials with a large error (|Q - V|, the idea behind prioritized "
-    "replay, Schaul et al. 2015, which tutorial 4 builds), rare or surprising ones, and ones that differ from what "
+    "replay, Schaul et al. 2016, which tutorial 4 builds), rare or surprising ones, and ones that differ from what "
     "is being learned now (here yellow, which mode 2 never shows), rather than trials that are already well "
     "predicted.",
 )

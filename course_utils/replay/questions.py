@@ -35,8 +35,9 @@ BETA_BIAS = ConceptCheck(
         Option("beta = beta0 = 0.6", False, "0.6 corrects part of it; that is tolerated early in training only."),
         Option("beta = alpha", False, "alpha and beta do different jobs: alpha sets how much priorities shape "
                "sampling, beta how much of the resulting bias is corrected."),
-        Option("beta = 1", True, "with beta = 1 each update is multiplied by 1 / (N P(i)), which exactly undoes "
-               "sampling with probability P(i) instead of 1/N; that is why beta is annealed to 1."),
+        Option("beta = 1", True, "with beta = 1 each update is multiplied by 1 / (N P(i)), which undoes sampling "
+               "with probability P(i) instead of 1/N, up to the normaliser max_j w_j (a learning-rate factor that "
+               "drifts as the priorities change); that is why beta is annealed to 1."),
     ),
 )
 
