@@ -48,6 +48,8 @@ else:  # run as a script: its folder is sys.path[0], and the course package stay
     from process_tree import ProcessTree
 
 PACKAGE = Path(__file__).resolve().parents[1]
+ANSWER_CELL_SECONDS = 60.0
+"""Time limit for running one answer cell (definitions, and whatever else a student put there)."""
 NOT_GIVEN = "not available to this exercise's answer when it is graded"
 """How a blocked course module is named in the answer's error and in the notes."""
 
@@ -130,8 +132,10 @@ def _undefined_names(code: types.CodeType, namespace: dict, seen: set) -> set[st
     return missing
 
 
-def _run_cell(source: str, namespace: dict, transform) -> str | None:
-    """Run one cell's source in ``namespace``: None, or what it raised (one line)."""
+def _run_cell(source: str, namespace: dict, transform, seconds: float | None = None) -> str | None:
+    """Run one cell's source in ``namespace``: None, or what it raised (one line). ``seconds``:
+    a time limit for an answer cell (the hidden cell's calls have the checks' own limits, and the
+    whole child the runner's)."""
     from course_utils.checking import Timeout, time_limit
 
     try:
@@ -139,10 +143,13 @@ def _run_cell(source: str, namespace: dict, transform) -> str | None:
     except SyntaxError as error:
         return f"SyntaxError: {error.msg} (line {error.lineno})"
     try:
-        with time_limit(30.0):
+        if seconds is None:
             exec(code, namespace)
+        else:
+            with time_limit(seconds):
+                exec(code, namespace)
     except Timeout:
-        return "it ran for more than 30 s"
+        return f"it ran for more than {seconds:g} s"
     except BaseException as error:  # noqa: BLE001 (any failure of student code is a note, not a crash)
         frames = traceback.extract_tb(error.__traceback__)
         line = next((f" (line {f.lineno})" for f in reversed(frames) if f.filename == "<answer cell>"), "")
@@ -168,9 +175,6 @@ def drive_one(exercise: dict, transform, out) -> None:
             restrict_syscalls()
         except OSError:
             pass
-        __import__("course_utils")  # the root (threads, seeding) as usual; the subpackages empty
-
-        _register_packages()
         sys.meta_path.insert(0, _CourseGate(_allowed_modules(package_files), notes))
         from course_utils import checking
 
@@ -183,7 +187,7 @@ def drive_one(exercise: dict, transform, out) -> None:
         if failed:
             notes.append(f"the exercise's own imports failed here ({failed}): tell the course's maintainers")
         for index, source in exercise["answers"]:
-            failed = _run_cell(source, namespace, transform)
+            failed = _run_cell(source, namespace, transform, ANSWER_CELL_SECONDS)
             if failed and index == exercise.get("own_answer"):
                 notes.append(f"your answer cell, run on its own with the code the exercise gives, raised {failed}")
         missing = set()
@@ -224,11 +228,36 @@ def _codes_of(value) -> list[types.CodeType]:
     return []
 
 
+def _preload(job: dict) -> None:
+    """Import, once and before any fork, the course modules every exercise of ``job`` may read
+    (each child could load them anyway), and with them the libraries they use: a child then
+    loads only what is its own. The subpackages are registered empty first (``__init__`` not run)."""
+    import importlib
+
+    __import__("course_utils")  # the root (threads, seeding) as usual
+    _register_packages()
+    shared = set.intersection(*(set(exercise["package_files"]) for exercise in job["exercises"])) if job["exercises"] else set()
+    allowed = _allowed_modules(sorted(shared))
+    # The gate holds here too: a shared module whose import would load anything outside every
+    # child's list fails to load (each child then loads it under its own Landlock, or fails to).
+    gate = _CourseGate(allowed, [])
+    sys.meta_path.insert(0, gate)
+    try:
+        for name in sorted(allowed):
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 (a module that cannot load here fails in the child, with its note)
+                pass
+    finally:
+        sys.meta_path.remove(gate)
+
+
 def run(job: dict, timeout: float) -> list[dict]:
     """Drive every exercise of ``job`` in its own forked child; the results in order."""
     from IPython.core.inputtransformer2 import TransformerManager
 
     transform = TransformerManager().transform_cell
+    _preload(job)
     results = []
     for exercise in job["exercises"]:
         read_end, write_end = os.pipe()

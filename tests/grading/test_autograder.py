@@ -38,6 +38,15 @@ def graded(tmp_path_factory, dask_scheduler):
     with zipfile.ZipFile(folder / "zipped.zip", "w") as archive:  # a hostile path is never extracted
         partial = grading_path(with_answer(student, solution, "discounted_returns"))
         archive.writestr(f"../../{ASSIGNMENT}.ipynb", json.dumps(partial))
+    # answers that wrap the course's own discounted returns (issue 27): an import, and a module the setup cell binds
+    wrapped = with_answer(student, solution, "replay_memory")
+    wrapped["cells"][cell_index(wrapped, "discounted_returns")]["source"] = (
+        "from course_utils.returns import discounted_returns as _d\n"
+        "def discounted_returns(rewards, gamma):\n    return _d(rewards, gamma=gamma)\n")
+    write(folder, "wrapped", grading_path(wrapped))
+    wrapped["cells"][cell_index(wrapped, "discounted_returns")]["source"] = (
+        "def discounted_returns(rewards, gamma):\n    return colour.agent.discounted_returns(rewards, gamma=gamma)\n")
+    write(folder, "through_setup", grading_path(wrapped))
     (folder / "corrupt.ipynb").write_text('{"cells": [')
     (folder / "essay.docx").write_bytes(b"PK not really")
     out = tmp_path_factory.mktemp("grades")
@@ -163,3 +172,15 @@ def test_new_gradebooks_get_nbgrader_s_own_alembic_revision(tmp_path):
     student_notebooks.generate_here(tmp_path / "course", [grading_dask.TINY], source=tmp_path / "solutions")
     with sqlite3.connect(tmp_path / "course" / "gradebook.db") as db:
         assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [(alembic_head(),)]
+
+
+def test_an_answer_that_wraps_course_code_scores_zero_and_the_row_says_why(graded):
+    """The same run gives the solution full marks (``test_solution_gets_full_marks``)."""
+    _, rows, out = graded
+    for student, used in (("wrapped", "course_utils.returns"), ("through_setup", "`colour` of the setup cell")):
+        assert rows[student]["test_discounted_returns"] == "0" and rows[student]["test_replay_memory"] == "3"
+        assert f"test_discounted_returns: 0 points, its answer uses course code the exercise does not give it ({used})" \
+            in rows[student]["problems"]
+    feedback = (out / "feedback" / "wrapped" / f"{ASSIGNMENT}.html").read_text()
+    assert "course_utils.returns is not available to this exercise&#39;s answer when it is graded" in feedback \
+        or "course_utils.returns is not available to this exercise's answer when it is graded" in feedback

@@ -130,3 +130,32 @@ def test_no_exercise_can_read_its_twins(cell):
     files its child may read."""
     readable = set(drive_apart.package_files(cell.grade_id))
     assert not set(cell.twins) & readable, sorted(set(cell.twins) & readable)
+
+
+def test_the_runner_preloads_only_what_every_child_may_read(tmp_path):
+    """The runner imports, before forking, the modules all of a job's exercises may read; a child
+    inherits them, so nothing outside that common set may be loaded there (a run in a fresh
+    process, as the runner is)."""
+    import subprocess
+    import sys
+
+    nb = _notebook("lunar")
+    ids = [cell.grade_id for cell in GRADED if cell.tutorial == "lunar" and cell.check]
+    hidden = {i: (c.metadata.nbgrader.grade_id, c.source) for i, c in enumerate(nb.cells)
+              if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") in ids}
+    job = drive_apart.build_job(nb, hidden, tmp_path, landlock=True)
+    shared = set.intersection(*(set(e["package_files"]) for e in job["exercises"]))
+    (tmp_path / "job.json").write_text(json.dumps(job))
+    probe = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); import drive_runner as r; "
+        "r._preload(json.load(open(sys.argv[2]))); "
+        "print(json.dumps(sorted(getattr(m, '__file__', None) or '' for n, m in sys.modules.items() "
+        "if n.startswith('course_utils.'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe, str(Path(drive_apart.RUNNER).parent), str(tmp_path / "job.json")],
+                          capture_output=True, text=True, check=True)
+    loaded = {f for f in json.loads(done.stdout.strip().splitlines()[-1]) if f}
+    assert loaded, "nothing was preloaded"
+    assert loaded <= shared, sorted(loaded - shared)
+    twins = {str(drive_apart._module_file(t)) for cell in GRADED if cell.tutorial == "lunar" for t in cell.twins}
+    assert not loaded & twins
