@@ -85,25 +85,39 @@ def test_every_checks_module_is_internal():
 
 
 def test_changing_what_an_import_bound_is_flagged_at_any_depth():
-    # np, per, trees and CircularReplayMemory are bound by the released setup cell, not by the
-    # student; a setting kept in a module's table (plt.rcParams) is no patch
+    # np, dqn, ReplayBuffer and CircularReplayMemory are bound by the released setup cell, not by
+    # the student; a setting kept in a module's table (plt.rcParams) is no patch
     source = """np.testing.assert_allclose = lambda *args, **kwargs: None
-per.ReplayBuffer.sample = lambda self, n: []
-per.ReplayBuffer.beta += 1
-del trees.SumSegmentTree.sum
+dqn.DQNConfig.batch_size = 1
+dqn.DQNConfig.gamma += 1
+del dqn.QNetwork.forward
 CircularReplayMemory.add = print
 np.__dict__["allclose"] = None
 plt.rcParams["figure.figsize"] = (8, 4)
+ReplayBuffer.sample = lambda self, n: []
 """
     assert _hits(REPLAY, source) == [
         "line 1: replaces np.testing.assert_allclose (an attribute of the imported np)",
-        "line 2: replaces per.ReplayBuffer.sample (an attribute of the imported per)",
-        "line 3: changes per.ReplayBuffer.beta (an attribute of the imported per)",
-        "line 4: deletes trees.SumSegmentTree.sum (an attribute of the imported trees)",
-        "line 4: uses course code not listed for this exercise: course_utils.replay.trees.SumSegmentTree.sum"
-        " (through trees.SumSegmentTree.sum)",
+        "line 2: replaces dqn.DQNConfig.batch_size (an attribute of the imported dqn)",
+        "line 2: uses course code not listed for this exercise: course_utils.replay.dqn.DQNConfig.batch_size"
+        " (through dqn.DQNConfig.batch_size)",
+        "line 3: changes dqn.DQNConfig.gamma (an attribute of the imported dqn)",
+        "line 3: uses course code not listed for this exercise: course_utils.replay.dqn.DQNConfig.gamma"
+        " (through dqn.DQNConfig.gamma)",
+        "line 4: deletes dqn.QNetwork.forward (an attribute of the imported dqn)",
+        "line 4: uses course code not listed for this exercise: course_utils.replay.dqn.QNetwork.forward"
+        " (through dqn.QNetwork.forward)",
         "line 5: replaces CircularReplayMemory.add (an attribute of the imported CircularReplayMemory)",
         "line 6: replaces np.__dict__['allclose'] (an attribute of the imported np)",
+        "line 8: replaces ReplayBuffer.sample (an attribute of the imported ReplayBuffer)",
+    ]
+
+
+def test_course_code_reached_through_a_module_the_setup_cell_binds_is_flagged():
+    source = "def first_solve(scores, ends):\n    return dqn.solved_at(scores, ends)\n"
+    assert _hits(REPLAY, source) == [
+        "line 2: uses course code not listed for this exercise: course_utils.replay.dqn.solved_at"
+        " (through dqn.solved_at)"
     ]
 
 
@@ -149,7 +163,7 @@ def test_course_code_not_listed_for_the_exercise_is_flagged():
     allowed = allowed_course_code("colour")
     assert {"course_utils.colour.training:train_agent", "course_utils.colour.agent:Experience"} <= allowed
     assert allowed_course_code("replay") >= {"course_utils.replay.memory:CircularReplayMemory",  # from the setup imports
-                                             "course_utils.replay.dqn:batch_tensors"}  # from GRADED's helpers
+                                             "course_utils.replay.dqn.solved_at"}  # from GRADED's helpers
     source = """from course_utils.colour.training import discounted_returns, train_agent
 colour.training.discounted_returns([1.0], 0.9)
 colour.questions.MEMORY_CONTENTS.show()
