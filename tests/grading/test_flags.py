@@ -163,7 +163,7 @@ def test_course_code_not_listed_for_the_exercise_is_flagged():
     allowed = allowed_course_code("colour")
     assert {"course_utils.colour.training:train_agent", "course_utils.colour.agent:Experience"} <= allowed
     assert allowed_course_code("replay") >= {"course_utils.replay.memory:CircularReplayMemory",  # from the setup imports
-                                             "course_utils.replay.dqn.batch_tensors"}  # from GRADED's helpers
+                                             "course_utils.replay.dqn:batch_tensors"}  # from GRADED's helpers
     source = """from course_utils.colour.training import discounted_returns, train_agent
 colour.training.discounted_returns([1.0], 0.9)
 colour.questions.MEMORY_CONTENTS.show()
