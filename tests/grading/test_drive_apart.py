@@ -49,7 +49,7 @@ def _with_answer(nb, solution_id: str, source: str):
 def drive_many(cases: list[tuple], tmp_path: Path, allow_list: bool = True) -> list[tuple[bool, str]]:
     """Drive each (notebook, grade_id) apart, as ``DriveApart`` does, in one runner; judge here."""
     workdir = tmp_path / f"drive-{secrets.token_hex(3)}"
-    (workdir / ".tmp").mkdir(parents=True)
+    (workdir / ".tmp").mkdir(parents=True)  # tmp_path itself is made on the way
     spec = {"workdir": str(workdir), "limits": Limits(cell_timeout=60).as_dict(), "token": secrets.token_hex(8)}
     spec_path = tmp_path / "spec.json"
     spec_path.write_text(json.dumps(spec))
@@ -159,3 +159,19 @@ def test_the_runner_preloads_only_what_every_child_may_read(tmp_path):
     assert loaded <= shared, sorted(loaded - shared)
     twins = {str(drive_apart._module_file(t)) for cell in GRADED if cell.tutorial == "lunar" for t in cell.twins}
     assert not loaded & twins
+
+
+def test_the_runner_server_restarts_and_the_one_off_runner_is_the_fallback(tmp_path, monkeypatch):
+    """Submissions go through one long-lived runner per grading process (torch imported once);
+    a server that died is started anew, and without one a runner of the submission's own gives
+    the same verdicts."""
+    nb = _notebook("colour")
+    ids = [cell.grade_id for cell in GRADED if cell.tutorial == "colour" and cell.check]
+    assert all(passed for passed, _ in drive(nb, ids, tmp_path / "first").values())
+    server = drive_apart._server()
+    server.kill()
+    server.wait()
+    assert all(passed for passed, _ in drive(nb, ids, tmp_path / "restarted").values())
+    assert drive_apart._SERVER is not server and drive_apart._SERVER.poll() is None
+    monkeypatch.setattr(drive_apart, "_through_server", lambda *args: None)
+    assert all(passed for passed, _ in drive(nb, ids, tmp_path / "alone").values())
