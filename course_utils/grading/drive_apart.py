@@ -252,6 +252,9 @@ class DriveApart(Preprocessor):
         return nb, resources
 
 
+SERVED_CPU_SECONDS = 0.0
+"""CPU seconds the runner server spent on this process's submissions (its children are not this
+process's, so the worker adds them to a submission's own figure)."""
 _SERVER: subprocess.Popen | None = None
 """This process's ``drive_runner.py serve``: it imports torch and IPython once for every
 submission this process grades (about 3.5 s of CPU each time otherwise)."""
@@ -284,7 +287,10 @@ def _through_server(job: dict, spec_path: Path, wall: float) -> list[dict] | Non
         server.stdin.flush()
         if not select.select([server.stdout], [], [], wall + 30)[0]:
             raise TimeoutError
-        results = json.loads(server.stdout.readline())["results"]
+        reply = json.loads(server.stdout.readline())
+        global SERVED_CPU_SECONDS
+        SERVED_CPU_SECONDS += float(reply.get("cpu_seconds", 0.0))
+        results = reply["results"]
         if isinstance(results, list):
             return results
     except (OSError, ValueError, KeyError, TypeError, TimeoutError):

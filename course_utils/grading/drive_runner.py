@@ -392,9 +392,13 @@ def _collect_reply(pid: int, read_end: int, timeout: float) -> bytes:
             if not chunk:
                 break
             chunks.append(chunk)
-    os.waitpid(pid, 0)
-    reply = b"".join(chunks).replace(b"\n", b" ")
-    return reply or b'{"results": null}'
+    _, _, usage = os.wait4(pid, 0)  # the child's CPU with its children's (each exercise's)
+    try:
+        reply = json.loads(b"".join(chunks))
+    except ValueError:
+        reply = {"results": None}
+    reply["cpu_seconds"] = usage.ru_utime + usage.ru_stime
+    return json.dumps(reply).encode()
 
 
 if __name__ == "__main__":

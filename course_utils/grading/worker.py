@@ -471,9 +471,12 @@ def _feedback(config, course: Path, assignment: str, student: str, cap: int, res
 
 
 def _cpu() -> float:
-    """CPU seconds of this process plus its finished children (the kernels)."""
+    """CPU seconds of this process plus its finished children (the kernels) and what the drive
+    runner server spent driving its submissions apart."""
+    from course_utils.grading import drive_apart
+
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + children.ru_utime + children.ru_stime
+    return time.process_time() + children.ru_utime + children.ru_stime + drive_apart.SERVED_CPU_SECONDS
 
 
 GENERIC_ERRORS = ("Please see the", "There was an error processing assignment", "NbGraderException")
