@@ -278,25 +278,12 @@ def run(job: dict, timeout: float) -> list[dict]:
 
 def _collect(pid: int, read_end: int, grade_id: str, timeout: float) -> dict:
     """The child's JSON line, or a result saying why there is none; the child is reaped."""
-    chunks, deadline = [], time.monotonic() + timeout
-    with os.fdopen(read_end, "rb") as pipe:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([pipe], [], [], left)[0]:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                return {"grade_id": grade_id, "payload": None,
-                        "notes": [f"driving this exercise took longer than {timeout:g} s"]}
-            chunk = os.read(pipe.fileno(), 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            if sum(map(len, chunks)) > 64 << 20:
-                os.kill(pid, signal.SIGKILL)
-                break
-    os.waitpid(pid, 0)
+    data, _ = _read_child(pid, read_end, timeout, limit=64 << 20)
+    if data is None:
+        return {"grade_id": grade_id, "payload": None,
+                "notes": [f"driving this exercise took longer than {timeout:g} s"]}
     try:
-        result = json.loads(b"".join(chunks).decode())
+        result = json.loads(data.decode())
         if result.get("grade_id") == grade_id:
             return result
     except (ValueError, UnicodeDecodeError, AttributeError):
@@ -379,22 +366,33 @@ def serve() -> None:
         out.flush()
 
 
-def _collect_reply(pid: int, read_end: int, timeout: float) -> bytes:
-    chunks, deadline = [], time.monotonic() + timeout
+def _read_child(pid: int, read_end: int, timeout: float, limit: int | None = None):
+    """(what a forked child wrote to ``read_end``, its resource usage with its children's), the
+    child reaped; the bytes are None when it ran past ``timeout`` seconds and was killed, and
+    are cut at ``limit`` bytes (the child killed) when one is given."""
+    chunks, deadline, timed_out = [], time.monotonic() + timeout, False
     with os.fdopen(read_end, "rb") as pipe:
         while True:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([pipe], [], [], left)[0]:
                 os.kill(pid, signal.SIGKILL)
-                chunks = []
+                timed_out = True
                 break
             chunk = os.read(pipe.fileno(), 1 << 20)
             if not chunk:
                 break
             chunks.append(chunk)
-    _, _, usage = os.wait4(pid, 0)  # the child's CPU with its children's (each exercise's)
+            if limit is not None and sum(map(len, chunks)) > limit:
+                os.kill(pid, signal.SIGKILL)
+                break
+    _, _, usage = os.wait4(pid, 0)
+    return (None if timed_out else b"".join(chunks)), usage
+
+
+def _collect_reply(pid: int, read_end: int, timeout: float) -> bytes:
+    data, usage = _read_child(pid, read_end, timeout)  # usage: the job child's CPU with each exercise's
     try:
-        reply = json.loads(b"".join(chunks))
+        reply = json.loads(data or b"")
     except ValueError:
         reply = {"results": None}
     reply["cpu_seconds"] = usage.ru_utime + usage.ru_stime
