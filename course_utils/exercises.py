@@ -209,7 +209,7 @@ GRADED = (
     GradedCell(
         "test_aac_agent", "lunar", 1, "aac_agent", f"{_LUNAR_CHECKS}:check_aac_agent",
         hint_tests=(f"{_LUNAR_HINTS}::test_aac_agent_check_catches_a_softmax_over_scores_and_value",),
-        twins=("course_utils.lunar.aac",),
+        twins=("course_utils.lunar.aac", "course_utils.lunar.numpy_ac", "course_utils.lunar.rollouts"),
     ),
     GradedCell(
         "test_aac_loss", "lunar", 2, "aac_loss", f"{_LUNAR_CHECKS}:check_aac_loss",
@@ -225,6 +225,8 @@ GRADED = (
         "test_memory_add", "replay", 3, "memory_add", f"{_REPLAY_CHECKS}:check_memory_add",
         helpers=("course_utils.replay.memory:CircularReplayMemory",),
         hint_tests=("tests/replay/test_memory.py::test_check_rejects_common_mistakes_with_a_hint",),
+        # the given prioritized buffer's ring (store) is the pointer arithmetic this exercise asks for
+        twins=("course_utils.replay.per", "course_utils.replay.vector_per"),
     ),
     GradedCell(
         "test_segment_trees", "replay", 4, "segment_trees", f"{_REPLAY_CHECKS}:check_segment_trees",

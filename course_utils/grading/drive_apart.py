@@ -127,7 +127,21 @@ def package_files(grade_id: str, hidden_source: str | None = None) -> dict[str, 
     check), the tutorial's header (``SOLUTION_IMPORTS``), the framework, and what they import."""
     cell = next(cell for cell in GRADED if cell.grade_id == grade_id)
     source = hidden_source if hidden_source is not None else _hidden_source(grade_id)
-    return closure(source_modules(source) | source_modules(SOLUTION_IMPORTS[cell.tutorial]), JUDGE_ONLY + cell.twins)
+    header = exercise_header(cell.tutorial, cell.twins)
+    return closure(source_modules(source) | source_modules(header), JUDGE_ONLY + cell.twins)
+
+
+def exercise_header(tutorial: str, twins: tuple[str, ...]) -> str:
+    """The tutorial's header (``SOLUTION_IMPORTS``) without its imports from ``twins``: a module
+    the header gives every answer (tutorial 4's ``ReplayBuffer``, the prioritized buffer's base)
+    can be the drop-in answer to another exercise of the same notebook, and that exercise's
+    answer is then driven without it."""
+    header = SOLUTION_IMPORTS[tutorial]
+    lines = header.splitlines(keepends=True)
+    for node in reversed(ast.parse(header).body):
+        if isinstance(node, ast.ImportFrom) and node.module in twins:
+            del lines[node.lineno - 1 : node.end_lineno]
+    return "".join(lines)
 
 
 def _names_bound(source: str) -> set[str]:
@@ -171,7 +185,7 @@ def build_job(nb, hidden: dict[int, tuple[str, str]], workdir: Path, landlock: b
     for _, (grade_id, source) in sorted(hidden.items()):
         graded = next(cell for cell in GRADED if cell.grade_id == grade_id)
         own = next(((i, s) for i, s, g in answers if g == graded.solution), None)
-        header = SOLUTION_IMPORTS[graded.tutorial]
+        header = exercise_header(graded.tutorial, graded.twins)
         given = _names_bound(header) | {n for _, s, _ in answers for n in _names_bound(s)}
         exercises.append({
             "grade_id": grade_id,

@@ -22,12 +22,6 @@ from course_utils.grading.sandbox import Limits
 from course_utils.paths import SOLUTIONS
 
 ADAPTERS = Path(__file__).parent / "adapters"
-WEAK = {
-    # one-line helpers of given code, or adapters that cost as much as the answer: kept reachable on
-    # purpose (see each file's comment); the test records that they still pass
-    "test_aac_agent__harness_scores",
-    "test_memory_add__per_ReplayBuffer_ring",
-}
 
 
 def _graded(grade_id: str):
@@ -98,8 +92,6 @@ def adapter_verdicts(tmp_path_factory) -> dict[str, tuple[bool, str]]:
 @pytest.mark.parametrize("adapter", [p.stem for p in _adapters()])
 def test_an_adapter_around_course_code_scores_zero_with_the_reason(adapter, adapter_verdicts):
     passed, message = adapter_verdicts[adapter]
-    if adapter in WEAK:
-        pytest.skip(f"kept reachable on purpose ({'passes' if passed else 'fails'}): {message[:160]}")
     assert not passed, message
     assert "not available to this exercise" in message or "is not defined" in message, message
 
