@@ -4,7 +4,9 @@ course train NAME          regenerate a tutorial's checkpoints and update the re
                            (colour: tutorial 2, harlow: tutorial 1, lunar: tutorial 3)
 course bench NAME          print measured figures as one JSON line (see course_utils.bench)
 course release [--check]   generate notebooks/ and the harvested solutions from solutions/
-                           (or check they are current)
+                           (or check they are current, and that no stored result
+                           contradicts a notebook's claim)
+course claims              the table of the notebooks' claims, their stored figures, holds
 course autograde SUBS      grade a folder of submissions; write grades CSV and feedback
 course bundle OUT          write the student bundle (notebooks, the student wheel, a README)
 course lab                 start JupyterLab on the notebooks in this folder
@@ -67,6 +69,15 @@ def _release(args) -> int:
     from course_utils.grading import harvest
 
     if args.check:
+        from course_utils import claims
+
+        contradicted = claims.contradicted()
+        for line in contradicted:
+            print(f"contradicted: {line}", file=sys.stderr)
+        if contradicted:
+            print("a stored result contradicts what a notebook says (`course claims` shows the table): change the "
+                  "text and its claim in <tutorial>/claims.py, or the run.", file=sys.stderr)
+            return 1
         stale = _stale()
         if stale:
             for line in stale:
@@ -90,6 +101,13 @@ def _release(args) -> int:
     print(f"wrote {reference.write_expected()}")
     print(f"wrote {judging.write_check_records()}")
     return 0
+
+
+def _claims(args) -> int:
+    from course_utils import claims
+
+    print(claims.claims_table())
+    return 1 if claims.contradicted() else 0
 
 
 def _bundle(args) -> int:
@@ -136,6 +154,7 @@ def _autograde(args) -> int:
         output_mb=args.output_mb,
         notebook_mb=args.notebook_mb,
         landlock=not args.no_landlock,
+        skip_given=not args.run_every_cell,
     )
     report = grading.autograde(
         args.submissions,
@@ -170,6 +189,9 @@ def main(argv: list[str] | None = None) -> int:
     release.add_argument("--check", action="store_true", help="fail if notebooks/ is stale instead of writing")
     release.set_defaults(func=_release)
 
+    claims = sub.add_parser("claims", help="every claim the notebooks make, its stored figures, and whether it holds")
+    claims.set_defaults(func=_claims)
+
     bundle = sub.add_parser("bundle", help="write the student bundle: notebooks, the student wheel, a README")
     bundle.add_argument("out", help="a new folder for the bundle (a zip of it is written beside it)")
     bundle.set_defaults(func=_bundle)
@@ -194,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--max-notebook-mb", type=float, default=50.0,
                        help="largest notebook read, on disk or in a zip, in MB (default 50)")
     grade.add_argument("--no-landlock", action="store_true", help="do not restrict the kernel's filesystem and network access")
+    grade.add_argument("--run-every-cell", action="store_true",
+                       help="run the given cells no grade depends on too (demonstrations, plots): slower, fuller feedback")
     grade.add_argument("--force", action="store_true", help="grade every submission again, even unchanged ones")
     grade.set_defaults(func=_autograde)
 

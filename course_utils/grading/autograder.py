@@ -189,12 +189,19 @@ def _save_index(course_dir: Path, index: dict) -> None:
 
 def _template(names: list[str], source: Path) -> dict[str, dict[str, bytes]]:
     """Per assignment, the files a grading task's throwaway course folder starts from: the
-    gradebook after ``generate_assignment`` (no students, no solution notebook)."""
+    gradebook after ``generate_assignment`` (no students, no solution notebook), and the given
+    cells grading may skip (``skip_cells.marks`` of the instructor's notebook)."""
+    from course_utils.grading.skip_cells import marks
+    from course_utils.grading.worker import SKIP_MARKS
+
     templates = {}
     for name in names:
         with tempfile.TemporaryDirectory(prefix="course-template-") as tmp:
             generate_here(Path(tmp), [name], source=source)
-            templates[name] = {"gradebook.db": (Path(tmp) / "gradebook.db").read_bytes()}
+            templates[name] = {
+                "gradebook.db": (Path(tmp) / "gradebook.db").read_bytes(),
+                SKIP_MARKS: json.dumps(marks(json.loads((source / f"{name}.ipynb").read_text()))).encode(),
+            }
     return templates
 
 

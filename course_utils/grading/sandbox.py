@@ -99,6 +99,8 @@ class Limits:
         only the code each exercise gives its answer exists (``drive_apart``); False drives them
         in the kernel, where wrapping the course's own code passes (for ``course bench grading``'s
         comparison only).
+    skip_given: where the hidden tests are driven apart, do not run the given cells no graded
+        cell depends on (``skip_cells``); False runs every cell (for the comparison of both ways).
     """
 
     cell_timeout: int = 120
@@ -109,6 +111,7 @@ class Limits:
     file_mb: int = 100
     landlock: bool = True
     drive_apart: bool = True
+    skip_given: bool = True
 
     def as_dict(self) -> dict:
         return asdict(self)

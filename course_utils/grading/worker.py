@@ -53,6 +53,8 @@ SANDBOX_SCRIPT = Path(sandbox.__file__).resolve()
 TRUNCATED = "... output truncated by the grader: over {mb:.3g} MB of output in this notebook ..."
 KERNEL_DIED = "KernelDied"
 KERNEL_STOPPED = "KernelStopped"
+SKIP_MARKS = "skip_cells.json"
+"""File of a grading task's course folder: the assignment's ``skip_cells.marks`` (from its template)."""
 _LOCK = threading.Lock()  # nbgrader's converters set os.environ: one grading at a time per process
 
 
@@ -98,6 +100,8 @@ class LimitedExecute(Execute):
         return nb, resources
 
     def preprocess_cell(self, cell, resources, index):
+        if index in (resources or {}).get("skip_cells", ()):  # given code no graded cell needs (skip_cells)
+            return cell, resources
         if self._dead_at is not None:
             if cell.cell_type == "code":
                 cell.outputs = [_error(KERNEL_DIED, f"not run: the kernel died in cell {self._dead_at + 1}")]
@@ -259,10 +263,14 @@ def _config(course: Path, limits: dict, spec: Path):
 
     config.DriveApart.sandbox_spec = str(spec)
     apart = bool(limits.get("drive_apart", True))
+    from course_utils.grading.skip_cells import SkipGivenCells
+
+    config.SkipGivenCells.marks_file = str(course / SKIP_MARKS) if limits.get("skip_given", True) else ""
     config.Autograde.autograde_preprocessors = [
         # the hidden tests do not run in the kernel, which holds the whole course package, but
         # apart, where only the course code each exercise gives its answer exists
         *([HideHiddenDrives] if apart else []),
+        SkipGivenCells,  # after the hidden cells are set aside: what runs in the kernel then needs less
         LimitedExecute,
         *([DriveApart] if apart else []),
         JudgeRecords,  # the hidden tests' records, judged here, where the student's code cannot reach

@@ -1,0 +1,143 @@
+"""The course's claims as data: each quantitative or comparative statement a notebook's text
+makes, declared once, as a predicate over the result it rests on.
+
+A ``Claim`` names the result (``source``: a stored result in ``assets/``, read by a loader its
+tutorial declares in ``<tutorial>/claims.py`` as ``RESULTS``), computes the figures its sentence quotes (``figures(result) -> dict``), says the
+sentence (``says``: a format string over those figures) and the condition that makes it true
+(``holds(figures) -> bool``). Each tutorial declares its claims in ``<tutorial>/claims.py``
+(``CLAIMS``); this module collects them.
+
+- The notebook prints the sentence with ``show_claim(name)``: the numbers in the text are the
+  result's, so the text cannot drift from the figure beside it.
+- ``course release --check`` fails when a stored result contradicts a claim
+  (``contradicted()``), and ``course claims`` prints the table a reviewer audits
+  (``claims_table()``): every claim, where the notebook makes it, the figures, and whether it
+  holds.
+- Claims over a result the notebook computes live (``source="live:..."``) are checked by the
+  tests that run that computation at the notebook's size (and full size under ``--run-slow``),
+  with the same ``figures`` and ``holds``.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+TUTORIALS = ("harlow", "colour", "lunar", "replay")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One statement of a notebook, and what makes it true.
+
+    ``name``: ``<tutorial>.<short_name>``. ``where``: the notebook section that makes it.
+    ``source``: a stored result's name (``stored_loaders``), or ``live:<what computes it>``.
+    ``figures(result)``: the numbers the sentence quotes, by name. ``says``: the sentence, a
+    format string over ``figures`` (``"{aac:.0f}"``). ``holds(figures)``: True when the result
+    bears the sentence out."""
+
+    name: str
+    where: str
+    source: str
+    figures: Callable[[dict], dict]
+    says: str
+    holds: Callable[[dict], bool]
+
+    @property
+    def stored(self) -> bool:
+        return not self.source.startswith("live:")
+
+    def text(self, result: dict | None = None) -> str:
+        """The sentence with the figures of ``result`` (default: the stored one) filled in."""
+        return self.says.format(**self.figures(self._result(result)))
+
+    def check(self, result: dict | None = None) -> tuple[bool, dict]:
+        """(holds, figures) for ``result`` (default: the stored one)."""
+        figures = self.figures(self._result(result))
+        return bool(self.holds(figures)), figures
+
+    def _result(self, result):
+        if result is not None:
+            return result
+        if not self.stored:
+            raise ValueError(f"claim {self.name} rests on a live result ({self.source}): pass that result.")
+        return stored_result(self.source)
+
+
+def stored_loaders() -> dict[str, Callable[[], dict]]:
+    """Stored result name -> its loader: each tutorial's ``claims.RESULTS`` (the tutorial's own
+    reader of what ``course train ...`` wrote)."""
+    loaders: dict[str, Callable[[], dict]] = {}
+    for tutorial in TUTORIALS:
+        loaders |= getattr(importlib.import_module(f"course_utils.{tutorial}.claims"), "RESULTS", {})
+    return loaders
+
+
+@functools.cache
+def stored_result(source: str) -> dict:
+    """The stored result ``source`` (read once per process)."""
+    loaders = stored_loaders()
+    if source not in loaders:
+        raise KeyError(f"no stored result {source!r}: the stored results are {sorted(loaders)}.")
+    return loaders[source]()
+
+
+def all_claims() -> dict[str, Claim]:
+    """Every tutorial's claims by name, in notebook order."""
+    claims: dict[str, Claim] = {}
+    for tutorial in TUTORIALS:
+        for claim in importlib.import_module(f"course_utils.{tutorial}.claims").CLAIMS:
+            if claim.name in claims:
+                raise ValueError(f"claim {claim.name} is declared twice.")
+            claims[claim.name] = claim
+    return claims
+
+
+def claim(name: str) -> Claim:
+    claims = all_claims()
+    if name not in claims:
+        raise KeyError(f"no claim {name!r}; `course claims` lists them.")
+    return claims[name]
+
+
+def show_claim(name: str, result: dict | None = None) -> str:
+    """Print claim ``name``'s sentence with the figures of ``result`` (default: the stored
+    result); the notebook's way to state a number. Returns the sentence."""
+    text = claim(name).text(result)
+    print(text)
+    return text
+
+
+def contradicted(claims: dict[str, Claim] | None = None) -> list[str]:
+    """One line per stored-result claim that its stored result contradicts (or cannot be read)."""
+    problems = []
+    for c in (claims or all_claims()).values():
+        if not c.stored:
+            continue
+        try:
+            holds, figures = c.check()
+        except Exception as error:  # a renamed key or a missing file: as wrong as a false claim
+            problems.append(f"claim {c.name} ({c.where}): cannot be checked on {c.source}: {error!r}")
+            continue
+        if not holds:
+            problems.append(f"claim {c.name} ({c.where}) does not hold on {c.source}: {c.says.format(**figures)}")
+    return problems
+
+
+def claims_table(claims: dict[str, Claim] | None = None) -> str:
+    """A markdown table of every claim: where, source, the sentence with its figures, holds."""
+    rows = ["| claim | where | rests on | says (stored figures) | holds |", "|---|---|---|---|---|"]
+    for c in (claims or all_claims()).values():
+        if c.stored:
+            try:
+                holds, figures = c.check()
+                says, verdict = c.says.format(**figures), "yes" if holds else "**NO**"
+            except Exception as error:
+                says, verdict = f"cannot be checked: {error!r}", "**NO**"
+        else:
+            says, verdict = c.says, "tests, at the notebook's size"
+        rows.append(f"| `{c.name}` | {c.where} | {c.source} | {says.replace('|', '/')} | {verdict} |")
+    return "\n".join(rows)

@@ -1,0 +1,145 @@
+"""Grading runs only what grades depend on: given cells no graded cell needs are not executed.
+
+A course notebook's hidden tests are driven apart (``drive_apart``): their records come from the
+header, the answer cells and the hidden cell, run in a runner of their own, never from the
+kernel. What the kernel runs of a submission is then for the outputs formgrader and the feedback
+show, and for any hidden test still judged in the kernel. The given demonstrations, experiments,
+animations, plots and check cells of a tutorial cost most of that run (tutorial 3's experiments
+alone are most of its grading time) and feed no grade.
+
+``marks(notebook)`` computes, from the instructor's notebook (whose answer cells hold the
+solutions, so that what an answer needs from a given cell is seen), the given code cells no
+kept cell depends on. Kept cells are the answer cells (nbgrader ``solution``), every graded cell, and the
+given cells an instructor pins with ``"course": {"grading": "run"}`` in the cell's metadata; a
+given cell that binds a name a kept cell uses (read from the code, the way Python resolves a
+global name) is kept too, and so on until nothing changes. The marks are computed rather than
+stored in the notebook so that they cannot go stale when a cell changes.
+
+In a submission (``SkipGivenCells``, before execution), a cell is skipped only if its cell id is
+marked and its source is the released source, unchanged: a given cell the student edited, and
+every cell the student added, runs. The same closure is then taken over the submission itself,
+so that a cell of the student's that uses a name only a skipped cell binds brings that cell back.
+Which cells were not run is in ``resources["skip_cells"]`` (never in the notebook, which the
+student wrote), for ``worker.LimitedExecute``. Where any autograded test still runs in the kernel
+(``kernel_tests``), nothing is skipped: such a test can depend on what a given cell does
+without binding a name (a seed it sets), which the name analysis cannot see.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from pathlib import Path
+
+from nbconvert.preprocessors import Preprocessor
+from traitlets import Bool, Unicode
+
+PIN = "run"
+"""``cell.metadata["course"]["grading"]`` value that keeps a given cell run when grading."""
+
+
+def _source(cell) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+def _digest(source: str) -> str:
+    return hashlib.sha256(source.encode()).hexdigest()
+
+
+def cell_names(source: str) -> tuple[set[str], set[str]] | None:
+    """(names the cell binds at its top level, names it reads as globals), or None when the cell
+    cannot be parsed (IPython syntax is translated first): such a cell is always kept."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    try:
+        tree = ast.parse(TransformerManager().transform_cell(source))
+    except (SyntaxError, ValueError):
+        return None
+    binds, uses = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (uses if isinstance(node.ctx, ast.Load) else binds).add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            binds |= {(alias.asname or alias.name).split(".")[0] for alias in node.names if alias.name != "*"}
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            binds.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            binds |= set(node.names)
+    # a name read anywhere may be the global of that name (a function body reads it when called):
+    # counting every read keeps more cells than needed, never fewer
+    return binds, uses
+
+
+def _kept(cells: list, candidates: set[int]) -> set[int]:
+    """Indices of ``candidates`` (given code cells) that a non-candidate code cell needs,
+    directly or through other needed cells: a cell is needed when it binds a name that a kept
+    cell after it reads."""
+    names = {i: cell_names(_source(c)) for i, c in enumerate(cells) if c.get("cell_type") == "code"}
+    kept = {i for i in names if i not in candidates or names[i] is None}
+    queue = sorted(kept)
+    while queue:
+        index = queue.pop()
+        uses = names[index][1] if names[index] else set()
+        for other in candidates - kept:
+            if other < index and names[other] and names[other][0] & uses:
+                kept.add(other)
+                queue.append(other)
+    return kept & candidates
+
+
+def _given(cell) -> bool:
+    meta = cell.get("metadata", {})
+    nbgrader = meta.get("nbgrader", {})
+    pinned = isinstance(meta.get("course"), dict) and meta["course"].get("grading") == PIN
+    return cell.get("cell_type") == "code" and not nbgrader.get("solution") and not nbgrader.get("grade") and not pinned
+
+
+def marks(notebook: dict) -> dict[str, str]:
+    """{cell id: sha256 of its source} of the instructor's notebook's given code cells that no
+    kept cell depends on (see the module's docstring)."""
+    cells = notebook.get("cells", [])
+    candidates = {i for i, c in enumerate(cells) if _given(c) and c.get("id")}
+    skipped = candidates - _kept(cells, candidates)
+    return {cells[i]["id"]: _digest(_source(cells[i])) for i in sorted(skipped)}
+
+
+def skipped_in(nb, marked: dict[str, str]) -> set[int]:
+    """Indices of the submission's cells not to run: marked, unchanged, and not needed by any
+    cell that runs (the student's own cells included)."""
+    candidates = {
+        i for i, cell in enumerate(nb.get("cells", []))
+        if cell.get("cell_type") == "code" and marked.get(cell.get("id")) == _digest(_source(cell))
+        and not cell.get("metadata", {}).get("nbgrader", {}).get("grade")
+    }
+    return candidates - _kept(nb.get("cells", []), candidates)
+
+
+class SkipGivenCells(Preprocessor):
+    """Before execution: the indices of the given cells not to run go into
+    ``resources["skip_cells"]`` (``marks_file``: the assignment's ``marks``, as JSON; none, or
+    no file: every cell runs)."""
+
+    enabled = Bool(True).tag(config=True)  # nbconvert's preprocessors are off unless enabled
+    marks_file = Unicode("", help="JSON {cell id: source sha256} of the cells grading may skip").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        path = Path(self.marks_file) if self.marks_file else None
+        marked = json.loads(path.read_text()) if path and path.is_file() else {}
+        resources["skip_cells"] = skipped_in(nb, marked) if marked and not kernel_tests(nb, resources) else set()
+        return nb, resources
+
+
+def kernel_tests(nb, resources) -> list[int]:
+    """Indices of autograded test cells that run in the kernel (not set aside by
+    ``drive_apart.HideHiddenDrives``). Such a test may depend on what a given cell does without
+    binding a name (a seed set, a file written), which the name analysis cannot see: where there
+    is one, every cell runs."""
+    apart = resources.get("drive_apart") or {}
+    return [
+        index for index, cell in enumerate(nb.cells)
+        if cell.get("cell_type") == "code" and index not in apart
+        and cell.get("metadata", {}).get("nbgrader", {}).get("grade")
+        and not cell.get("metadata", {}).get("nbgrader", {}).get("solution")
+    ]

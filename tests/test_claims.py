@@ -1,0 +1,74 @@
+"""The notebooks' claims as data (``course_utils.claims``): every stored claim holds, a planted
+contradiction fails ``course release --check``, and every live claim is checked by a test."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from course_utils import claims
+from course_utils.cli import main
+
+TESTS = Path(__file__).parent
+
+
+def test_every_claim_on_a_stored_result_holds():
+    assert claims.contradicted() == []
+
+
+def test_claims_are_named_after_their_tutorial_and_say_their_figures():
+    for name, claim in claims.all_claims().items():
+        tutorial = name.split(".")[0]
+        assert tutorial in claims.TUTORIALS, name
+        assert re.search(r"\{\w+", claim.says), f"{name} quotes no figure of its result"
+        if claim.stored:
+            assert claim.source in claims.stored_loaders(), name
+            claim.text()  # every placeholder has its figure
+
+
+def test_a_planted_contradiction_fails_the_release_check(monkeypatch, capsys):
+    history = claims.stored_result("harlow_evolution")
+    flat = dict(history, mean=[history["mean"][0]] * len(history["mean"]))  # a run that never rose
+    monkeypatch.setattr(claims, "stored_loaders", lambda: {"harlow_evolution": lambda: flat})
+    claims.stored_result.cache_clear()
+    try:
+        problems = claims.contradicted()
+        assert any(p.startswith("claim harlow.saved_run_rises") for p in problems), problems
+        assert main(["release", "--check"]) == 1
+        assert "contradicted: claim harlow.saved_run_rises" in capsys.readouterr().err
+        assert "| **NO** |" in claims.claims_table()
+    finally:
+        claims.stored_result.cache_clear()
+
+
+def test_a_claim_whose_result_lost_a_field_is_reported(monkeypatch):
+    monkeypatch.setattr(claims, "stored_loaders", lambda: {"per_results": lambda: {"curves": {}}})
+    claims.stored_result.cache_clear()
+    try:
+        assert any("replay.seeds_vary" in p and "cannot be checked" in p for p in claims.contradicted())
+    finally:
+        claims.stored_result.cache_clear()
+
+
+def test_every_live_claim_is_checked_by_a_test():
+    sources = "\n".join(p.read_text() for p in TESTS.rglob("test_*.py") if p.name != "test_claims.py")
+    for name, claim in claims.all_claims().items():
+        if not claim.stored:
+            assert f'"{name}"' in sources, f"no test checks the live claim {name}"
+
+
+def test_show_claim_prints_the_stored_figures(capsys):
+    text = claims.show_claim("lunar.course_agent_solves")
+    assert text in capsys.readouterr().out and "{" not in text
+    with pytest.raises(KeyError, match="course claims"):
+        claims.claim("lunar.no_such_claim")
+    with pytest.raises(ValueError, match="live result"):
+        claims.claim("colour.replay_keeps_mode1").text()
+
+
+def test_course_claims_prints_the_table(capsys):
+    assert main(["claims"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n| `") == len(claims.all_claims())
