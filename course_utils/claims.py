@@ -25,7 +25,6 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-
 TUTORIALS = ("harlow", "colour", "lunar", "replay")
 
 
