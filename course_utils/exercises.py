@@ -44,7 +44,6 @@ from course_utils.harlow.agent import HYPER_MUTATION, PARAMETER_NOISE, train_eva
 import torch
 from torch import nn
 
-from course_utils.lunar.env import make_env
 from course_utils.lunar.harness import Experience, TrainerLoop
 """,
     "replay": """import math
@@ -151,19 +150,13 @@ GRADED = (
         "test_agent_distribution", "lunar", 1, "policy_agent", f"{_LUNAR_CHECKS}:check_agent_distribution",
         helpers=("course_utils.lunar.harness:Experience",),
         hint_tests=(f"{_LUNAR_HINTS}::test_agent_and_net_checks_catch_mistakes",),
-        twins=("course_utils.lunar.checks.greedy_agent", "course_utils.lunar.aac"),
+        twins=("course_utils.lunar.aac",),
     ),
     GradedCell(
         "test_agent_step", "lunar", 2, "policy_agent", f"{_LUNAR_CHECKS}:check_agent_step",
         helpers=("course_utils.lunar.harness:Experience", "course_utils.lunar.env:make_env"),
         hint_tests=(f"{_LUNAR_HINTS}::test_agent_and_net_checks_catch_mistakes",),
-        twins=("course_utils.lunar.checks.greedy_agent", "course_utils.lunar.aac"),
-    ),
-    GradedCell(
-        "test_monitor_episode", "lunar", 1, "monitor_episode", f"{_LUNAR_CHECKS}:check_monitor_episode",
-        helpers=("course_utils.lunar.env:make_env",),
-        hint_tests=(f"{_LUNAR_HINTS}::test_monitor_episode_check_catches_a_missing_render",),
-        twins=("course_utils.animation",),
+        twins=("course_utils.lunar.aac",),
     ),
     GradedCell(
         "test_calc_qvals", "lunar", 2, "calc_qvals", f"{_LUNAR_CHECKS}:check_calc_qvals",
@@ -177,8 +170,12 @@ GRADED = (
         twins=("course_utils.lunar.checks.stored_batch",),
     ),
     GradedCell(
-        "test_batch_generator", "lunar", 2, "batch_generator", f"{_LUNAR_CHECKS}:check_batch_generator",
-        hint_tests=(f"{_LUNAR_HINTS}::test_batch_generator_check_catches_episodes_cut_short",),
+        "test_score_function", "lunar", 3, "score_function", f"{_LUNAR_CHECKS}:check_score_function",
+        hint_tests=("tests/lunar/test_score_function.py::test_each_typical_mistake_gets_its_hint",),
+        # the judge's oracle; the variance measurement's batch_gradients (the gradient of mean(w log pi)
+        # for any network); the actor-critic losses, whose autograd gradient is the estimator
+        twins=("course_utils.lunar.checks.bandit_judge", "course_utils.lunar.variance", "course_utils.colour.agent",
+               "course_utils.lunar.aac"),
     ),
     GradedCell(
         "test_vpg_loss", "lunar", 1, "vpg_loss", f"{_LUNAR_CHECKS}:check_vpg_loss",

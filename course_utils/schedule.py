@@ -82,13 +82,17 @@ TUTORIALS: tuple[Tutorial, ...] = (
     # restart is cheap because the experiments reload from their on-disk cache.
     Tutorial(
         3, "03_policy_gradients", "Policy gradients on LunarLander",
-        "the policy gradient derived and its variance measured; REINFORCE, baselines, entropy, advantage "
-        "actor-critic, with every piece written by you and a pretrained agent that lands",
+        "the policy gradient derived, its score-function estimator checked against the exact gradient of a "
+        "bandit, and its variance measured; REINFORCE, baselines, entropy, advantage actor-critic, with every "
+        "piece of the RL written by you and a pretrained agent that lands",
         (
             ("Section 1: The lunar lander", 10),
-            ("Section 2: A policy network and an agent", 25),
-            ("Section 3: Training data", 25),
-            ("Section 4: The policy gradient and three losses", 50),
+            # the episode recorder and the batch generator are given: read, not written
+            ("Section 2: A policy network and an agent", 20),
+            ("Section 3: Training data", 20),
+            # the derivation, the bandit exercise (15 min: a few lines and the check's variances), the
+            # measurement and the losses
+            ("Section 4: The policy gradient and three losses", 65),
             ("Section 5: Training", 15),
             ("Section 6: Experiments", 15),
             ("Section 7: Advantage actor-critic (AAC)", 40),

@@ -116,3 +116,18 @@ def test_harvest_drops_the_solution_markers_and_names_each_cell(tmp_path):
     text = harvest.module_text("colour")
     assert "### BEGIN SOLUTION" not in text and "# Solution cell 'replay_memory'" in text
     assert Path(harvest.solutions_path("colour")).read_text() == text
+
+
+def test_tutorial_3s_intro_counts_its_exercises_and_their_graded_parts():
+    """The intro's "N graded exercises (marked Exercise), graded in M parts": N the Exercise headings
+    (numbered 1 to N in order), M the graded cells with a check."""
+    cells = _cells("lunar")
+    intro = " ".join(_source(cells[0]).split())
+    found = re.search(r"There are (\d+) graded exercises \(marked \*\*Exercise\*\*\), graded in (\d+) parts", intro)
+    assert found, intro
+    markdown = [_source(c) for c in cells if c["cell_type"] == "markdown"]
+    headings = [int(n) for text in markdown for n in re.findall(r"^### Exercise (\d+)", text, re.M)]
+    assert headings == list(range(1, len(headings) + 1))
+    parts = [row for row in GRADED if row.tutorial == "lunar" and not row.manual]
+    assert (int(found[1]), int(found[2])) == (len(headings), len(parts)) == (8, 13)
+    assert exercises.total_points("lunar") == 26

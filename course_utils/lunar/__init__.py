@@ -16,7 +16,8 @@ listed before it:
   (``course train lunar``, the experiments, the student's long run)
 - ``harness``: what the notebook gives ready-made: ``Experience``, ``TrainerLoop``,
   ``play_together``/``collect_episodes`` (many environments, batched forwards),
-  ``VectorBatchDataset`` (batches of whole episodes played on every core), ``greedy_policy``,
+  ``VectorBatchDataset`` (batches of whole episodes played on every core), ``monitor_episode``
+  (one episode of the student's agent, with its frames), ``greedy_policy``,
   ``side_by_side``, ``LiveView``, ``save_checkpoint``/``load_checkpoint``
 - ``solutions``: the reference implementations of the graded exercises
 - ``experiments``: the vpg/epg/bpg/cpg/aac experiments, every seed side by side, with their
@@ -53,6 +54,7 @@ from course_utils.lunar.harness import (
     VectorBatchDataset,
     greedy_policy,
     load_checkpoint,
+    monitor_episode,
     side_by_side,
 )
 from course_utils.lunar.sizes import SIZES
@@ -89,6 +91,7 @@ __all__ = [
     "loss_scales",
     "make_env",
     "make_env_for",
+    "monitor_episode",
     "performance_bar",
     "plot_experiment_results",
     "plot_variance",

@@ -1,7 +1,8 @@
 """What tutorial 3's notebook gives students ready-made, around their exercises: the
 ``Experience`` record, the ``TrainerLoop`` their ``PolicyTrainer`` fills in, and collection of
 whole episodes with many environments stepped together (``VectorBatchDataset``, which the
-experiments train on), plus ``greedy_policy`` and ``side_by_side`` for animations, ``LiveView``
+experiments train on), plus ``monitor_episode`` (one episode of the student's agent, with its
+frames), ``greedy_policy`` and ``side_by_side`` for animations, ``LiveView``
 (a view replaced in place under a progress bar) and the checkpoints of a student's run
 (``save_checkpoint``, ``load_checkpoint``).
 
@@ -343,6 +344,32 @@ class VectorBatchDataset:
         steps = enumerate(zip(actions.tolist(), rewards, strict=True))
         experiences = [Experience(states_t[t], a, r, t == last) for t, (a, r) in steps]
         return self.episode_type(total, experiences)
+
+
+def monitor_episode(p_net, seed: int = 0, *, agent_type, max_steps: int = 300) -> tuple[list, int, float]:
+    """Play one episode with ``agent_type(env, p_net, seed)`` (the notebook's ``PolicyAgent`` or
+    ``AACPolicyAgent``) in a LunarLander that draws itself, and keep a picture of every step.
+
+    Returns ``(frames, n_steps, total_reward)``: ``frames`` a list of (400, 600, 3) uint8 arrays,
+    the first before any step and one after every step but the last (the agent resets the
+    environment when the episode ends, so the picture after the last step would show the next
+    episode's start); ``n_steps`` at most ``max_steps``; ``total_reward`` undiscounted.
+    """
+    env = make_env(render_mode="rgb_array")
+    try:
+        agent = agent_type(env, p_net, seed)
+        frames = [env.render()]
+        n_steps, total_reward = 0, 0.0
+        while n_steps < max_steps:
+            experience = agent.step()
+            n_steps += 1
+            total_reward += experience.reward
+            if experience.is_done:
+                break
+            frames.append(env.render())
+    finally:
+        env.close()
+    return frames, n_steps, total_reward
 
 
 def side_by_side(left: list, right: list, gap: int = 8) -> list:

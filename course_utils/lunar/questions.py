@@ -30,7 +30,7 @@ BASELINE = ConceptCheck(
 
 TRUNCATION = ConceptCheck(
     "An episode is cut off at the 300-step limit while the lander still hovers. What does your q-hat of its last "
-    "step (Exercise 4) assume about what comes next?",
+    "step (Exercise 3) assume about what comes next?",
     (
         Option("That the lander keeps hovering forever, so the future is worth the hovering reward.", False,
                "nothing in the sum looks past the last reward: the running sum starts at 0, so the future counts "
@@ -81,7 +81,7 @@ REWARD_TO_GO = NumericQuestion(
                                             "fully and the landing, two steps later, with 0.81."),
     ),
 )
-"""After Exercise 4 (Section 3): one reward-to-go worked out by hand."""
+"""After Exercise 3 (Section 3): one reward-to-go worked out by hand."""
 
 VARIANCE = ThinkQuestion(
     "Why does the reward-to-go vary less from batch to batch than the total return, and why does subtracting the "

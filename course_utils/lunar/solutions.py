@@ -10,7 +10,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from course_utils.lunar.env import make_env
 from course_utils.lunar.harness import Experience, TrainerLoop
 
 
@@ -70,24 +69,6 @@ class PolicyAgent:
         return experience
 
 
-# Solution cell 'monitor_episode'
-def monitor_episode(p_net, seed=0, agent_type=PolicyAgent, max_steps=300):
-    '''Play one episode with agent_type(env, p_net, seed); returns (frames, n_steps, total_reward).'''
-    env = make_env(render_mode="rgb_array")
-    agent = agent_type(env, p_net, seed)
-    frames = [env.render()]
-    n_steps, total_reward = 0, 0.0
-    while n_steps < max_steps:
-        experience = agent.step()
-        n_steps += 1
-        total_reward += experience.reward
-        if experience.is_done:
-            break
-        frames.append(env.render())
-    env.close()
-    return frames, n_steps, total_reward
-
-
 # Solution cell 'calc_qvals'
 class Episode:
     '''A full episode: its total_reward and its list of experiences.'''
@@ -136,34 +117,18 @@ class TrainBatch:
                 f"q_vals {tuple(self.q_vals.shape)}, {len(self.total_rewards)} episodes)")
 
 
-# Solution cell 'batch_generator'
-class TrainBatchDataset:
-    '''Plays episodes with agent_fn() and yields them in batches of episode_batch_size.'''
+# Solution cell 'score_function'
+def score_function_gradient(theta, actions, rewards, baseline=0.0):
+    '''Estimate of grad J(theta), J = E_{a ~ softmax(theta)}[r(a)], from S sampled actions and their rewards.
 
-    def __init__(self, agent_fn, episode_batch_size, gamma):
-        self.agent_fn = agent_fn
-        self.episode_batch_size = episode_batch_size
-        self.gamma = gamma
-
-    def episode_batch_generator(self):
-        '''Yield lists of episode_batch_size full Episodes, forever.'''
-        agent = self.agent_fn()
-        while True:
-            episodes = []
-            while len(episodes) < self.episode_batch_size:
-                experiences, total = [], 0.0
-                while True:
-                    experience = agent.step()
-                    experiences.append(experience)
-                    total += experience.reward
-                    if experience.is_done:
-                        break
-                episodes.append(Episode(total, experiences))
-            yield episodes
-
-    def __iter__(self):
-        for episodes in self.episode_batch_generator():
-            yield TrainBatch.from_episodes(episodes, self.gamma)
+    theta: preferences, tensor (K,) that requires grad; actions: long tensor (S,); rewards: tensor (S,);
+    baseline: b, a number or a one-number tensor. Returns mean_i (r_i - b) * grad log pi(a_i): tensor (K,).
+    '''
+    log_pi = torch.log_softmax(theta, dim=-1)[actions]  # log pi(a_i), (S,)
+    weights = torch.as_tensor(rewards - baseline).detach()  # plain numbers: no gradient through r or b
+    surrogate = (weights * log_pi).mean()
+    (gradient,) = torch.autograd.grad(surrogate, theta)
+    return gradient
 
 
 # Solution cell 'vpg_loss'

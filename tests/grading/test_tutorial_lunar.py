@@ -12,10 +12,9 @@ POINTS = {
     "test_policy_net": 1,
     "test_agent_distribution": 1,
     "test_agent_step": 2,
-    "test_monitor_episode": 1,
     "test_calc_qvals": 2,
     "test_from_episodes": 1,
-    "test_batch_generator": 2,
+    "test_score_function": 3,
     "test_vpg_loss": 1,
     "test_bpg_loss": 1,
     "test_entropy_loss": 2,
@@ -35,7 +34,7 @@ def rows(tmp_path_factory, dask_scheduler):
         ASSIGNMENT,
         partial=("calc_qvals", "policy_trainer", "aac_loss"),
         # Later exercises without the earlier ones they build on (the agent, the network).
-        later_only=("monitor_episode", "aac_agent", "entropy_loss"),
+        later_only=("score_function", "aac_agent", "entropy_loss"),
         extra={"monkeypatch": forgeries.monkeypatch_attack("lunar")},
         # "later_only" runs whole: the cells between the exercises must not stop later ones
         on_grading_path=("partial", "monkeypatch"),
@@ -64,8 +63,8 @@ def test_partial_answers_get_exactly_their_points(rows):
 
 def test_later_exercises_earn_credit_without_the_earlier_ones(rows):
     row = rows["later_only"]
-    assert {name for name in POINTS if float(row[name]) > 0} == {"test_monitor_episode", "test_aac_agent", "test_entropy_loss"}
-    assert float(row["score"]) == 4
+    assert {name for name in POINTS if float(row[name]) > 0} == {"test_score_function", "test_aac_agent", "test_entropy_loss"}
+    assert float(row["score"]) == 6
 
 
 def test_written_answers_count_in_the_maximum(rows):

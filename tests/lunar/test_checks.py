@@ -8,12 +8,10 @@ from course_utils.lunar.checks import (
     check_aac_net,
     check_agent_distribution,
     check_agent_step,
-    check_batch_generator,
     check_bpg_loss,
     check_calc_qvals,
     check_entropy_loss,
     check_from_episodes,
-    check_monitor_episode,
     check_policy_net,
     check_policy_trainer,
     check_vpg_loss,
@@ -29,9 +27,7 @@ from course_utils.lunar.solutions import (
     PolicyNet,
     PolicyTrainer,
     TrainBatch,
-    TrainBatchDataset,
     VanillaPolicyGradientLoss,
-    monitor_episode,
 )
 
 from .mistakes import (
@@ -64,10 +60,8 @@ REFERENCE = {
     check_policy_net: PolicyNet,
     check_agent_distribution: PolicyAgent,
     check_agent_step: PolicyAgent,
-    check_monitor_episode: monitor_episode,
     check_calc_qvals: Episode,
     check_from_episodes: TrainBatch,
-    check_batch_generator: TrainBatchDataset,
     check_vpg_loss: VanillaPolicyGradientLoss,
     check_bpg_loss: BaselinePolicyGradientLoss,
     check_entropy_loss: ActionEntropyLoss,
@@ -124,14 +118,6 @@ def test_trainer_check_catches_mistakes():
     _fails(check_policy_trainer, NoStep, "sum of all loss")
 
 
-def test_monitor_episode_check_catches_a_missing_render():
-    def no_frames(p_net, seed=0, agent_type=PolicyAgent):
-        frames, n, total = monitor_episode(p_net, seed, agent_type)
-        return frames[:1], n, total
-
-    _fails(check_monitor_episode, no_frames, "one frame per step")
-
-
 def test_unimplemented_exercise_gets_a_friendly_message():
     class Todo(Episode):
         def calc_qvals(self, gamma):
@@ -158,20 +144,6 @@ def test_from_episodes_check_catches_a_missing_discount_and_wrong_dtypes():
 
     _fails(check_from_episodes, NoGamma, "pass gamma to calc_qvals")
     _fails(check_from_episodes, FloatActions, "torch.long")
-
-
-def test_batch_generator_check_catches_episodes_cut_short():
-    class StepsNotEpisodes(TrainBatchDataset):
-        def episode_batch_generator(self):  # one experience per "episode"
-            agent = self.agent_fn()
-            while True:
-                episodes = []
-                for _ in range(self.episode_batch_size):
-                    experience = agent.step()
-                    episodes.append(Episode(experience.reward, [experience]))
-                yield episodes
-
-    _fails(check_batch_generator, StepsNotEpisodes, "not one full episode", "until is_done")
 
 
 def test_aac_net_check_catches_a_missing_value_head_and_a_shared_output():
@@ -205,46 +177,6 @@ def test_aac_agent_check_catches_a_softmax_over_scores_and_value():
 # them could be handed in as an answer.
 
 
-def test_batch_generator_check_catches_wrong_totals_and_batch_sizes():
-    def generator_with(episodes_per_batch, total_of):
-        class Wrong(TrainBatchDataset):
-            def episode_batch_generator(self):
-                agent = self.agent_fn()
-                while True:
-                    episodes = []
-                    while len(episodes) < episodes_per_batch(self.episode_batch_size):
-                        experiences = [agent.step()]
-                        while not experiences[-1].is_done:
-                            experiences.append(agent.step())
-                        episodes.append(Episode(total_of(experiences), experiences))
-                    yield episodes
-
-        return Wrong
-
-    def full(experiences):
-        return sum(e.reward for e in experiences)
-
-    _fails(check_batch_generator, generator_with(lambda n: n + 1, full), "episode_batch_size=3")
-    _fails(check_batch_generator, generator_with(lambda n: n, lambda xs: full(xs[:-1])), "sum of its rewards")
-    _fails(check_batch_generator, generator_with(lambda n: n, lambda xs: xs[-1].reward), "sum of its rewards")
-
-
-def test_batch_generator_check_accepts_a_new_agent_or_a_reset_per_episode():
-    class ResetAfterEachEpisode(TrainBatchDataset):
-        def episode_batch_generator(self):
-            while True:
-                agent, episodes = self.agent_fn(), []
-                while len(episodes) < self.episode_batch_size:
-                    experiences = [agent.step()]
-                    while not experiences[-1].is_done:
-                        experiences.append(agent.step())
-                    episodes.append(Episode(sum(e.reward for e in experiences), experiences))
-                    agent.reset()
-                yield episodes
-
-    assert check_batch_generator(ResetAfterEachEpisode, strict=True)
-
-
 def test_from_episodes_check_names_a_gamma_not_passed_on():
     class DefaultGamma(TrainBatch):
         @classmethod
@@ -255,20 +187,9 @@ def test_from_episodes_check_names_a_gamma_not_passed_on():
 
 
 def test_the_checks_stand_ins_are_no_answers():
-    from course_utils.lunar.checks.agent_standins import _ScriptedAgent
-    from course_utils.lunar.checks.greedy_agent import _GreedyAgent
     from course_utils.lunar.expected import StoredEpisode
 
     _fails(check_calc_qvals, StoredEpisode, "Episode(total_reward, experiences) raised TypeError")
-    _fails(check_agent_step, _GreedyAgent, "Sample the action")
-    agent = _ScriptedAgent()
-    lengths = []
-    for _ in range(len(_ScriptedAgent.LENGTHS) + 1):  # one round and the first again
-        steps = 1
-        while not agent.step().is_done:
-            steps += 1
-        lengths.append(steps)
-    assert lengths == [*_ScriptedAgent.LENGTHS, _ScriptedAgent.LENGTHS[0]]
 
 
 def test_trainer_check_catches_a_dict_not_merged():

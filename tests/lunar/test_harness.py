@@ -1,4 +1,5 @@
-"""What the notebook gives ready-made (``lunar.harness``): batched collection of whole episodes and the training loop."""
+"""What the notebook gives ready-made (``lunar.harness``): batched collection of whole episodes, the training
+loop and ``monitor_episode``."""
 
 import contextlib
 import io
@@ -10,11 +11,12 @@ import torch
 from torch import nn
 
 from course_utils.lunar.env import make_env
-from course_utils.lunar.harness import VectorBatchDataset, collect_episodes, side_by_side
+from course_utils.lunar.harness import VectorBatchDataset, collect_episodes, monitor_episode, side_by_side
 from course_utils.lunar.solutions import (
     ActionEntropyLoss,
     BaselinePolicyGradientLoss,
     Episode,
+    PolicyAgent,
     PolicyNet,
     PolicyTrainer,
     TrainBatch,
@@ -345,3 +347,28 @@ def test_side_by_side_holds_the_shorter_episodes_last_frame():
     frames = side_by_side(left, right, gap=2)
     assert len(frames) == 5 and frames[0].shape == (2, 8, 3)
     assert frames[4][0, 0, 0] == 2 and frames[4][0, 7, 0] == 14 and frames[4][0, 3, 0] == 128
+
+
+def test_monitor_episode_plays_one_whole_episode_with_a_frame_per_step():
+    """The episode of the agent it is given, step for step: its length and total reward are those of
+    the same agent played without pictures, and the frames change (one before the first step and
+    one after each step but the last)."""
+    torch.manual_seed(0)
+    net = nn.Linear(8, 4)
+    frames, n_steps, total = monitor_episode(net, seed=4, agent_type=PolicyAgent)
+    torch.manual_seed(0)
+    nn.Linear(8, 4)  # the same draws as above, so the agent samples the same actions
+    agent, rewards = PolicyAgent(make_env(), net, seed=4), []
+    while True:
+        experience = agent.step()
+        rewards.append(experience.reward)
+        if experience.is_done:
+            break
+    assert n_steps == len(rewards) and total == pytest.approx(sum(rewards))
+    assert len(frames) == n_steps and frames[0].shape == (400, 600, 3)
+    assert not np.array_equal(frames[0], frames[-1])
+
+
+def test_monitor_episode_stops_at_max_steps():
+    frames, n_steps, _ = monitor_episode(nn.Linear(8, 4), seed=1, agent_type=PolicyAgent, max_steps=5)
+    assert n_steps == 5 and len(frames) == 6

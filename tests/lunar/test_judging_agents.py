@@ -1,4 +1,4 @@
-"""Tutorial 3's exercises 1-5, judged from records: the check cell and the grader give the same
+"""Tutorial 3's exercises 1-4, judged from records: the check cell and the grader give the same
 verdict, the hidden cases are not the public ones, and an answer tuned to the public cases
 passes the check cell but not the grader."""
 
@@ -14,21 +14,16 @@ from course_utils.lunar.checks.agents import (
     AGENT_DISTRIBUTION,
     AGENT_EXERCISES,
     AGENT_STEP,
-    BATCH_GENERATOR,
     CALC_QVALS,
     FROM_EPISODES,
-    MONITOR_EPISODE,
     POLICY_NET,
 )
-from course_utils.lunar.checks.greedy_agent import _GreedyAgent
 from course_utils.lunar.expected import StoredEpisode
 from course_utils.lunar.solutions import (
     Episode,
     PolicyAgent,
     PolicyNet,
     TrainBatch,
-    TrainBatchDataset,
-    monitor_episode,
 )
 
 from .mistakes import (
@@ -70,56 +65,12 @@ class FloatActions(TrainBatch):
         return batch
 
 
-class StepsNotEpisodes(TrainBatchDataset):
-    def episode_batch_generator(self):
-        agent = self.agent_fn()
-        while True:
-            episodes = []
-            for _ in range(self.episode_batch_size):
-                experience = agent.step()
-                episodes.append(Episode(experience.reward, [experience]))
-            yield episodes
-
-
-def _generator_with(episodes_per_batch, total_of, reset=False):
-    class Generator(TrainBatchDataset):
-        def episode_batch_generator(self):
-            agent = self.agent_fn()
-            while True:
-                agent = self.agent_fn() if reset else agent
-                episodes = []
-                while len(episodes) < episodes_per_batch(self.episode_batch_size):
-                    experiences = [agent.step()]
-                    while not experiences[-1].is_done:
-                        experiences.append(agent.step())
-                    episodes.append(Episode(total_of(experiences), experiences))
-                    if reset:
-                        agent.reset()
-                yield episodes
-
-    return Generator
-
-
-def _full(experiences):
-    return sum(e.reward for e in experiences)
-
-
 class FixedSizeNet(PolicyNet):
     """Sized for LunarLander whatever the environment."""
 
     @classmethod
     def build_for_env(cls, env, **hp):
         return cls(8, 4)
-
-
-def no_frames(p_net, seed=0, agent_type=PolicyAgent):
-    frames, n, total = monitor_episode(p_net, seed, agent_type)
-    return frames[:1], n, total
-
-
-def one_step_short(p_net, seed=0, agent_type=PolicyAgent):
-    frames, n, total = monitor_episode(p_net, seed, agent_type)
-    return frames, n - 1, total
 
 
 CORPUS = [
@@ -131,10 +82,6 @@ CORPUS = [
     (AGENT_STEP, PolicyAgent, True),
     (AGENT_STEP, ArgmaxAgent, False),
     (AGENT_STEP, NextStateAgent, False),
-    (AGENT_STEP, _GreedyAgent, False),
-    (MONITOR_EPISODE, monitor_episode, True),
-    (MONITOR_EPISODE, no_frames, False),
-    (MONITOR_EPISODE, one_step_short, False),
     (CALC_QVALS, Episode, True),
     (CALC_QVALS, ReversedQvals, False),
     (CALC_QVALS, UndiscountedQvals, False),
@@ -146,12 +93,6 @@ CORPUS = [
     (FROM_EPISODES, NoGamma, False),
     (FROM_EPISODES, DefaultGamma, False),
     (FROM_EPISODES, FloatActions, False),
-    (BATCH_GENERATOR, TrainBatchDataset, True),
-    (BATCH_GENERATOR, _generator_with(lambda n: n, _full, reset=True), True),
-    (BATCH_GENERATOR, StepsNotEpisodes, False),
-    (BATCH_GENERATOR, _generator_with(lambda n: n + 1, _full), False),
-    (BATCH_GENERATOR, _generator_with(lambda n: n, lambda xs: _full(xs[:-1])), False),
-    (BATCH_GENERATOR, _generator_with(lambda n: n, lambda xs: xs[-1].reward), False),
 ]
 
 
@@ -166,8 +107,7 @@ def test_the_check_cell_and_the_grader_give_the_same_verdict(exercise, answer, r
 
 def test_every_exercise_is_judged_from_records():
     assert set(AGENT_EXERCISES) == {
-        "test_policy_net", "test_agent_distribution", "test_agent_step", "test_monitor_episode",
-        "test_calc_qvals", "test_from_episodes", "test_batch_generator",
+        "test_policy_net", "test_agent_distribution", "test_agent_step", "test_calc_qvals", "test_from_episodes",
     }  # fmt: skip
     for grade_id, exercise in AGENT_EXERCISES.items():
         assert judging.exercise_for(grade_id) is exercise

@@ -125,10 +125,9 @@ RUN_WITHOUT_SOLUTIONS = textwrap.dedent(
         "check_policy_net": ref.PolicyNet,
         "check_agent_distribution": ref.PolicyAgent,
         "check_agent_step": ref.PolicyAgent,
-        "check_monitor_episode": ref.monitor_episode,
         "check_calc_qvals": ref.Episode,
         "check_from_episodes": ref.TrainBatch,
-        "check_batch_generator": ref.TrainBatchDataset,
+        "check_score_function": ref.score_function_gradient,
         "check_vpg_loss": ref.VanillaPolicyGradientLoss,
         "check_bpg_loss": ref.BaselinePolicyGradientLoss,
         "check_entropy_loss": ref.ActionEntropyLoss,
@@ -167,6 +166,6 @@ def test_every_check_passes_the_reference_without_the_solutions_module():
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
     report = json.loads(result.stdout.strip().splitlines()[-1])
-    assert len(report["passed"]) == 14 and all(report["passed"].values()), report["passed"]
+    assert len(report["passed"]) == 13 and all(report["passed"].values()), report["passed"]
     assert report["blocked"] == [True, True]  # still unimportable at the end: nothing replaced them
     assert report["solutions_loaded_as"] == []  # the solutions ran only as the copy the test loaded

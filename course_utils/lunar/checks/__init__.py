@@ -2,9 +2,10 @@
 behind the notebook's feedback cells and hidden tests.
 
 - ``common``: helpers shared by the checks
-- ``agents``: exercises 1-3 (policy network, agent, ``monitor_episode``), with the check-private
-  stand-ins in ``agent_standins``; ``episodes``: exercises 4-5 (``calc_qvals``, ``from_episodes``,
-  the episode-batch generator)
+- ``agents``: exercises 1-2 (policy network, agent), with the check-private stand-ins in
+  ``agent_standins``; ``qvals`` and ``episodes``: exercises 3-4 (``calc_qvals``, ``from_episodes``)
+- ``score_function``: exercise 5 (the score-function estimator on a softmax bandit), judged by
+  ``bandit_judge`` (its oracle, which the grader's drive of the answer cannot read)
 - ``losses``: exercises 6-7 (the losses, ``PolicyTrainer.train_batch``), with the shared batch and
   record helpers in ``loss_records``; ``aac_checks``: exercise 8 (the actor-critic's network,
   agent and loss)
@@ -17,17 +18,13 @@ from course_utils.lunar.checks.agents import (
     AGENT_DISTRIBUTION,
     AGENT_EXERCISES,
     AGENT_STEP,
-    BATCH_GENERATOR,
     CALC_QVALS,
     FROM_EPISODES,
-    MONITOR_EPISODE,
     POLICY_NET,
     check_agent_distribution,
     check_agent_step,
-    check_batch_generator,
     check_calc_qvals,
     check_from_episodes,
-    check_monitor_episode,
     check_policy_net,
 )
 from course_utils.lunar.checks.losses import (
@@ -47,6 +44,7 @@ from course_utils.lunar.checks.losses import (
     check_policy_trainer,
     check_vpg_loss,
 )
+from course_utils.lunar.checks.score_function import SCORE_FUNCTION, check_score_function
 
 __all__ = [
     "AAC_AGENT",
@@ -54,31 +52,29 @@ __all__ = [
     "AAC_NET",
     "AGENT_DISTRIBUTION",
     "AGENT_STEP",
-    "BATCH_GENERATOR",
     "BPG_LOSS",
     "CALC_QVALS",
     "ENTROPY_LOSS",
     "EXERCISES",
     "FROM_EPISODES",
-    "MONITOR_EPISODE",
     "POLICY_NET",
     "POLICY_TRAINER",
+    "SCORE_FUNCTION",
     "VPG_LOSS",
     "check_aac_agent",
     "check_aac_loss",
     "check_aac_net",
     "check_agent_distribution",
     "check_agent_step",
-    "check_batch_generator",
     "check_bpg_loss",
     "check_calc_qvals",
     "check_entropy_loss",
     "check_from_episodes",
-    "check_monitor_episode",
     "check_policy_net",
     "check_policy_trainer",
+    "check_score_function",
     "check_vpg_loss",
 ]
 
-EXERCISES = {**AGENT_EXERCISES, **LOSS_EXERCISES}
+EXERCISES = {**AGENT_EXERCISES, SCORE_FUNCTION.grade_id: SCORE_FUNCTION, **LOSS_EXERCISES}
 """This tutorial's exercises judged from records, by the grade id of their hidden-test cell."""

@@ -4,8 +4,7 @@ the other exercises' answers, and the small helpers their drives and judges shar
 Stand-ins (none is an answer to an exercise): ``_ToyEnv``, an environment of any size with
 scripted dynamics; ``_FixedScores``, a "network" with the same action scores in every state;
 ``_PairNet``, a scores network dressed as an actor-critic; ``_linear_net``, a seeded linear
-layer; ``_GreedyAgent``, an agent that never samples; ``_ScriptedAgent``, an agent without an
-environment that plays a fixed script of episodes.
+layer.
 
 Drive helpers (``method``, ``attribute``) turn every way of reaching into the student's object
 into a value or ``records.error``; judge helpers (``number``; tensors: ``common.tensor_of``)
@@ -22,7 +21,6 @@ from course_utils import records
 from course_utils.checking import Problem, attempt, raise_if_error
 from course_utils.lunar.checks.common import _FakeSpace
 from course_utils.lunar.env import make_env
-from course_utils.lunar.harness import Experience
 from course_utils.records import Opaque
 from course_utils.runtime import seed_torch
 
@@ -107,49 +105,6 @@ class _PairNet(nn.Module):
     def forward(self, x):
         scores = self.net(x)
         return scores, torch.zeros(*scores.shape[:-1], 1)
-
-
-class _ScriptedAgent:
-    """The check's agent for the episode-batch generator: no environment, ``step()`` returns the
-    ``Experience`` of a fixed script of episodes, one after the other and round again.
-
-    The episodes have the given lengths (the default has one of a single step) and rewards,
-    ``is_done`` only on each one's last step, and a large last reward (a landing or a crash), as
-    LunarLander's."""
-
-    LENGTHS = (6, 3, 9, 1, 5, 7, 4)
-
-    def __init__(self, lengths=LENGTHS, seed: int = 11, n_obs: int = 8):
-        rng = np.random.default_rng(seed)
-        self.script = []
-        for k, length in enumerate(lengths):
-            rewards = np.round(rng.uniform(0.5, 3.0, length) * rng.choice([-1.0, 1.0], length), 3)
-            rewards[-1] = 100.0 if k % 2 else -100.0
-            states = rng.normal(0.0, 1.0, (length, n_obs)).astype(np.float32)
-            actions = rng.integers(0, 4, length)
-            self.script.append(
-                [
-                    Experience(torch.as_tensor(states[t]), int(actions[t]), float(rewards[t]), t == length - 1)
-                    for t in range(length)
-                ]
-            )
-        self.episode, self.t = 0, 0
-        self.curr_state = self.script[0][0].state
-
-    def reset(self, seed=None):
-        """Start the next episode of the script (a no-op at the start of one), as an agent's reset starts a new one."""
-        if self.t:
-            self.episode, self.t = (self.episode + 1) % len(self.script), 0
-        self.curr_state = self.script[self.episode][0].state
-
-    def step(self) -> Experience:
-        experience = self.script[self.episode][self.t]
-        self.t += 1
-        if experience.is_done:
-            self.reset()
-        else:
-            self.curr_state = self.script[self.episode][self.t].state
-        return experience
 
 
 # ---------------------------------------------------------------------------------------------

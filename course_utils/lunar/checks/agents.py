@@ -1,20 +1,18 @@
-"""Exercise checks of tutorial 3 (policy gradients on LunarLander), exercises 1-5: the policy
-network, the agent, ``monitor_episode``, ``Episode.calc_qvals``, ``TrainBatch.from_episodes``
-and the episode-batch generator.
+"""Exercise checks of tutorial 3 (policy gradients on LunarLander), exercises 1-4: the policy
+network, the agent, ``Episode.calc_qvals`` and ``TrainBatch.from_episodes``.
 
 Each exercise is an ``Exercise`` (see ``course_utils.checking``): ``drive`` runs the student's
 answer on a list of cases (public ones in the check cell, hidden ones when graded) and records
 what came back as plain data; ``judge`` compares that record with the course's own answer's
 record on the same cases, or with what it computes from the cases, and raises ``Problem`` with
-a hint. Exercises 4-5 live in ``episodes``; this module has exercises 1-3, every ``check_*``
-function and ``AGENT_EXERCISES``.
+a hint. Exercises 3-4 live in ``qvals`` and ``episodes``; this module has exercises 1-2, every
+``check_*`` function of exercises 1-4 and ``AGENT_EXERCISES``.
 
 Every check tests one piece in isolation: where a piece needs others (an agent needs a
 network, a batch needs episodes), the check supplies its own stand-ins (``agent_standins``:
-fixed-score networks, a toy environment of any size, a greedy agent, a scripted agent, the
-stored episodes), so a student who skipped an early exercise still gets credit for the later
-ones. Nothing here uses the reference solutions (``course_utils.lunar.solutions``), which
-students do not get.
+fixed-score networks, a toy environment of any size, the stored episodes), so a student who
+skipped an early exercise still gets credit for the later ones. Nothing here uses the reference
+solutions (``course_utils.lunar.solutions``), which students do not get.
 """
 
 from __future__ import annotations
@@ -30,7 +28,6 @@ from course_utils.lunar.checks.agent_standins import (
     _linear_net,
     _PairNet,
     _preferring,
-    _ScriptedAgent,  # noqa: F401 (the tests look at the stand-ins here)
     attribute,
     close,
     experience_record,
@@ -43,13 +40,9 @@ from course_utils.lunar.checks.agent_standins import (
     truth,
 )
 from course_utils.lunar.checks.common import tensor_of
-from course_utils.lunar.checks.episodes import BATCH_GENERATOR, CALC_QVALS, FROM_EPISODES
+from course_utils.lunar.checks.episodes import CALC_QVALS, FROM_EPISODES
 from course_utils.records import Opaque
 from course_utils.runtime import seed_torch
-
-# Bound when this module is imported (the notebook's setup cell, before any answer runs): an answer
-# that later replaces np.array_equal or np.asarray cannot change what the drive records with them.
-_arrays_equal, _np_asarray = np.array_equal, np.asarray
 
 
 def _env_name(case: dict) -> str:
@@ -378,96 +371,7 @@ def check_agent_step(PolicyAgent, strict: bool = False) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
-# 3. monitor_episode
-
-_ENGINES = ("doing nothing", "firing the left engine", "firing the main engine", "firing the right engine")
-
-
-def _monitor_cases(hidden: bool) -> list[dict]:
-    """The seed of the episode and the action the check's greedy agent always takes."""
-    return [{"seed": 17, "action": 1}, {"seed": 8, "action": 3}] if hidden else [{"seed": 5, "action": 0}]
-
-
-def _drive_monitor(cases, monitor_episode) -> list[dict]:
-    from course_utils.lunar.checks.greedy_agent import _GreedyAgent  # a twin of exercise 2: loaded only here
-
-    out = []
-    for case in cases:
-        result = attempt(
-            f"monitor_episode(p_net, seed={case['seed']}, agent_type=PolicyAgent)",
-            monitor_episode,
-            _preferring(case["action"], 4),
-            seed=case["seed"],
-            agent_type=_GreedyAgent,
-        )
-        if is_error(result) or not (isinstance(result, tuple) and len(result) == 3):
-            out.append({"result": result if is_error(result) else None, "kind": type(result).__name__})
-            continue
-        frames = safely("list(frames)", list, result[0])
-        seen = {"result": None, "n_steps": result[1], "total": result[2], "n_frames": None}
-        if not is_error(frames) and frames:
-            first, last = safely("a frame", _np_asarray, frames[0]), safely("a frame", _np_asarray, frames[-1])
-            if not (is_error(first) or is_error(last)):
-                seen.update(n_frames=len(frames), frame_shape=list(last.shape), same=bool(_arrays_equal(first, last)))
-        elif not is_error(frames):
-            seen["n_frames"] = 0
-        out.append(seen)
-    return out
-
-
-def _judge_monitor(got, expected, cases) -> None:
-    _count(got, cases)
-    for case, mine, reference in zip(cases, got, expected, strict=True):
-        raise_if_error(mine["result"])
-        if "kind" in mine:
-            raise Problem(f"monitor_episode should return (frames, n_steps, total_reward), got {mine['kind']}.")
-        n_steps, total = number(mine["n_steps"]), number(mine["total"])
-        if n_steps is None or total is None or mine["n_frames"] is None:
-            raise Problem(
-                f"monitor_episode returned n_steps {mine['n_steps']!r:.100} and total_reward {mine['total']!r:.100}: "
-                "expected a list of frames, an int and a number."
-            )
-        want_steps, want_total = int(number(reference["n_steps"])), number(reference["total"])
-        episode = "a free fall" if case["action"] == 0 else f"an episode always {_ENGINES[case['action']]}"
-        if n_steps != want_steps:
-            raise Problem(
-                f"{episode} from seed {case['seed']} lasts {want_steps} steps, you counted {n_steps:g}. "
-                "Step until the Experience says is_done."
-            )
-        if not close(total, want_total, 1e-4):
-            raise Problem(f"its total reward is {want_total:.2f}, you returned {total:.2f}. Add up every reward.")
-        if not want_steps - 1 <= mine["n_frames"] <= want_steps + 1:
-            raise Problem(
-                f"expected about one frame per step ({want_steps}), got {mine['n_frames']}. "
-                "Call env.render() after each step and keep the frame."
-            )
-        shape = tuple(mine["frame_shape"])
-        if len(shape) != 3 or shape[2] != 3:
-            raise Problem(
-                f"frames should be RGB images (height, width, 3), got shape {shape}. "
-                'Make the environment with render_mode="rgb_array".'
-            )
-        if mine["same"] is not False:
-            raise Problem("the first and last frames are identical: render after each step, not once.")
-
-
-MONITOR_EPISODE = Exercise(
-    name="monitor_episode",
-    grade_id="test_monitor_episode",
-    cases=_monitor_cases,
-    drive=_drive_monitor,
-    judge=_judge_monitor,
-    reference=("monitor_episode",),
-)
-
-
-def check_monitor_episode(monitor_episode, strict: bool = False) -> bool:
-    """``monitor_episode(p_net, seed, agent_type)`` -> (frames, n_steps, total_reward), with the check's greedy agent."""
-    return MONITOR_EPISODE.check(monitor_episode, strict=strict)
-
-
-# ---------------------------------------------------------------------------------------------
-# 4-5. Episode.calc_qvals, TrainBatch.from_episodes and the episode-batch generator (in ``episodes``)
+# 3-4. Episode.calc_qvals and TrainBatch.from_episodes (in ``qvals`` and ``episodes``)
 
 
 def check_calc_qvals(Episode, strict: bool = False) -> bool:
@@ -480,14 +384,8 @@ def check_from_episodes(TrainBatch, strict: bool = False) -> bool:
     return FROM_EPISODES.check(TrainBatch, strict=strict)
 
 
-def check_batch_generator(TrainBatchDataset, strict: bool = False) -> bool:
-    """``TrainBatchDataset(agent_fn, episode_batch_size, gamma).episode_batch_generator()`` yields lists of full
-    episodes (played with the check's scripted agent)."""
-    return BATCH_GENERATOR.check(TrainBatchDataset, strict=strict)
-
-
 AGENT_EXERCISES = {
     exercise.grade_id: exercise
-    for exercise in (POLICY_NET, AGENT_DISTRIBUTION, AGENT_STEP, MONITOR_EPISODE, CALC_QVALS, FROM_EPISODES, BATCH_GENERATOR)
+    for exercise in (POLICY_NET, AGENT_DISTRIBUTION, AGENT_STEP, CALC_QVALS, FROM_EPISODES)
 }
-"""Exercises 1-5 by the grade id of their hidden-test cell."""
+"""Exercises 1-4 by the grade id of their hidden-test cell."""

@@ -1,4 +1,4 @@
-"""Exercise check of tutorial 3, exercise 4: ``Episode.calc_qvals``, as an ``Exercise`` (drive on
+"""Exercise check of tutorial 3, exercise 3: ``Episode.calc_qvals``, as an ``Exercise`` (drive on
 cases, judge the record; see ``course_utils.checking``). Its ``check_calc_qvals`` is in ``agents``.
 
 A module of its own that imports no discounted-return code: the grader's child that drives this
@@ -17,7 +17,7 @@ from course_utils.lunar.harness import Experience
 from course_utils.records import Opaque
 
 # ---------------------------------------------------------------------------------------------
-# 4. Episode.calc_qvals
+# 3. Episode.calc_qvals
 
 
 def _qvals_cases(hidden: bool) -> list[tuple[list[float], float, str]]:
