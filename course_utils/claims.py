@@ -2,10 +2,10 @@
 makes, declared once, as a predicate over the result it rests on.
 
 A ``Claim`` names the result (``source``: a stored result in ``assets/``, read by a loader its
-tutorial declares in ``<tutorial>/claims.py`` as ``RESULTS``), computes the figures its sentence quotes (``figures(result) -> dict``), says the
-sentence (``says``: a format string over those figures) and the condition that makes it true
-(``holds(figures) -> bool``). Each tutorial declares its claims in ``<tutorial>/claims.py``
-(``CLAIMS``); this module collects them.
+tutorial declares in ``<tutorial>/claims.py`` as ``RESULTS``), computes the figures its sentence
+quotes (``figures(result) -> dict``), says the sentence (``says``: a format string over those
+figures) and the condition that makes it true (``holds(figures) -> bool``). Each tutorial
+declares its claims in ``<tutorial>/claims.py`` (``CLAIMS``); this module collects them.
 
 - The notebook prints the sentence with ``show_claim(name)``: the numbers in the text are the
   result's, so the text cannot drift from the figure beside it.
