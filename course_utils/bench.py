@@ -16,6 +16,7 @@ BENCHMARKS = {
     "grading": "course_utils.grading.bench:bench_grading",
     "grading-course": "course_utils.grading.bench:bench_course_grading",
     "ci": "course_utils.ci:bench_ci",
+    "notebooks": "course_utils.notebook_timing:bench_notebooks",
 }
 """``course bench NAME`` calls ``module:function()``, which returns a dict of measured figures
 (the course's way and its baseline, measured in the same process)."""
