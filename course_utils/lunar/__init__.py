@@ -12,11 +12,11 @@ listed before it:
 - ``env``: ``CourseLunarLander-v0`` (registered on import), ``make_env``, ``LanderVectorEnv``;
   ``sizes``: the notebook's run sizes (``SIZES``); ``questions``: its concept checks and its
   ungraded Think! question
+- ``episodes``: ``play_together``/``collect_episodes`` (many environments, batched forwards)
 - ``rollouts``: rollouts and whole episodes of many environments in worker processes
   (``course train lunar``, the experiments, the student's long run)
 - ``harness``: what the notebook gives ready-made: ``Experience``, ``TrainerLoop``,
-  ``play_together``/``collect_episodes`` (many environments, batched forwards),
-  ``VectorBatchDataset`` (batches of whole episodes played on every core), ``monitor_episode``
+  ``VectorBatchDataset (batches of whole episodes played on every core), ``monitor_episode``
   (one episode of the student's agent, with its frames), ``greedy_policy``,
   ``side_by_side``, ``LiveView``, ``save_checkpoint``/``load_checkpoint``
 - ``solutions``: the reference implementations of the graded exercises

@@ -32,7 +32,8 @@ import torch
 from torch import nn
 
 from course_utils.lunar.env import EVAL_SEEDS, make_env_for
-from course_utils.lunar.harness import _progress, play_together
+from course_utils.lunar.episodes import play_together
+from course_utils.lunar.harness import _progress
 from course_utils.lunar.numpy_ac import Adam, NumpyActorCritic
 from course_utils.lunar.rollouts import RolloutCollector
 from course_utils.paths import ASSETS

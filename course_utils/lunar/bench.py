@@ -219,7 +219,7 @@ def _since(start: tuple[float, float]) -> dict:
 
 class TodaysDataset:
     """The collection before issue 17 (the baseline): every episode of a batch played in this
-    process (``harness.collect_episodes``), actions drawn from one torch generator; the same
+    process (``episodes.collect_episodes``), actions drawn from one torch generator; the same
     batches' shape and seeds as ``harness.VectorBatchDataset``."""
 
     def __init__(self, p_net, episode_batch_size, gamma, seed=0, *, batch_type, episode_type, workers=None):
@@ -227,7 +227,7 @@ class TodaysDataset:
         self.batch_type, self.episode_type = batch_type, episode_type
 
     def __iter__(self):
-        from course_utils.lunar.harness import collect_episodes
+        from course_utils.lunar.episodes import collect_episodes
 
         generator = torch.Generator().manual_seed(self.seed)
         k = 0

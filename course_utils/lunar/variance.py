@@ -33,7 +33,8 @@ import torch
 
 from course_utils.lunar.aac import ActorCriticNet, _mlp, load_pretrained
 from course_utils.lunar.env import MAX_EPISODE_STEPS, make_env_for
-from course_utils.lunar.harness import _progress, play_together
+from course_utils.lunar.episodes import play_together
+from course_utils.lunar.harness import _progress
 from course_utils.returns import discounted_returns
 from course_utils.runtime import seed_torch
 
@@ -61,7 +62,7 @@ class Episode:
 
 def play_episodes(net, seeds, generator: torch.Generator) -> list[Episode]:
     """One episode per seed with ``net``'s policy (sampled actions, ``generator``), all stepped
-    together (``harness.play_together``). Episodes are in seed order."""
+    together (``episodes.play_together``). Episodes are in seed order."""
     envs = [make_env_for(net) for _ in seeds]
     states, actions, rewards = ([[] for _ in seeds] for _ in range(3))
     for i, state, action, reward, _ in play_together(net, envs, seeds, generator):

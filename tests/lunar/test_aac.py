@@ -17,7 +17,8 @@ from course_utils.lunar.aac import (
     train_aac,
 )
 from course_utils.lunar.env import EVAL_SEEDS, make_env_for
-from course_utils.lunar.harness import collect_episodes, greedy_policy
+from course_utils.lunar.episodes import collect_episodes
+from course_utils.lunar.harness import greedy_policy
 from course_utils.lunar.solutions import Episode
 
 
@@ -107,7 +108,7 @@ def test_course_train_lunar_reproduces_the_registry(tmp_path):
 
 @pytest.mark.parametrize("deterministic", [True, False])
 def test_evaluate_plays_the_episodes_collect_episodes_plays(deterministic):
-    """One stepping loop (``harness.play_together``): ``evaluate``'s totals are the total rewards
+    """One stepping loop (``episodes.play_together``): ``evaluate``'s totals are the total rewards
     of the episodes ``collect_episodes`` builds from the same seeds and action generator."""
     torch.manual_seed(1)
     net = ActorCriticNet(hidden=(16, 16))

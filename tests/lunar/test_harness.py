@@ -11,7 +11,8 @@ import torch
 from torch import nn
 
 from course_utils.lunar.env import make_env
-from course_utils.lunar.harness import VectorBatchDataset, collect_episodes, monitor_episode, side_by_side
+from course_utils.lunar.episodes import collect_episodes
+from course_utils.lunar.harness import VectorBatchDataset, monitor_episode, side_by_side
 from course_utils.lunar.solutions import (
     ActionEntropyLoss,
     BaselinePolicyGradientLoss,

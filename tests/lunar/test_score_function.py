@@ -11,7 +11,7 @@ from course_utils import checking, records
 from course_utils.grading import judging
 from course_utils.lunar.checks import EXERCISES, SCORE_FUNCTION, check_score_function
 from course_utils.lunar.checks import bandit_judge as bj
-from course_utils.lunar.checks.score_function import _score_cases, draw
+from course_utils.lunar.checks.bandit import _score_cases, draw
 from course_utils.lunar.solutions import score_function_gradient
 
 # --------------------------------------------------------------------------------------

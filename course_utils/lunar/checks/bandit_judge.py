@@ -15,8 +15,8 @@ import numpy as np
 import torch
 
 from course_utils.checking import Problem, fmt, raise_if_error
+from course_utils.lunar.checks.bandit import _PUBLIC, call, draw, policy
 from course_utils.lunar.checks.common import tensor_of
-from course_utils.lunar.checks.score_function import _PUBLIC, call, draw, policy
 
 SIGMAS = 3.0
 """How many standard errors an estimate may be from the exact gradient, per component."""
@@ -130,7 +130,7 @@ def report(score_function_gradient, batches: int = 400, batch_samples: int = 10,
     estimate from the first two public cases' samples beside the exact gradient, and the total
     variance (summed over the K components) of one estimate from ``batch_samples`` samples, over
     ``batches`` batches, without a baseline and with b = 6."""
-    from course_utils.lunar.checks.score_function import _score_cases
+    from course_utils.lunar.checks.bandit import _score_cases
 
     plain, with_b = _score_cases(hidden=False)[:2]
     exact = exact_gradient(_PUBLIC["theta"], _PUBLIC["mu"])
