@@ -49,7 +49,7 @@ lint: install
 
 test: install lint browser-deps
 	$(PY) -m course_utils.cli release --check
-	$(TEST_ENV) $(PY) -m pytest -n $(JOBS) --dist loadfile tests
+	$(TEST_ENV) $(PY) -m pytest -n $(JOBS) --dist loadfile --durations=30 tests
 
 test-slow: install
 	$(TEST_ENV) $(PY) -m pytest -n $(JOBS) --run-slow tests
