@@ -39,6 +39,7 @@ import torch
 from course_utils.harlow.agent import HYPER_MUTATION, PARAMETER_NOISE, train_evaluate_agent
 """,
     "colour": """import numpy as np
+import torch
 """,
     "lunar": """import numpy as np
 import torch
@@ -140,6 +141,13 @@ GRADED = (
         helpers=("course_utils.colour.agent:Experience", "course_utils.colour.training:train_agent"),
         hint_tests=("tests/colour/test_checks.py::test_replay_memory_mistakes_get_hints",),
         twins=("course_utils.replay.per", "course_utils.replay.memory"),
+    ),
+    GradedCell(
+        "test_replay_actor_loss", "colour", 3, "replay_actor_loss", f"{_COLOUR_CHECKS}:check_replay_actor_loss",
+        helpers=("course_utils.colour.agent:RHO_MAX", "course_utils.colour.training:train_agent"),
+        hint_tests=("tests/colour/test_checks.py::test_replay_actor_loss_mistakes_get_their_hint",),
+        # the course's A2C loss computes this actor term (agent), and training and curves import it
+        twins=("course_utils.colour.agent", "course_utils.colour.training", "course_utils.colour.curves"),
     ),
     # Tutorial 3: policy gradients and actor-critic on LunarLander
     GradedCell(

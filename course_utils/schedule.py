@@ -65,12 +65,13 @@ TUTORIALS: tuple[Tutorial, ...] = (
     Tutorial(
         2, "02_colour_replay", "Colour replay",
         "forgetting when the world changes, and a replay memory that prevents it (exercises: discounted "
-        "returns, a wrap-around replay memory)",
+        "returns, a wrap-around replay memory, the actor loss weighted by the capped importance ratio)",
         (
             ("Section 0: Play the game", 5),
             ("Section 1: A changing environment", 5),
             ("Section 2: An A2C agent in a changing environment", 20),
-            ("Section 3: Replay", 35),
+            # 10 of its minutes are the replay actor loss exercise (Exercise 3)
+            ("Section 3: Replay", 45),
         ),
         needs="Python, NumPy and PyTorch basics; tutorial 1's A2C box",
         reuses="tutorial 1's A2C loss (without the LSTM)",
