@@ -129,6 +129,15 @@ GRADED = (
         twins=("course_utils.harlow.evolution", "course_utils.harlow.batch"),
     ),
     GradedCell("think_lamarck", "harlow", 2, "think_lamarck"),
+    GradedCell(
+        "test_lamarckian_individual", "harlow", 2, "lamarckian_individual",
+        "course_utils.harlow.checks_lamarck:check_lamarckian_individual",
+        helpers=("course_utils.harlow.agent:ActorCritic", "course_utils.harlow.batch:write_back"),
+        hint_tests=("tests/harlow/test_checks.py::test_lamarckian_mistakes_get_their_hint",),
+        # batch keeps the mean of the learned weights for the course's Lamarckian runs (and stacks and
+        # unstacks agents with their hyperparameters); evolution runs it
+        twins=("course_utils.harlow.batch", "course_utils.harlow.evolution"),
+    ),
     # Tutorial 2: colour replay
     GradedCell(
         "test_discounted_returns", "colour", 2, "discounted_returns", f"{_COLOUR_CHECKS}:check_discounted_returns",

@@ -50,12 +50,14 @@ TUTORIALS: tuple[Tutorial, ...] = (
     Tutorial(
         1, "01_harlow_meta_rl", "Harlow meta-RL and the Baldwin effect",
         "learning to learn: play Harlow's experiment, then an A2C agent with an LSTM whose starting point "
-        "is evolved by a genetic algorithm (exercises: Baldwinian fitness, the genetic algorithm)",
+        "is evolved by a genetic algorithm (exercises: Baldwinian fitness, the genetic algorithm, Lamarckian "
+        "inheritance)",
         (
             ("Section 0: Play the game", 5),
             ("Section 1: Harlow's experiment and an A2C agent", 20),
             ("Section 2: The Baldwin effect", 40),
-            ("Section 3: Lamarck against Baldwin", 15),
+            # 10 of its minutes are writing Lamarckian inheritance (Exercise 3)
+            ("Section 3: Lamarck against Baldwin", 25),
             ("Section 4: A newbie and an evolved agent", 15),
             ("Section 5: You against the agents", 5),
         ),
