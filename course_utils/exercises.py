@@ -39,6 +39,7 @@ import torch
 from course_utils.harlow.agent import HYPER_MUTATION, PARAMETER_NOISE, train_evaluate_agent
 """,
     "colour": """import numpy as np
+import torch
 """,
     "lunar": """import numpy as np
 import torch
@@ -131,6 +132,15 @@ GRADED = (
         twins=("course_utils.harlow.evolution", "course_utils.harlow.batch"),
     ),
     GradedCell("think_lamarck", "harlow", 2, "think_lamarck"),
+    GradedCell(
+        "test_lamarckian_individual", "harlow", 2, "lamarckian_individual",
+        "course_utils.harlow.checks_lamarck:check_lamarckian_individual",
+        helpers=("course_utils.harlow.agent:ActorCritic", "course_utils.harlow.batch:write_back"),
+        hint_tests=("tests/harlow/test_checks.py::test_lamarckian_mistakes_get_their_hint",),
+        # batch keeps the mean of the learned weights for the course's Lamarckian runs (and stacks and
+        # unstacks agents with their hyperparameters); evolution runs it
+        twins=("course_utils.harlow.batch", "course_utils.harlow.evolution"),
+    ),
     # Tutorial 2: colour replay
     GradedCell(
         "test_discounted_returns", "colour", 2, "discounted_returns", f"{_COLOUR_CHECKS}:check_discounted_returns",
@@ -143,6 +153,13 @@ GRADED = (
         helpers=("course_utils.colour.agent:Experience", "course_utils.colour.training:train_agent"),
         hint_tests=("tests/colour/test_checks.py::test_replay_memory_mistakes_get_hints",),
         twins=("course_utils.replay.per", "course_utils.replay.memory"),
+    ),
+    GradedCell(
+        "test_replay_actor_loss", "colour", 3, "replay_actor_loss", f"{_COLOUR_CHECKS}:check_replay_actor_loss",
+        helpers=("course_utils.colour.agent:RHO_MAX", "course_utils.colour.training:train_agent"),
+        hint_tests=("tests/colour/test_checks.py::test_replay_actor_loss_mistakes_get_their_hint",),
+        # the course's A2C loss computes this actor term (agent), and training and curves import it
+        twins=("course_utils.colour.agent", "course_utils.colour.training", "course_utils.colour.curves"),
     ),
     # Tutorial 3: policy gradients and actor-critic on LunarLander
     GradedCell(

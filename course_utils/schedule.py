@@ -50,12 +50,14 @@ TUTORIALS: tuple[Tutorial, ...] = (
     Tutorial(
         1, "01_harlow_meta_rl", "Harlow meta-RL and the Baldwin effect",
         "learning to learn: play Harlow's experiment, then an A2C agent with an LSTM whose starting point "
-        "is evolved by a genetic algorithm (exercises: Baldwinian fitness, the genetic algorithm)",
+        "is evolved by a genetic algorithm (exercises: Baldwinian fitness, the genetic algorithm, Lamarckian "
+        "inheritance)",
         (
             ("Section 0: Play the game", 5),
             ("Section 1: Harlow's experiment and an A2C agent", 20),
             ("Section 2: The Baldwin effect", 40),
-            ("Section 3: Lamarck against Baldwin", 15),
+            # 10 of its minutes are writing Lamarckian inheritance (Exercise 3)
+            ("Section 3: Lamarck against Baldwin", 25),
             ("Section 4: A newbie and an evolved agent", 15),
             ("Section 5: You against the agents", 5),
         ),
@@ -65,12 +67,13 @@ TUTORIALS: tuple[Tutorial, ...] = (
     Tutorial(
         2, "02_colour_replay", "Colour replay",
         "forgetting when the world changes, and a replay memory that prevents it (exercises: discounted "
-        "returns, a wrap-around replay memory)",
+        "returns, a wrap-around replay memory, the actor loss weighted by the capped importance ratio)",
         (
             ("Section 0: Play the game", 5),
             ("Section 1: A changing environment", 5),
             ("Section 2: An A2C agent in a changing environment", 20),
-            ("Section 3: Replay", 35),
+            # 10 of its minutes are the replay actor loss exercise (Exercise 3)
+            ("Section 3: Replay", 45),
         ),
         needs="Python, NumPy and PyTorch basics; tutorial 1's A2C box",
         reuses="tutorial 1's A2C loss (without the LSTM)",

@@ -2,8 +2,10 @@
 layer first:
 
 - ``env``: the colour environment (two modes with different colour sets) and ``FixedPairsEnv``
-- ``agent``: the A2C agent, ``Experience`` (one gradient step's trials as plain tensors) and the
-  A2C loss with its capped importance ratio
+- ``agent``: the A2C agent, ``Experience`` (one gradient step's trials as plain tensors), the
+  A2C loss with its capped importance ratio (its actor term can be the student's), and the
+  comparison of the student's actor term with the course's
+- ``rho_judge``: the judge's oracle for the replay actor loss (the grader's side only)
 - ``training``: trials, the training loop (with a replay memory that is written or read),
   evaluation, accuracies and the pretrained agents
 - ``curves``: training on mode 2 with and without replay (and replay without the importance
@@ -18,7 +20,14 @@ This front door holds the names the notebook uses as ``colour.X``.
 """
 
 from course_utils.colour import questions
-from course_utils.colour.agent import RHO_MAX, ActorCritic, Experience, graph_nbytes, importance_ratios
+from course_utils.colour.agent import (
+    RHO_MAX,
+    ActorCritic,
+    Experience,
+    actor_terms_agree,
+    graph_nbytes,
+    importance_ratios,
+)
 from course_utils.colour.curves import LearningCurve, compare_on_mode2, logit_gap, plot_learning_curves
 from course_utils.colour.env import COLOUR_REWARDS, COLOURS, MODE_COLOURS, ColourEnv
 from course_utils.colour.sizes import SIZES
@@ -36,6 +45,7 @@ __all__ = [
     "LearningCurve",
     "Trials",
     "accuracy",
+    "actor_terms_agree",
     "compare_on_mode2",
     "evaluate_agent",
     "graph_nbytes",

@@ -69,7 +69,8 @@ class Experience(NamedTuple):
         return sum(t.element_size() * t.nelement() for t in self)
 
 
-def a2c_loss(agent: ActorCritic, experience: Experience, *, returns_fn=None, importance_ratio: bool = True) -> torch.Tensor:
+def a2c_loss(agent: ActorCritic, experience: Experience, *, returns_fn=None, importance_ratio: bool = True,
+             actor_loss_fn=None) -> torch.Tensor:
     """The A2C loss of one experience under the agent's current weights (a scalar).
 
     actor: mean of -rho_t * log pi(a_t) * (Q_t - V_t), advantage and rho detached;
@@ -86,17 +87,24 @@ def a2c_loss(agent: ActorCritic, experience: Experience, *, returns_fn=None, imp
 
     returns_fn: ``returns_fn(rewards, gamma)`` -> T discounted returns, e.g. the student's
     ``discounted_returns``; default: the course's ``course_utils.returns.discounted_returns``.
+    actor_loss_fn: ``actor_loss_fn(log_pi, mu, advantage, rho_max)`` -> the actor's term (a scalar),
+    e.g. the student's ``replay_actor_loss``, handed log pi(a_t) (T,) with its gradient, the stored
+    mu (T,), the advantage (T,) still attached to the critic (detaching it is the actor term's
+    job) and ``RHO_MAX``; default: the course's term above. Not used when ``importance_ratio`` is
+    False (the ablation has no ratio to compute).
     """
     values, logits = agent(experience.inputs)
     log_probs = F.log_softmax(logits, dim=-1)
     q = _returns(experience.rewards, agent.gamma, returns_fn)
     advantage = q - values
     chosen = log_probs.gather(-1, experience.actions[:, None]).squeeze(-1)
-    if importance_ratio:
+    if importance_ratio and actor_loss_fn is not None:
+        actor = actor_loss_fn(chosen, experience.probs, advantage, RHO_MAX)
+    elif importance_ratio:
         ratio = (chosen.detach().exp() / experience.probs).clamp(max=RHO_MAX)
+        actor = -(ratio * chosen * advantage.detach()).mean()
     else:
-        ratio = torch.ones_like(chosen)
-    actor = -(ratio * chosen * advantage.detach()).mean()
+        actor = -(chosen * advantage.detach()).mean()
     critic = advantage.pow(2).mean()
     entropy = -(log_probs.exp() * log_probs).sum(-1).mean()
     return actor + agent.value_cost * critic - agent.entropy_cost * entropy
@@ -109,6 +117,30 @@ def importance_ratios(agent: ActorCritic, experience: Experience) -> torch.Tenso
         _, logits = agent(experience.inputs)
         chosen = F.softmax(logits, dim=-1).gather(-1, experience.actions[:, None]).squeeze(-1)
     return chosen / experience.probs
+
+
+def actor_terms_agree(agent: ActorCritic, experience: Experience, actor_loss_fn) -> dict[str, float]:
+    """The A2C loss of one experience computed twice, with the course's actor term and with
+    ``actor_loss_fn`` (the student's ``replay_actor_loss``), and how far apart the two are.
+
+    Returns ``course_loss`` and ``your_loss`` (the two scalar losses), ``grad_difference`` (the
+    largest absolute difference between the two gradients over all the agent's weights), and the
+    experience's uncapped ratios pi / mu: ``rho_min``, ``rho_max`` and ``capped`` (the fraction of
+    trials above ``RHO_MAX``). The agent's weights and gradients are left as they were."""
+    losses, grads = [], []
+    saved = [None if p.grad is None else p.grad.clone() for p in agent.parameters()]
+    for fn in (None, actor_loss_fn):
+        agent.zero_grad(set_to_none=True)
+        loss = a2c_loss(agent, experience, actor_loss_fn=fn)
+        loss.backward()
+        losses.append(float(loss.detach()))
+        grads.append(torch.cat([p.grad.reshape(-1) for p in agent.parameters()]))
+    for p, grad in zip(agent.parameters(), saved, strict=True):
+        p.grad = grad
+    rho = importance_ratios(agent, experience)
+    return {"course_loss": losses[0], "your_loss": losses[1],
+            "grad_difference": float((grads[0] - grads[1]).abs().max()),
+            "rho_min": float(rho.min()), "rho_max": float(rho.max()), "capped": float((rho > RHO_MAX).float().mean())}
 
 
 def graph_nbytes(agent: ActorCritic, experience: Experience) -> int:

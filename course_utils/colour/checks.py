@@ -1,4 +1,5 @@
-"""Tutorial 2's exercise checks (colour replay): discounted returns and the replay memory.
+"""Tutorial 2's exercise checks (colour replay): discounted returns, the replay memory and the
+replay actor loss (the advantage-weighted log-probability times the capped, detached ratio).
 
 Each exercise is an ``Exercise`` (see ``checking``): ``drive`` runs the student's answer on a
 list of cases and records what came back; ``judge`` compares that with the course's own answer
@@ -9,9 +10,11 @@ hidden cases in the student's kernel and ``judge`` in the grader.
 from __future__ import annotations
 
 import numpy as np
+import torch
 
+from course_utils import facts
 from course_utils.checking import Exercise, Problem, attempt, fmt, raise_if_error
-from course_utils.records import Opaque, encode
+from course_utils.records import Opaque, StudentError, encode
 
 # --------------------------------------------------------------------------------------
 # Exercise 1: discounted returns
@@ -256,5 +259,145 @@ def check_replay_memory(ReplayMemory, strict: bool = False) -> bool:  # noqa: N8
     return MEMORY.check(ReplayMemory, strict=strict)
 
 
-EXERCISES = {exercise.grade_id: exercise for exercise in (RETURNS, MEMORY)}
+# --------------------------------------------------------------------------------------
+# Exercise 3: the replay actor loss
+#
+# A case is plain data: the log-probabilities log_pi (T,) the current policy gives the stored
+# actions, the probabilities mu (T,) the acting policy gave them, the advantages (T,) and the cap.
+# The ratios pi / mu are chosen to lie below 1, between 1 and the cap, above the cap, and (with a
+# cap of 2) above exp(cap), so that each typical mistake gives another loss (``rho_judge``). The
+# small cap comes first: there a cap put on log(pi / mu) and no cap at all differ, so the first
+# case that fails names the mistake.
+
+
+def _actor_case(rhos, log_pi, advantage, rho_max: float, what: str) -> dict:
+    """A case whose ratios pi / mu are ``rhos``: mu = exp(log_pi) / rho, rounded."""
+    log_pi = np.round(np.asarray(log_pi, dtype=float), 4)
+    mu = np.round(np.exp(log_pi) / np.asarray(rhos, dtype=float), 6)
+    return {"log_pi": log_pi.tolist(), "mu": mu.tolist(), "advantage": np.round(advantage, 4).tolist(),
+            "rho_max": rho_max, "what": what}
+
+
+def _random_actor_case(seed: int, size: int, rho_max: float, what: str) -> dict:
+    """``size`` trials like a replayed step of the agent: two actions, mu and pi anywhere in (0.02, 0.98)."""
+    rng = np.random.default_rng(seed)
+    pi, mu = rng.uniform(0.02, 0.98, size), rng.uniform(0.02, 0.98, size)
+    return _actor_case(pi / mu, np.log(pi), rng.normal(0.0, 0.5, size), rho_max, what)
+
+
+def _actor_cases(hidden: bool) -> list[dict]:
+    if not hidden:
+        return [
+            _actor_case([3.0, 50.0, 0.8, 1.5, 9.0], [-0.3, -0.02, -0.9, -0.4, -0.1], [1.0, 0.4, -0.7, 0.9, -0.3],
+                        2.0, "5 replayed trials, cap 2"),
+            _actor_case([0.5, 1.0, 2.0, 15.0, 0.1, 40.0], [-0.1, -0.7, -1.2, -0.05, -2.3, -0.2],
+                        [0.8, -0.5, 1.5, 0.3, -1.1, 0.6], 10.0, "6 replayed trials, cap 10"),
+            _actor_case([1.0] * 4, [-0.2, -1.6, -0.5, -0.05], [0.5, -1.0, 2.0, -0.25], 10.0,
+                        "4 fresh trials (mu = pi, so every rho is 1)"),
+            _random_actor_case(3, 100, 10.0, "100 replayed trials like the agent's, cap 10"),
+        ]
+    return [
+        _actor_case([5.0, 0.6, 30.0, 2.2], [-0.25, -0.9, -0.05, -0.5], [0.7, -0.8, 0.5, 1.4], 1.5,
+                    "4 replayed trials, cap 1.5"),
+        _actor_case([20.0, 0.3, 4.0, 1.2, 0.05, 11.0, 2.5], [-0.01, -1.5, -0.6, -0.3, -3.0, -0.15, -0.8],
+                    [-0.4, 1.2, 0.9, -0.6, 0.2, 1.1, -1.3], 10.0, "7 replayed trials, cap 10"),
+        _actor_case([1.0] * 3, [-0.35, -1.1, -0.02], [1.3, -0.6, 0.4], 10.0, "3 fresh trials (every rho is 1)"),
+        _random_actor_case(8111, 64, 10.0, "64 replayed trials, cap 10"),
+        _random_actor_case(8112, 150, 4.0, "150 replayed trials, cap 4"),
+    ]
+
+
+def _tensor_record(value):
+    """A tensor the check handed in and the answer left a gradient on, as its numbers (or None)."""
+    return None if value is None else facts.numbers(value)
+
+
+def _drive_actor(cases, replay_actor_loss) -> list[dict]:
+    out = []
+    for case in cases:
+        log_pi = torch.tensor(case["log_pi"], dtype=torch.float32, requires_grad=True)
+        mu = torch.tensor(case["mu"], dtype=torch.float32)
+        advantage = torch.tensor(case["advantage"], dtype=torch.float32, requires_grad=True)
+        given = [facts.numbers(t) for t in (log_pi, mu, advantage)]
+        loss = attempt("replay_actor_loss(log_pi, mu, advantage, rho_max)", replay_actor_loss, log_pi, mu, advantage,
+                       case["rho_max"])
+        record = {"error": loss} if type(loss) is dict and "__error__" in loss else {}
+        if not record:
+            tensor = facts.real_tensor(loss)
+            record["tensor"] = tensor
+            record["returned"] = type(loss).__name__
+            record["dim"] = facts.dim(loss)
+            record["loss"] = encode(facts.numbers(loss)) if tensor else None
+            record["requires_grad"] = tensor and facts.requires_grad(loss)
+            if record["requires_grad"] and record["dim"] == 0:
+                record["backward"] = attempt("loss.backward()", facts.backward, loss)
+                record["grad_log_pi"] = encode(_tensor_record(facts.grad(log_pi)))
+                record["grad_advantage"] = encode(_tensor_record(facts.grad(advantage)))
+        record["changed_input"] = not all(
+            _arrays_equal(before, facts.numbers(t)) for before, t in zip(given, (log_pi, mu, advantage), strict=True))
+        out.append(record)
+    return out
+
+
+def _judge_actor(got: list[dict], expected: list[dict], cases) -> None:
+    from course_utils.colour import rho_judge  # the judge's oracle: never in the grader's drive
+
+    if type(got) is not list or len(got) != len(cases):
+        raise Problem(f"the record holds {len(got) if type(got) is list else 'no'} cases instead of {len(cases)}.")
+    for case, mine, reference in zip(cases, got, expected, strict=True):
+        if type(mine) is not dict:
+            raise Problem("the record of your answer could not be read.")
+        what = f"on {case['what']}"
+        raise_if_error(mine.get("error"))
+        if mine.get("tensor") is not True or mine.get("dim") != 0:
+            raise Problem(f"{what}, replay_actor_loss should return the loss as a one-number torch tensor (shape ()), "
+                          f"got {mine.get('returned')} with {mine.get('dim')} dimensions. Hint: take the mean over the "
+                          "trials.")
+        if mine.get("requires_grad") is not True:
+            raise Problem(f"{what}, your loss has no gradient. Hint: detach rho and the advantage, not log_pi: the "
+                          "actor learns through log_pi.")
+        got_loss = float(np.asarray(mine["loss"], dtype=float).reshape(-1)[0])
+        want = float(np.asarray(reference["loss"], dtype=float).reshape(-1)[0])
+        if not rho_judge._close(got_loss, want):
+            raise Problem(f"{what} (rhos {fmt(rho_judge.ratios(case))}, cap {case['rho_max']:g}): the loss should be "
+                          f"{want:.5f}, got {got_loss:.5f}. Hint: {rho_judge.loss_hint(case, got_loss)}")
+        backward = mine.get("backward")
+        if isinstance(backward, StudentError):
+            raise_if_error(backward)
+        grad_advantage = mine.get("grad_advantage")
+        if grad_advantage is not None and np.any(np.asarray(grad_advantage, dtype=float) != 0):
+            raise Problem(f"{what}, your loss sends a gradient into the advantage. Hint: the advantage is not detached: "
+                          "use advantage.detach(), or the actor's term would train the critic too (the critic learns "
+                          "from its own loss).")
+        grad = mine.get("grad_log_pi")
+        if grad is None or isinstance(grad, Opaque):
+            raise Problem(f"{what}, no gradient reached log_pi. Hint: the actor learns through log_pi: detach rho and "
+                          "the advantage, not log_pi.")
+        grad = np.asarray(grad, dtype=float)
+        want_grad = np.asarray(reference["grad_log_pi"], dtype=float)
+        if grad.shape != want_grad.shape or not np.allclose(grad, want_grad, rtol=1e-4, atol=1e-6):
+            raise Problem(f"{what}, the loss is right but its gradient with respect to log_pi is not: expected "
+                          f"{fmt(want_grad)}, got {fmt(grad)}. Hint: {rho_judge.grad_hint(case, grad)}")
+        if mine.get("changed_input") is not False:
+            raise Problem(f"{what}, your function changed the tensors it was given; compute new ones instead.")
+
+
+ACTOR = Exercise(
+    name="replay_actor_loss",
+    grade_id="test_replay_actor_loss",
+    cases=_actor_cases,
+    drive=_drive_actor,
+    judge=_judge_actor,
+    reference=("replay_actor_loss",),
+)
+
+
+def check_replay_actor_loss(replay_actor_loss, strict: bool = False) -> bool:
+    """Check ``replay_actor_loss(log_pi, mu, advantage, rho_max)`` -> the actor's loss, a scalar tensor:
+    ``-mean(rho * log_pi * advantage)`` with ``rho = min(exp(log_pi) / mu, rho_max)``, rho and the
+    advantage detached (log_pi, mu, advantage: tensors (T,))."""
+    return ACTOR.check(replay_actor_loss, strict=strict)
+
+
+EXERCISES = {exercise.grade_id: exercise for exercise in (RETURNS, MEMORY, ACTOR)}
 """This tutorial's exercises by the grade id of their hidden-test cell."""

@@ -7,6 +7,7 @@ benchmarks; the student bundle leaves this module out."""
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 
 # Solution cell 'discounted_returns'
@@ -53,3 +54,17 @@ class ReplayMemory:
         experience = self.slots[self.read_pointer]
         self.read_pointer = (self.read_pointer + 1) % len(self)
         return experience
+
+
+# Solution cell 'replay_actor_loss'
+def replay_actor_loss(log_pi, mu, advantage, rho_max):
+    '''The actor's loss on T trials, each weighed by its capped importance ratio.
+
+    log_pi: tensor (T,), log pi(a_t | s_t) of the stored actions under the current policy (with gradient).
+    mu: tensor (T,), the probability the acting policy gave each action (stored with the experience).
+    advantage: tensor (T,), Q_t - V(s_t) (attached to the critic).
+    rho_max: the cap on the ratio.
+    Returns a scalar tensor: -mean(min(pi / mu, rho_max) * log_pi * advantage), rho and advantage detached.
+    '''
+    rho = torch.clamp(log_pi.detach().exp() / mu, max=rho_max)
+    return -(rho * log_pi * advantage.detach()).mean()

@@ -113,6 +113,7 @@ def train_agent(
     returns_fn=None,
     importance_ratio: bool = True,
     after_step=None,
+    actor_loss_fn=None,
 ) -> list[float]:
     """Train ``agent`` on ``mode`` for ``num_gradient_steps`` A2C steps of ``num_trials`` trials.
 
@@ -121,6 +122,8 @@ def train_agent(
     Any object with ``write(experience)`` and ``read()`` works as ``replay``.
     ``returns_fn(rewards, gamma)`` computes the discounted returns (default: the course's);
     ``importance_ratio=False`` drops the importance ratio from the loss (the ablation);
+    ``actor_loss_fn(log_pi, mu, advantage, rho_max)`` computes the actor's term (default: the
+    course's, see ``a2c_loss``);
     ``after_step(step, agent)``, if given, is called after each step (step counts from 1).
     Actions are sampled one trial at a time without gradients, then the loss of all trials
     is computed in one batched forward pass. Returns the mean reward (1-4) of each step.
@@ -138,11 +141,11 @@ def train_agent(
     for _ in bar:
         trials = run_trials(env, agent, num_trials, rng, policy)
         experience = trials.experience()
-        _gradient_step(agent, optimizer, experience, returns_fn, importance_ratio)
+        _gradient_step(agent, optimizer, experience, returns_fn, importance_ratio, actor_loss_fn)
         if replay_mode == "write":
             replay.write(experience)
         elif replay_mode == "read":
-            _gradient_step(agent, optimizer, replay.read(), returns_fn, importance_ratio)
+            _gradient_step(agent, optimizer, replay.read(), returns_fn, importance_ratio, actor_loss_fn)
         mean_rewards.append(float(trials.rewards.mean()))
         if after_step is not None:
             after_step(len(mean_rewards), agent)
@@ -151,9 +154,10 @@ def train_agent(
 
 
 def _gradient_step(agent: ActorCritic, optimizer: torch.optim.Optimizer, experience: Experience,
-                   returns_fn=None, importance_ratio: bool = True) -> None:
+                   returns_fn=None, importance_ratio: bool = True, actor_loss_fn=None) -> None:
     optimizer.zero_grad()
-    a2c_loss(agent, experience, returns_fn=returns_fn, importance_ratio=importance_ratio).backward()
+    a2c_loss(agent, experience, returns_fn=returns_fn, importance_ratio=importance_ratio,
+             actor_loss_fn=actor_loss_fn).backward()
     optimizer.step()
 
 

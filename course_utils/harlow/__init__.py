@@ -7,9 +7,11 @@
 - ``solutions``: the graded exercises' reference solutions (instructor side: the notebook's
   one-agent-at-a-time genetic algorithm), generated from ``solutions/01_harlow_meta_rl.ipynb``
 - ``batch``: the whole generation at once (hand-written batched LSTM, BPTT and RMSprop) and the
-  batched evolution ``evolve``
+  batched evolution ``evolve`` (a Lamarckian run can keep what the student's ``lamarckian_individual``
+  writes back: ``write_back``)
 - ``plots``: accuracy by trial and the tutorial's plots
-- ``game``: the Harlow widget game; ``checks``: the exercise checks
+- ``game``: the Harlow widget game; ``checks``: the exercise checks (``checks_lamarck``: Lamarckian
+  inheritance)
 - ``sizes``: the notebook's run sizes; ``questions``: its concept checks
 - ``train``: ``course train harlow``, the evolved agent and the comparisons the notebook shows;
   ``bench``: ``course bench harlow``

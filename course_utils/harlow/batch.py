@@ -287,6 +287,7 @@ def evaluate_population(
     chunk: int = 1000,
     same_tasks: bool = False,
     learned: dict[str, torch.Tensor] | None = None,
+    learned_per_task: dict[str, torch.Tensor] | None = None,
     **settings,
 ) -> np.ndarray:
     """Baldwinian fitness of N individuals: scores (N, num_tasks), each individual trained
@@ -294,7 +295,8 @@ def evaluate_population(
     With ``same_tasks`` every individual meets the same ``num_tasks`` digit pairs.
 
     Pass a dict as ``learned`` to get what each individual learned in it: the mean of the
-    weights its ``num_tasks`` trained copies ended with, ``{name: (N, ...)}``."""
+    weights its ``num_tasks`` trained copies ended with, ``{name: (N, ...)}``; as
+    ``learned_per_task``, to get each copy's own, ``{name: (N, num_tasks, ...)}``."""
     N = hypers.shape[0]
     pair_params = {name: p.repeat_interleave(num_tasks, dim=0) for name, p in params.items()}
     pair_hypers = np.repeat(hypers, num_tasks, axis=0)
@@ -304,7 +306,8 @@ def evaluate_population(
         punished = (rewarded + rng.integers(1, 10, num_tasks)) % 10
         digits = (np.tile(rewarded, N), np.tile(punished, N))
     scores = np.zeros(N * num_tasks, dtype=np.float32)
-    trained = {name: torch.empty_like(p) for name, p in pair_params.items()} if learned is not None else None
+    wanted = learned is not None or learned_per_task is not None
+    trained = {name: torch.empty_like(p) for name, p in pair_params.items()} if wanted else None
     for start in range(0, N * num_tasks, chunk):
         part = slice(start, start + chunk)
         sub = {name: p[part] for name, p in pair_params.items()}
@@ -317,6 +320,8 @@ def evaluate_population(
                 trained[name][part] = p
     if learned is not None:
         learned.update({name: p.reshape(N, num_tasks, *p.shape[1:]).mean(1) for name, p in trained.items()})
+    if learned_per_task is not None:
+        learned_per_task.update({name: p.reshape(N, num_tasks, *p.shape[1:]) for name, p in trained.items()})
     return scores.reshape(N, num_tasks)
 
 
@@ -359,6 +364,24 @@ def make_offspring(
     return children, child_hypers
 
 
+def write_back(
+    params: dict[str, torch.Tensor], hypers: np.ndarray, per_task: dict[str, torch.Tensor], individual: Callable
+) -> tuple[dict[str, torch.Tensor], np.ndarray]:
+    """What a Lamarckian population keeps of N individuals after their lives, as ``individual``
+    (the student's ``lamarckian_individual``) decides it: ``individual(born, trained)`` for each,
+    with ``born`` the agent it was born as (``params``, ``hypers``) and ``trained`` the weights its
+    copies ended with on its tasks, one state dict per task (``per_task``: ``{name: (N, num_tasks,
+    ...)}``, as ``evaluate_population`` gives them). Returns the kept individuals stacked again.
+    The trained weights are handed over as weights, not agents: building an agent per copy would
+    cost more than the rest of a generation's bookkeeping."""
+    N, num_tasks = hypers.shape[0], next(iter(per_task.values())).shape[1]
+    kept = []
+    for i in range(N):
+        trained = [{name: p[i, k] for name, p in per_task.items()} for k in range(num_tasks)]
+        kept.append(individual(unstack_agent(params, hypers, i), trained))
+    return stack_agents(kept)
+
+
 def initial_population(size: int, generator: torch.Generator) -> tuple[dict[str, torch.Tensor], np.ndarray]:
     """``size`` fresh agents (PyTorch's default initialisation, default hyperparameters)."""
     state = torch.random.get_rng_state()
@@ -384,6 +407,7 @@ def evolve(
     progress: bool = True,
     inheritance: str = "baldwinian",
     on_generation: Callable[[dict], None] | None = None,
+    lamarckian_individual: Callable | None = None,
     **settings,
 ) -> dict:
     """The tutorial's genetic algorithm, batched, deterministic from ``seed``.
@@ -399,6 +423,10 @@ def evolve(
     its trained copies reached on its ``num_tasks`` tasks). Either way an individual's score is
     how well it learns new tasks from the weights it starts with, and the random numbers drawn
     are the same for both, so two runs with one ``seed`` differ only in what is inherited.
+    ``lamarckian_individual(born, trained)`` (the student's function, see ``write_back``), if
+    given, decides what a Lamarckian population keeps of each individual instead of the course's
+    mean; the result then also holds ``write_back_difference``, the largest difference between
+    a weight it kept and the course's mean over the whole run.
 
     ``on_generation(history)`` is called after every generation (0 included) with the history
     so far, e.g. to draw it live. Scores are noisy (10 tasks), so the returned ``agent`` is the
@@ -409,13 +437,25 @@ def evolve(
     if inheritance not in INHERITANCE:
         raise ValueError(f"inheritance must be one of {INHERITANCE}, got {inheritance!r}.")
     lamarckian = inheritance == "lamarckian"
+    students = lamarckian and lamarckian_individual is not None
+    difference = 0.0
     rng = np.random.default_rng(seed)
     generator = torch.Generator().manual_seed(seed)
+
+    def scored(params, hypers):
+        """Score N individuals; a Lamarckian population then keeps what they learned instead."""
+        nonlocal difference
+        learned, per_task = ({} if lamarckian else None), ({} if students else None)
+        scores = evaluate_population(params, hypers, rng, num_tasks, learned=learned, learned_per_task=per_task,
+                                     **settings).sum(1)
+        if students:
+            kept, kept_hypers = write_back(params, hypers, per_task, lamarckian_individual)
+            difference = max(difference, *(float((kept[n] - learned[n]).abs().max()) for n in learned))
+            return kept, kept_hypers, scores
+        return (learned if lamarckian else params), hypers, scores
+
     params, hypers = initial_population(population_size, generator)
-    learned = {} if lamarckian else None
-    scores = evaluate_population(params, hypers, rng, num_tasks, learned=learned, **settings).sum(1)
-    if lamarckian:
-        params = learned
+    params, hypers, scores = scored(params, hypers)
     history = {"generation": [], "mean": [], "best": [], **{f"mean_{k}": [] for k in HYPER_NAMES}, "num_tasks": num_tasks}
 
     def record(generation):
@@ -434,10 +474,7 @@ def evolve(
         parents = rng.choice(ranked, size=parents_size, replace=True)
         couples = rng.choice(parents, size=(new_per_generation, 2), replace=True)
         child_params, child_hypers = make_offspring(params, hypers, couples[:, 0], couples[:, 1], rng, generator)
-        learned = {} if lamarckian else None
-        child_scores = evaluate_population(child_params, child_hypers, rng, num_tasks, learned=learned, **settings).sum(1)
-        if lamarckian:
-            child_params = learned
+        child_params, child_hypers, child_scores = scored(child_params, child_hypers)
         keep = np.setdiff1d(np.arange(population_size), rng.choice(population_size, new_per_generation, replace=False))
         params = {name: torch.cat([p[keep], child_params[name]]) for name, p in params.items()}
         hypers = np.concatenate([hypers[keep], child_hypers])
@@ -467,4 +504,5 @@ def evolve(
         "final_tasks": final_tasks,
         "best_hyperparameters": {k: float(hypers[winner, j]) for j, k in enumerate(HYPER_NAMES)},
         "agent": unstack_agent(params, hypers, winner),
+        **({"write_back_difference": difference} if students else {}),
     }

@@ -1,5 +1,6 @@
 """Exercise checks for tutorial 1 (Harlow meta-RL): ``evaluate_individual`` and the genetic
-algorithm (``create_new_agent``'s hyperparameters and ``update_population``).
+algorithm (``create_new_agent``'s hyperparameters and ``update_population``); Lamarckian
+inheritance has its own module, ``checks_lamarck``.
 
 Each exercise is an ``Exercise`` (see ``checking``): ``drive`` runs the student's answer on a
 set of cases and records plain facts about what happened; ``judge`` reads those facts and gives
@@ -574,4 +575,4 @@ def check_genetic_algorithm(create_new_agent, update_population, strict: bool = 
 
 
 EXERCISES = {exercise.grade_id: exercise for exercise in (FITNESS, EVOLUTION)}
-"""This tutorial's exercises by the grade id of their hidden-test cell."""
+"""This module's exercises by the grade id of their hidden-test cell (Lamarckian inheritance: ``checks_lamarck``)."""

@@ -65,3 +65,17 @@ def update_population(env, optimizer_func, population, parents_population, best_
     for _ in range(new_generation_new_individuals):
         population.pop(random.randrange(len(population)))
     return population + newcomers, best_score
+
+
+# Solution cell 'lamarckian_individual'
+def lamarckian_individual(born, trained):
+    '''What a Lamarckian population keeps of an individual after its life.
+
+    born: the ActorCritic it was born as (its starting weights and its four hyperparameters).
+    trained: list of the weights its copies ended with, one dict {weight name: tensor} per task it learned.
+    Returns a new ActorCritic with born's hyperparameters and, for every weight, the mean of that
+    weight over the trained copies. born and trained are not changed and share no tensor with it.
+    '''
+    individual = copy.deepcopy(born)
+    individual.load_state_dict({name: torch.stack([weights[name] for weights in trained]).mean(0) for name in trained[0]})
+    return individual

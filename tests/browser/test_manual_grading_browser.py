@@ -38,7 +38,7 @@ def course(tmp_path_factory, dask_scheduler):
     write(submissions, "bob", grading_path(load("student", ASSIGNMENT)))
     report = grading.autograde(submissions, out=tmp / "out", course_dir=course, scheduler=dask_scheduler, progress=False,
                                source=grading_path_source(tmp / "source", ASSIGNMENT))
-    assert {s.name: s.score for s in report.submissions} == {"ada": 7.0, "bob": 0.0}
+    assert {s.name: s.score for s in report.submissions} == {"ada": 9.0, "bob": 0.0}
     (course / "nbgrader_config.py").write_text(
         "c = get_config()  # noqa: F821\n"
         f"c.CourseDirectory.root = {str(course)!r}\n"
@@ -77,7 +77,7 @@ def test_a_written_answer_graded_in_formgrader_counts_in_the_export(browser, ser
         assert gradebook.find_grade(WRITTEN, ASSIGNMENT, ASSIGNMENT, "ada").needs_manual_grade
     assert _manual_score(course, "ada") is None
     before = _export(course, tmp_path / "before.csv")
-    assert float(before["ada"]["score"]) == 7.0
+    assert float(before["ada"]["score"]) == 9.0
 
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     context.set_default_timeout(PAGE_MS)
@@ -102,9 +102,10 @@ def test_a_written_answer_graded_in_formgrader_counts_in_the_export(browser, ser
     assert _manual_score(course, "ada") == MANUAL, "formgrader did not save the manual score"
 
     after = _export(course, tmp_path / "after.csv")
-    assert float(after["ada"]["score"]) == 7.0 + MANUAL and float(after["ada"]["max_score"]) == 9.0
+    assert float(after["ada"]["score"]) == 9.0 + MANUAL and float(after["ada"]["max_score"]) == 11.0
     assert float(after["bob"]["score"]) == 0.0
     with _gradebook(course) as gradebook:  # the autograded scores are untouched
         grades = {g.name: g.score for g in gradebook.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "ada").grades}
     assert grades["test_evaluate_individual"] == 3 and grades["test_genetic_algorithm"] == 4 and grades[WRITTEN] == MANUAL
+    assert grades["test_lamarckian_individual"] == 2
     assert json.dumps(grades)  # plain numbers

@@ -2,10 +2,11 @@
 
 import numpy as np
 import pytest
+import torch
 
-from course_utils import checking
+from course_utils import checking, records
 from course_utils.colour import solutions
-from course_utils.colour.checks import check_discounted_returns, check_replay_memory
+from course_utils.colour.checks import ACTOR, check_discounted_returns, check_replay_actor_loss, check_replay_memory
 
 
 def good_returns(rewards, gamma):
@@ -115,3 +116,103 @@ def test_replay_memory_mistakes_get_hints(capsys, monkeypatch, memory, hint):
     monkeypatch.setattr(checking, "TIME_LIMIT", 0.3)
     assert not check_replay_memory(memory)
     assert hint in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------------------
+# The replay actor loss: each typical mistake gets the hint that names it
+
+
+def _rho(log_pi, mu, rho_max):
+    return torch.clamp(log_pi.detach().exp() / mu, max=rho_max)
+
+
+def rho_not_detached(log_pi, mu, advantage, rho_max):
+    return -(torch.clamp(log_pi.exp() / mu, max=rho_max) * log_pi * advantage.detach()).mean()
+
+
+def mu_over_pi(log_pi, mu, advantage, rho_max):
+    return -(torch.clamp(mu / log_pi.detach().exp(), max=rho_max) * log_pi * advantage.detach()).mean()
+
+
+def no_cap(log_pi, mu, advantage, rho_max):
+    return -(log_pi.detach().exp() / mu * log_pi * advantage.detach()).mean()
+
+
+def cap_on_log_pi(log_pi, mu, advantage, rho_max):
+    return -(log_pi.detach().exp() / mu * log_pi.clamp(max=rho_max) * advantage.detach()).mean()
+
+
+def cap_on_the_log_ratio(log_pi, mu, advantage, rho_max):
+    rho = (log_pi.detach() - mu.log()).clamp(max=rho_max).exp()
+    return -(rho * log_pi * advantage.detach()).mean()
+
+
+def advantage_not_detached(log_pi, mu, advantage, rho_max):
+    return -(_rho(log_pi, mu, rho_max) * log_pi * advantage).mean()
+
+
+def sign_flipped(log_pi, mu, advantage, rho_max):
+    return (_rho(log_pi, mu, rho_max) * log_pi * advantage.detach()).mean()
+
+
+def everything_detached(log_pi, mu, advantage, rho_max):
+    return -(_rho(log_pi, mu, rho_max) * log_pi.detach() * advantage.detach()).mean()
+
+
+def per_trial(log_pi, mu, advantage, rho_max):
+    return -(_rho(log_pi, mu, rho_max) * log_pi * advantage.detach())
+
+
+WRONG_ACTOR_LOSSES = [
+    (rho_not_detached, "rho is not detached"),
+    (mu_over_pi, "the ratio is upside down"),
+    (no_cap, "rho is never capped"),
+    (cap_on_log_pi, "capping log pi changes nothing"),
+    (cap_on_the_log_ratio, "you capped log(pi / mu) at rho_max"),
+    (advantage_not_detached, "the advantage is not detached"),
+    (sign_flipped, "the sign is flipped"),
+    (everything_detached, "your loss has no gradient"),
+    (per_trial, "one-number torch tensor"),
+]
+
+
+def test_the_solution_passes_the_replay_actor_loss_check(capsys):
+    assert check_replay_actor_loss(solutions.replay_actor_loss, strict=True)
+    assert "all checks passed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("wrong, hint", WRONG_ACTOR_LOSSES, ids=lambda item: getattr(item, "__name__", ""))
+def test_replay_actor_loss_mistakes_get_their_hint(capsys, wrong, hint):
+    assert not check_replay_actor_loss(wrong)
+    out = capsys.readouterr().out
+    assert hint in out, out
+
+
+@pytest.mark.parametrize("wrong", [rho_not_detached, mu_over_pi, no_cap, cap_on_the_log_ratio, advantage_not_detached],
+                         ids=lambda fn: fn.__name__)
+def test_the_hidden_cases_catch_each_mistake_too(wrong):
+    """The grader's cases (hidden) fail every typical mistake the public ones do."""
+    expected = records.load(ACTOR.record(solutions.replay_actor_loss, hidden=True))
+    with pytest.raises(checking.Problem):
+        ACTOR.judge_record(ACTOR.record(wrong, hidden=True), expected, hidden=True)
+
+
+def test_the_course_loss_trains_with_the_students_actor_term():
+    """The student's term, handed to the course's A2C loss, gives the course's loss and gradient on
+    replayed experience whose ratios are not all 1 (some above the cap)."""
+    from course_utils.colour.agent import RHO_MAX, ActorCritic, Experience, a2c_loss, actor_terms_agree
+
+    torch.manual_seed(0)
+    agent = ActorCritic()
+    with torch.no_grad():
+        _, logits = agent(torch.rand(50, 9))
+    generator = torch.Generator().manual_seed(1)
+    probs = torch.rand(50, generator=generator) * 0.9 + 0.005
+    replayed = Experience(torch.rand(50, 9, generator=generator), torch.randint(0, 2, (50,), generator=generator),
+                          torch.rand(50, generator=generator), probs)
+    same = actor_terms_agree(agent, replayed, solutions.replay_actor_loss)
+    assert same["rho_max"] > RHO_MAX and same["rho_min"] < 1
+    assert same["your_loss"] == pytest.approx(same["course_loss"], abs=1e-6) and same["grad_difference"] < 1e-6
+    wrong = actor_terms_agree(agent, replayed, no_cap)
+    assert abs(wrong["your_loss"] - wrong["course_loss"]) > 1e-3
+    assert float(a2c_loss(agent, replayed, actor_loss_fn=no_cap)) == pytest.approx(wrong["your_loss"])

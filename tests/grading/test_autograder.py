@@ -61,41 +61,42 @@ def score(rows, student):
 
 def test_solution_gets_full_marks(graded):
     _, rows, _ = graded
-    assert score(rows, "full") == (5, 5)
+    assert score(rows, "full") == (8, 8)
     assert rows["full"]["test_discounted_returns"] == "2" and rows["full"]["test_replay_memory"] == "3"
+    assert rows["full"]["test_replay_actor_loss"] == "3"
 
 
 def test_copied_cells_keep_an_honest_students_marks(graded):
     _, rows, _ = graded
-    assert score(rows, "copied") == (5, 5)
+    assert score(rows, "copied") == (8, 8)
     assert "appears 2 times" in rows["copied"]["problems"]
 
 
 def test_untouched_student_notebook_gets_zero(graded):
     _, rows, _ = graded
-    assert score(rows, "zero") == (0, 5)
+    assert score(rows, "zero") == (0, 8)
 
 
 def test_one_exercise_done_gets_exactly_its_points(graded):
     _, rows, _ = graded
-    assert score(rows, "partial") == (2, 5)
+    assert score(rows, "partial") == (2, 8)
     assert rows["partial"]["test_discounted_returns"] == "2" and rows["partial"]["test_replay_memory"] == "0"
 
 
 def test_edited_test_cell_is_restored_and_graded(graded):
     _, rows, _ = graded
-    assert score(rows, "edited") == (2, 5)
+    assert score(rows, "edited") == (2, 8)
 
 
 def test_deleted_test_cell_is_restored_and_graded(graded):
     _, rows, _ = graded
-    assert score(rows, "deleted") == (2, 5)
+    assert score(rows, "deleted") == (2, 8)
     assert "restored" in rows["deleted"]["problems"]
 
 
 def test_zip_submission_is_graded_without_extracting_paths(graded, tmp_path_factory):
     _, rows, _ = graded
-    assert score(rows, "zipped") == (2, 5)
+    assert score(rows, "zipped") == (2, 8)
 
 
 def test_broken_submissions_get_a_reason_not_a_crash(graded):

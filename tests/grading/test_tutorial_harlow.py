@@ -1,5 +1,5 @@
-"""Tutorial 1 graded with nbgrader end to end: full, zero and partial marks for the two coding
-exercises (3 + 4 points); the written Think! answer (2 points) waits for manual grading."""
+"""Tutorial 1 graded with nbgrader end to end: full, zero and partial marks for the three coding
+exercises (3 + 4 + 2 points); the written Think! answer (2 points) waits for manual grading."""
 
 import forgeries
 import pytest
@@ -22,23 +22,23 @@ def rows(tmp_path_factory, dask_scheduler):
 
 
 def marks(row):
-    return row["test_evaluate_individual"], row["test_genetic_algorithm"]
+    return row["test_evaluate_individual"], row["test_genetic_algorithm"], row["test_lamarckian_individual"]
 
 
 def test_solution_gets_full_automatic_marks(rows):
     row = rows["full"]
-    assert marks(row) == ("3", "4")
-    assert float(row["score"]) == 7 and float(row["max_score"]) == 9  # + 2 manual points for Think!
+    assert marks(row) == ("3", "4", "2")
+    assert float(row["score"]) == 9 and float(row["max_score"]) == 11  # + 2 manual points for Think!
 
 
 def test_untouched_student_notebook_gets_zero(rows):
     row = rows["zero"]
-    assert marks(row) == ("0", "0") and float(row["score"]) == 0 and float(row["max_score"]) == 9
+    assert marks(row) == ("0", "0", "0") and float(row["score"]) == 0 and float(row["max_score"]) == 11
 
 
 def test_each_exercise_alone_gets_exactly_its_points(rows):
-    assert marks(rows["fitness_only"]) == ("3", "0") and float(rows["fitness_only"]["score"]) == 3
-    assert marks(rows["evolution_only"]) == ("0", "4") and float(rows["evolution_only"]["score"]) == 4
+    assert marks(rows["fitness_only"]) == ("3", "0", "0") and float(rows["fitness_only"]["score"]) == 3
+    assert marks(rows["evolution_only"]) == ("0", "4", "0") and float(rows["evolution_only"]["score"]) == 4
 
 
 def test_the_monkeypatch_attack_scores_zero_on_what_it_attacks_only(rows):

@@ -21,6 +21,7 @@ from submissions import cell_index, load
 from course_utils import harlow
 from course_utils.harlow import solutions
 from course_utils.harlow.checks import check_evaluate_individual, check_genetic_algorithm
+from course_utils.harlow.checks_lamarck import check_lamarckian_individual
 
 ASSIGNMENT = "01_harlow_meta_rl"
 EXERCISES = ("evaluate_individual", "genetic_algorithm")
@@ -414,3 +415,96 @@ def test_an_offspring_that_is_not_an_agent_gets_a_message_not_a_traceback():
 
     with pytest.raises(AssertionError, match="should return the child agent .an ActorCritic., got NoneType"):
         check_genetic_algorithm(returns_nothing, solutions.update_population, strict=True)
+
+
+# --------------------------------------------------------------------------------------
+# Exercise 3: Lamarckian inheritance
+
+
+def _mean_state(trained):
+    return {name: torch.stack([weights[name] for weights in trained]).mean(0) for name in trained[0]}
+
+
+def baldwinian(born, trained):
+    return copy.deepcopy(born)
+
+
+def last_copy_only(born, trained):
+    individual = copy.deepcopy(born)
+    individual.load_state_dict(trained[-1])
+    return individual
+
+
+def hyperparameters_not_inherited(born, trained):
+    individual = harlow.ActorCritic()
+    individual.load_state_dict(_mean_state(trained))
+    return individual
+
+
+def weights_shared(born, trained):
+    individual = copy.deepcopy(born)
+    mean = _mean_state(trained)
+    for name, p in individual.named_parameters():
+        p.data = trained[0][name]  # the first copy's tensor itself, then overwritten in place
+        p.data.copy_(mean[name])
+    return individual
+
+
+def written_into_born(born, trained):
+    born.load_state_dict(_mean_state(trained))
+    return born
+
+
+def mutated_again(born, trained):
+    individual = solutions.lamarckian_individual(born, trained)
+    with torch.no_grad():
+        for p in individual.parameters():
+            p.add_(torch.randn_like(p) * harlow.PARAMETER_NOISE)
+    return individual
+
+
+def summed(born, trained):
+    individual = copy.deepcopy(born)
+    individual.load_state_dict({name: sum(weights[name] for weights in trained) for name in trained[0]})
+    return individual
+
+
+WRONG_INHERITANCE = [
+    (baldwinian, "that is Baldwinian inheritance"),
+    (last_copy_only, "the weights of one trained copy"),
+    (hyperparameters_not_inherited, "they are the defaults of a new ActorCritic"),
+    (weights_shared, "shares its weights with a trained copy"),
+    (written_into_born, "shares its weights with the agent it was born as"),
+    (mutated_again, "mutation would be applied twice"),
+    (summed, "the mean of that weight over the trained copies"),
+]
+
+
+def test_the_solution_passes_the_lamarckian_check(capsys):
+    assert check_lamarckian_individual(solutions.lamarckian_individual, strict=True)
+    assert "all checks passed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("wrong, hint", WRONG_INHERITANCE, ids=lambda item: getattr(item, "__name__", ""))
+def test_lamarckian_mistakes_get_their_hint(capsys, wrong, hint):
+    assert not check_lamarckian_individual(wrong)
+    out = capsys.readouterr().out
+    assert hint in out, out
+
+
+def test_the_race_runs_on_the_students_function_and_it_decides_what_is_kept():
+    """A Lamarckian run on the student's function keeps what the course's batched mean keeps (up to
+    float rounding, so the same run), and one on a Baldwinian answer is another run: the student's
+    function is what the population inherits."""
+    from course_utils.harlow.batch import evolve
+
+    settings = {"population_size": 6, "generations": 2, "new_per_generation": 2, "tournament_size": 4, "num_tasks": 2,
+                "final_candidates": 2, "final_tasks": 2, "progress": False, "num_gradient_steps": 2, "num_trials": 2,
+                "num_evaluation_trials": 3, "inheritance": "lamarckian"}
+    course = evolve(seed=3, **settings)
+    student = evolve(seed=3, lamarckian_individual=solutions.lamarckian_individual, **settings)
+    assert student["write_back_difference"] < 1e-6
+    assert student["mean"] == course["mean"]
+    born_only = evolve(seed=3, lamarckian_individual=baldwinian, **settings)
+    baldwin = evolve(seed=3, **{**settings, "inheritance": "baldwinian"})
+    assert born_only["write_back_difference"] > 0.01 and born_only["mean"] == baldwin["mean"]

@@ -16,6 +16,7 @@ from course_utils.grading import judging
 from course_utils.harlow import solutions
 from course_utils.harlow.agent import train_evaluate_agent
 from course_utils.harlow.checks import EVOLUTION, EXERCISES, FITNESS
+from course_utils.harlow.checks_lamarck import LAMARCK
 from harlow.test_checks import STUCK_AT_AN_EDGE, WRONG_FITNESS, WRONG_OFFSPRING, WRONG_UPDATES, _exercise_code, _student
 
 
@@ -89,7 +90,9 @@ def test_hidden_cases_are_not_the_public_ones():
     assert public["offspring"]["seed"] != hidden["offspring"]["seed"]
     for key in ("scores", "parents", "best", "count", "main", "low", "removal_seeds"):
         assert public["update"][key] != hidden["update"][key], key
-    for exercise in (FITNESS, EVOLUTION):
+    public, hidden = LAMARCK.cases(False), LAMARCK.cases(True)
+    assert not {json.dumps(c, sort_keys=True) for c in public} & {json.dumps(c, sort_keys=True) for c in hidden}
+    for exercise in (FITNESS, EVOLUTION, LAMARCK):
         assert judging.reference_record(exercise.grade_id) != checking.stored_record(exercise.grade_id)
 
 
