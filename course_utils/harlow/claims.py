@@ -41,6 +41,15 @@ RESULTS = {"harlow_evolution": _history}
 """Stored result name -> loader (``assets/harlow_evolution.json``)."""
 
 
+def _race(runs: dict) -> dict:
+    """``runs``: {"baldwinian": run, "lamarckian": run} of ``evolve_live`` (same seed and size)."""
+    from course_utils.harlow.evolution import summary
+
+    baldwin, lamarck = summary(runs["baldwinian"]), summary(runs["lamarckian"])
+    return {"generations": lamarck["generations"], "start": baldwin["start"], "lamarckian_start": lamarck["start"],
+            "baldwinian": baldwin["end"], "lamarckian": lamarck["end"], "lead": lamarck["end"] - baldwin["end"]}
+
+
 CLAIMS = (
     Claim("harlow.saved_run_rises", "Section 4, the saved run", "harlow_evolution", _run,
           "Over {generations} generations ({agents} agents, each scored over {tasks} tasks) the population's mean "
@@ -57,4 +66,8 @@ CLAIMS = (
     Claim("harlow.final_pick", "Section 5, the evolved agent", "harlow_evolution", _run,
           "The evolved agent is the best of the final population, re-scored over {final_tasks} new tasks to pick it.",
           lambda f: f["final_tasks"] >= 100),
+    Claim("harlow.lamarck_pulls_ahead", "Section 3, the race", "live:harlow.evolve_live, both inheritances, seed 1", _race,
+          "From the same first population ({start:.1f} per task), after {generations} generations the Lamarckian "
+          "population is ahead: {lamarckian:.1f} per task against the Baldwinian {baldwinian:.1f} (of 20).",
+          lambda f: f["start"] == f["lamarckian_start"] and f["lead"] > 2),
 )
