@@ -268,8 +268,6 @@ def test_wrong_sizes_are_refused_before_training_or_writing(kwargs, monkeypatch)
     assert reference.STORED_RESULTS.read_bytes() == before
 
 
-@pytest.mark.xfail(strict=True, reason="critic_steps=4: seed 2's critic still does not centre (mean advantage +21 over "
-                   "the last 50 batches) and ends at 111.9, below bpg's 122.9; seeds 0 and 1 beat bpg (issue 28, item 2)")
 def test_the_stored_aac_beats_the_batch_mean_baseline_on_every_seed():
     """Section 7's actor-critic, at full size: each seed of the stored aac ended above the same
     seed of bpg (the final mean reward the table prints)."""
