@@ -24,6 +24,7 @@ TRAINERS = {
     "harlow": "course_utils.harlow.train:train_and_register",
     "lunar": "course_utils.lunar.solve:train_and_register",
     "lunar-experiments": "course_utils.lunar.reference:train_experiments",
+    "lunar-student-run": "course_utils.lunar.bench:store_student_run",
 }
 """``course train NAME`` calls ``module:function(progress=...)``, which trains, saves the
 checkpoints with ``checkpoints.save_checkpoint`` and prints what it wrote."""

@@ -233,7 +233,7 @@ GRADED = (
         "test_aac_loss", "lunar", 2, "aac_loss", f"{_LUNAR_CHECKS}:check_aac_loss",
         helpers=("course_utils.lunar.harness:TrainerLoop", "course_utils.lunar.harness:VectorBatchDataset"),
         hint_tests=(f"{_LUNAR_HINTS}::test_aac_loss_check_catches_mistakes",),
-        twins=("course_utils.colour.agent", "course_utils.lunar.aac", *_LUNAR_ENGINE),
+        twins=("course_utils.colour.agent", "course_utils.lunar.aac", "course_utils.lunar.critic", *_LUNAR_ENGINE),
     ),
     GradedCell("q1_baseline", "lunar", 2, "q1_baseline"),
     GradedCell("q2_value_targets", "lunar", 2, "q2_value_targets"),

@@ -15,6 +15,8 @@ listed before it:
 - ``episodes``: ``play_together``/``collect_episodes`` (many environments, batched forwards)
 - ``rollouts``: rollouts and whole episodes of many environments in worker processes
   (``course train lunar``, the experiments, the student's long run)
+- ``critic``: the critic's own regression steps that ``TrainerLoop.train(critic_steps=k)`` gives an
+  actor-critic after each batch
 - ``harness``: what the notebook gives ready-made: ``Experience``, ``TrainerLoop``,
   ``VectorBatchDataset (batches of whole episodes played on every core), ``monitor_episode``
   (one episode of the student's agent, with its frames), ``greedy_policy``,
@@ -39,6 +41,7 @@ from course_utils.lunar.env import ACTIONS, EVAL_SEEDS, OBSERVATIONS, make_env, 
 from course_utils.lunar.experiments import (
     EXPERIMENTS,
     Experiment,
+    critic_report,
     experiment_cache_dir,
     experiment_table,
     loss_scales,
@@ -83,6 +86,7 @@ __all__ = [
     "UntilSolved",
     "VectorBatchDataset",
     "evaluate",
+    "critic_report",
     "experiment_cache_dir",
     "experiment_table",
     "greedy_policy",

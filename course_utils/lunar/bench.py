@@ -311,8 +311,57 @@ def _student_run(hp: dict, dataset_type, stop_when, max_episodes: int, lr_decay_
     trainer = PolicyTrainer(net, torch.optim.Adam(net.parameters(), lr=hp["learn_rate"]),
                             [AACPolicyGradientLoss(hp["delta"]), ActionEntropyLoss(4, hp["beta"])],
                             dataset_type(net, hp["batch_size"], hp["gamma"], seed=2, batch_type=TrainBatch, episode_type=Episode))
+    # as Section 8's cell: no critic_steps (its run to the bar is the one checked at full size)
     data = trainer.train(max_episodes=max_episodes, stop_when=stop_when, progress=False, lr_decay_episodes=lr_decay_episodes)
     return net, data
+
+
+def student_run(max_episodes: int | None = None) -> dict:
+    """Section 8's cell with the exercise's classes (the reference solutions): the notebook's
+    ``aac_hp``, learning-rate decay and collection (``VectorBatchDataset``: two shards, worker
+    processes), stopped by ``solve.UntilSolved`` (greedy mean - std >= 200 over the 100
+    evaluation landscapes, evaluated every 512 episodes once the training mean reaches 150) or
+    after ``max_episodes`` (default: the notebook's ``FINAL_EPISODES`` at full size); like the
+    cell, it gives the critic no extra steps (``critic_steps`` 0). Returns its figures: solved,
+    episodes, wall-clock and CPU seconds (every process), the last training
+    mean and the last evaluation."""
+    from course_utils.lunar.reference import AAC_HP, FINAL_LR_DECAY_EPISODES
+    from course_utils.lunar.sizes import SIZES
+    from course_utils.lunar.solve import UntilSolved
+
+    _positive("max_episodes", max_episodes, optional=True)
+    start = _clock()
+    until = UntilSolved()
+    _, data = _student_run(AAC_HP, VectorBatchDataset, until, max_episodes or SIZES.full("final_episodes"),
+                           FINAL_LR_DECAY_EPISODES)
+    return {"aac_hp": {**AAC_HP, "hidden_layers": list(AAC_HP["hidden_layers"])}, "critic_steps": 0, "solved": until.solved,
+            "episodes": int(data["episode_num"][-1]), **_since(start),
+            "training_mean": round(data["mean_reward"][-1], 1),
+            "final_evaluation": until.evaluations[-1] if until.evaluations else None}
+
+
+def store_student_run(progress: bool = True) -> dict:
+    """``course train lunar-student-run``: time Section 8's run at full size (``student_run``) and
+    store the figures in ``solve.STUDENT_RUN`` (``assets/lunar_student_run.json``), which the
+    notebook prints and ``course_utils.schedule`` turns into Section 8's minutes. The machine's
+    cores and its load average at the start and the end are stored beside them: on a shared
+    machine the wall-clock time is longer than a student's laptop would take."""
+    import datetime
+    import json
+    import os
+
+    from course_utils.lunar.solve import STUDENT_RUN
+
+    load_before = os.getloadavg()[0]
+    figures = student_run()
+    stored = {"how": "course train lunar-student-run (course_utils.lunar.bench.store_student_run)",
+              "date": datetime.date.today().isoformat(), "cores": os.cpu_count(),
+              "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)], **figures}
+    STUDENT_RUN.write_text(json.dumps(stored, indent=1) + "\n")
+    if progress:
+        print(json.dumps(stored))
+        print(f"wrote {STUDENT_RUN}")
+    return stored
 
 
 def bench_lunar_student(budget_s: float = 300.0, max_episodes: int | None = None) -> dict:
@@ -320,9 +369,7 @@ def bench_lunar_student(budget_s: float = 300.0, max_episodes: int | None = None
     exercise's classes: the reference solutions) until it passes the course's bar (issue 17,
     target 3: in at most 5 minutes), against the same run before issue 17, in one run:
 
-    * ``course``: the notebook's ``aac_hp``, learning-rate decay and collection
-      (``VectorBatchDataset``: two shards, worker processes), stopped by ``solve.UntilSolved`` (greedy mean - std >= 200 over the
-      100 evaluation landscapes, evaluated every 512 episodes once the training mean reaches 150);
+    * ``course``: ``student_run``, the notebook's cell as it is;
     * ``baseline``: the ``aac_hp`` before (``AAC_HP_BEFORE``) and today's collection in this
       process (``TodaysDataset``), stopped after ``budget_s`` of wall-clock (before, the run
       stopped only at a training mean of 200, which it never reached), then evaluated on the
@@ -336,21 +383,12 @@ def bench_lunar_student(budget_s: float = 300.0, max_episodes: int | None = None
 
     from course_utils.lunar.aac import evaluate
     from course_utils.lunar.env import EVAL_SEEDS
-    from course_utils.lunar.reference import AAC_HP, FINAL_LR_DECAY_EPISODES
-    from course_utils.lunar.sizes import SIZES
-    from course_utils.lunar.solve import BAR, UntilSolved, score
+    from course_utils.lunar.solve import BAR, score
 
     _positive("budget_s", budget_s, float)
     _positive("max_episodes", max_episodes, optional=True)
     out = {"benchmark": "lunar-student", "bar": f"mean - std of 100 greedy episodes >= {BAR:g}", "cores": os.cpu_count()}
-    start = _clock()
-    until = UntilSolved()
-    _, data = _student_run(AAC_HP, VectorBatchDataset, until, max_episodes or SIZES.full("final_episodes"),
-                           FINAL_LR_DECAY_EPISODES)
-    out["course"] = {"aac_hp": {**AAC_HP, "hidden_layers": list(AAC_HP["hidden_layers"])}, "solved": until.solved,
-                     "episodes": int(data["episode_num"][-1]), **_since(start),
-                     "training_mean": round(data["mean_reward"][-1], 1),
-                     "final_evaluation": until.evaluations[-1] if until.evaluations else None}
+    out["course"] = student_run(max_episodes)
     start = _clock()
     deadline = time.perf_counter() + budget_s
     net, data = _student_run(AAC_HP_BEFORE, TodaysDataset, lambda model, d: time.perf_counter() > deadline, 10**9)

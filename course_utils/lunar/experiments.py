@@ -104,7 +104,8 @@ def _cache_file(name: str, max_episodes: int, seed: int, fingerprint: str) -> Pa
 class Experiment(NamedTuple):
     """One experiment of Sections 6 and 7: the notebook's network class, its losses, its
     trainer class, its hyperparameters (``batch_size``, ``gamma``, ``learn_rate``,
-    ``hidden_layers``) and the ``Episode`` and ``TrainBatch`` classes the episodes are built as."""
+    ``hidden_layers``, and for an actor-critic ``critic_steps``: ``TrainerLoop.train``'s) and
+    the ``Episode`` and ``TrainBatch`` classes the episodes are built as."""
 
     net_type: type
     loss_fns: list
@@ -142,7 +143,10 @@ def _train(name: str, experiment: Experiment, max_episodes: int, seed: int, path
                            episode_type=e.episode_type, workers=workers)
     optimizer = torch.optim.Adam(net.parameters(), lr=e.hp["learn_rate"])
     trainer = e.trainer_type(net, optimizer, e.loss_fns, dataset)
-    data = trainer.train(max_episodes=max_episodes, progress=progress, desc=name, post_batch_fn=post_batch_fn, **train_kw)
+    # an actor-critic's hyperparameters may give its critic more steps per batch (TrainerLoop.train)
+    critic = {key: e.hp[key] for key in ("critic_steps", "critic_learn_rate") if key in e.hp}
+    data = trainer.train(max_episodes=max_episodes, progress=progress, desc=name, post_batch_fn=post_batch_fn,
+                         **critic, **train_kw)
     data = {key: list(value) for key, value in data.items()}
     path.parent.mkdir(parents=True, exist_ok=True)
     torch.save(net.state_dict(), path.with_suffix(".pt"))
@@ -328,28 +332,48 @@ def _train_in_processes(jobs: list, workers: int, progress: bool) -> list[dict]:
     return [_load(job[4]) for job in jobs]
 
 
+CRITIC_KEYS = {"adv_m": "critic: mean advantage q - v per batch (0: centred)",
+               "loss_v": "critic: value loss (v - q)^2 per batch (log scale)"}
+"""The recorded fields the critic panels draw (the AAC loss's ``adv_m`` and ``loss_v``), with their titles."""
+
+
+def has_critic(data: dict) -> bool:
+    """Whether a run (or a summary of runs) recorded a critic's fields (``CRITIC_KEYS``)."""
+    return all(key in data for key in CRITIC_KEYS)
+
+
 def plot_experiment_results(results: dict, fig=None):
-    """The four panels (policy loss, baseline, entropy loss, mean reward) against episodes.
+    """The four panels (policy loss, baseline, entropy loss, mean reward) against episodes, and,
+    when a run has a critic (``has_critic``), a row of two critic panels: the mean advantage and
+    the value loss of each batch, as the AAC loss recorded them (``CRITIC_KEYS``).
 
     An experiment run with several seeds (``run_experiments``) is drawn as the mean over its
     seeds with a band from the lowest to the highest seed, batch by batch; a single run as a line.
     """
     import matplotlib.pyplot as plt
 
+    critic = any(has_critic(data) for data in results.values())
     if fig is None:
-        fig, _ = plt.subplots(2, 2, sharex=True, figsize=(12, 8))
+        fig, _ = plt.subplots(3 if critic else 2, 2, sharex=True, figsize=(12, 11 if critic else 8))
     titles = {"loss_p": "policy loss", "baseline": "baseline", "loss_e": "entropy loss", "mean_reward": "mean reward"}
+    if critic:
+        titles.update(CRITIC_KEYS)
     for ax, (key, title) in zip(fig.axes, titles.items(), strict=False):
-        for name, data in results.items():
+        for index, (name, data) in enumerate(results.items()):
             if key not in data:
                 continue
             episodes = data["episode_num"]
             runs = data.get("runs", [])
             label = f"{name} ({len(runs)} seeds)" if len(runs) > 1 else name
-            (line,) = ax.plot(episodes, data[key], label=label)
+            # one colour per experiment in every panel, also where the others have no curve
+            (line,) = ax.plot(episodes, data[key], label=label, color=f"C{index % 10}")
             if len(runs) > 1:
                 low, high = seed_band(data, key)
                 ax.fill_between(episodes, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+        if key == "adv_m":
+            ax.axhline(0.0, color="grey", linewidth=0.8, linestyle=":")
+        if key == "loss_v":
+            ax.set_yscale("log")
         ax.set_title(title + (" (mean over seeds, band: lowest to highest)" if key == "mean_reward" else ""))
         ax.set_xlabel("episode")
         if ax.get_legend_handles_labels()[0]:
@@ -435,3 +459,37 @@ def loss_scales(run: dict, delta: float, batches: int = 10) -> str:
     value = float(np.mean(run["loss_v"][:n]))
     return (f"Over the first {n} batches: |policy term| {policy:.0f} on average, value term (v - q)^2 {value:.0f} "
             f"(v off by about {np.sqrt(value):.0f}), so delta * value term = {delta * value:.0f}.")
+
+
+def critic_lines(label: str, summary: dict, first: int = 10, last: int = 50) -> list[str]:
+    """Per seed of ``summary`` (a run or a summary of runs with a critic, ``has_critic``): the mean
+    advantage (reward units) averaged over the ``first`` batches and over the ``last`` batches, the
+    value loss over the ``last`` batches and its square root (how far off v is, in reward units),
+    and the final mean reward."""
+    lines = [f"{label}:"]
+    for seed, run in zip(summary.get("seeds", [None]), summary.get("runs", [summary]), strict=False):
+        adv, loss_v = np.asarray(run["adv_m"]), np.asarray(run["loss_v"])
+        n_first, n_last = min(first, len(adv)), min(last, len(adv))
+        name = "" if seed is None else f"seed {seed}: "
+        lines.append(f"  {name}mean advantage {np.mean(adv[:n_first]):+.0f} over the first {n_first} batches, "
+                     f"{np.mean(adv[-n_last:]):+.0f} over the last {n_last}; value loss over the last {n_last} batches "
+                     f"{np.mean(loss_v[-n_last:]):,.0f} (v off by about {np.sqrt(np.mean(loss_v[-n_last:])):.0f}); "
+                     f"final mean reward {run['mean_reward'][-1]:.1f}")
+    return lines
+
+
+def critic_report(results: dict, name: str = "aac") -> str:
+    """What the critic of ``results[name]`` did (``critic_lines``), then the course's stored runs
+    beside it: its ``aac`` (unless ``results[name]`` is that run) and the stored ablation whose
+    critic got one step per batch only (``stored["ablations"]``)."""
+    if name not in results or not has_critic(results[name]):
+        raise KeyError(f"results has no run {name!r} with a critic (adv_m and loss_v): run the aac experiment first.")
+    stored = stored_results()
+    ours = results[name]["mean_reward"] == stored["runs"][name]["mean_reward"]
+    course = f"{name} (the course's run, critic_steps={stored['aac_hp']['critic_steps']})"
+    lines = critic_lines(course if ours else f"{name} (yours)", results[name])
+    if not ours:
+        lines += critic_lines(course, stored["runs"][name])
+    for label, summary in stored.get("ablations", {}).items():
+        lines += critic_lines(f"{label} (the course's run: one critic step per batch, the loss's own)", summary)
+    return "\n".join(lines)

@@ -130,7 +130,8 @@ def stale_expected(path: Path = EXPECTED_FILE) -> list[str]:
 
 
 PG_HP = dict(batch_size=16, gamma=0.99, beta=0.5, learn_rate=2e-3, hidden_layers=(128, 128))
-AAC_HP = dict(batch_size=16, gamma=0.99, beta=0.1, delta=0.01, learn_rate=2e-3, hidden_layers=(128, 128))
+AAC_HP = dict(batch_size=16, gamma=0.99, beta=0.1, delta=0.01, learn_rate=2e-3, critic_steps=8, critic_learn_rate=5e-3,
+              hidden_layers=(128, 128))
 """The notebook's default ``pg_hp`` and ``aac_hp`` (a test checks they match its cells)."""
 FINAL_LR_DECAY_EPISODES = 20_000
 """``lr_decay_episodes`` of the notebook's long run (Section 8; a test checks it matches the cell)."""
@@ -153,19 +154,60 @@ def reference_experiments() -> dict:
     return experiments
 
 
-def train_experiments(progress: bool = True, max_episodes: int = EXPERIMENT_EPISODES, seeds=SEEDS) -> dict:
+ONE_STEP_CRITIC = "aac, critic_steps=0"
+"""The stored ablation: ``aac`` whose critic gets only the one step per batch of the AAC loss."""
+
+
+def ablation_experiments() -> dict:
+    """The runs stored beside the notebook's five (``stored["ablations"]``): ``ONE_STEP_CRITIC``,
+    the notebook's aac without the critic's extra steps, which Section 7 compares its critic with."""
+    aac = reference_experiments()["aac"]
+    return {ONE_STEP_CRITIC: aac._replace(hp={**aac.hp, "critic_steps": 0})}
+
+
+def train_experiments(progress: bool = True, max_episodes: int = EXPERIMENT_EPISODES, seeds=SEEDS,
+                      only=None, force: bool = True) -> dict:
     """``course train lunar-experiments``: vpg, epg, bpg, cpg and aac with the reference
-    solutions and every seed of ``SEEDS``, as the notebook runs them; writes their curves to
-    ``assets/lunar_experiments.json``. Wrong sizes are refused (by ``run_experiments``) before
-    anything is trained or written: the stored runs are what the notebook shows."""
-    results = run_experiments(reference_experiments(), max_episodes, seeds, force=True, progress=progress)
+    solutions and every seed of ``SEEDS``, as the notebook runs them, and the ablations
+    (``ablation_experiments``); writes their curves to ``assets/lunar_experiments.json``. Wrong
+    sizes are refused (by ``run_experiments``) before anything is trained or written: the stored
+    runs are what the notebook shows.
+
+    ``only`` (names) trains those experiments again and keeps the others' stored runs, which must
+    be of the same size and seeds: for a change that touches one experiment's code or
+    hyperparameters, on a machine too busy to train all of them again. ``"retrained"`` in the file
+    says which runs each write trained (and where runs came from otherwise), the older entries first.
+    ``force=False`` takes runs already in the experiment cache (``run_experiments``: the same code,
+    hyperparameters, size and seed), such as runs trained side by side by hand on a busy machine."""
+    import datetime
+
+    experiments = {**reference_experiments(), **ablation_experiments()}
+    kept, history = {}, []
+    if only is not None:
+        unknown = set(only) - set(experiments)
+        if unknown:
+            raise KeyError(f"No experiment named {sorted(unknown)}; there are {list(experiments)}.")
+        previous = json.loads(STORED_RESULTS.read_text())
+        if previous["max_episodes"] != max_episodes or previous["seeds"] != list(seeds):
+            raise ValueError("The stored runs have other sizes: train every experiment (only=None).")
+        old = {**previous["runs"], **previous.get("ablations", {})}
+        kept = {name: old[name] for name in experiments if name not in only}
+        history = previous.get("retrained", [])
+        missing = [name for name in experiments if name not in only and name not in kept]
+        if missing:
+            raise KeyError(f"The stored file has no runs of {missing}: train them too.")
+    trained = run_experiments({name: e for name, e in experiments.items() if name not in kept}, max_episodes, seeds,
+                              force=force, progress=progress)
+    everything = {**kept, **trained}
     stored = {
         "how": "course train lunar-experiments (course_utils.lunar.reference.train_experiments)",
         "max_episodes": max_episodes,
         "seeds": list(seeds),
         "pg_hp": {**PG_HP, "hidden_layers": list(PG_HP["hidden_layers"])},
         "aac_hp": {**AAC_HP, "hidden_layers": list(AAC_HP["hidden_layers"])},
-        "runs": {name: _without_weights(summary) for name, summary in results.items()},
+        "runs": {name: _without_weights(everything[name]) for name in reference_experiments()},
+        "ablations": {name: _without_weights(everything[name]) for name in ablation_experiments()},
+        "retrained": [*history, {"trained": list(trained), "date": datetime.date.today().isoformat()}],
     }
     STORED_RESULTS.write_text(json.dumps(stored) + "\n")
     for name, data in stored["runs"].items():
@@ -176,5 +218,5 @@ def train_experiments(progress: bool = True, max_episodes: int = EXPERIMENT_EPIS
 
 
 def _without_weights(summary: dict) -> dict:
-    runs = [{k: v for k, v in run.items() if k != "model_state"} for run in summary["runs"]]
+    runs = [{k: v for k, v in run.items() if k != "model_state"} for run in summary["runs"]]  # stored runs have none
     return {**summary, "runs": runs}

@@ -17,6 +17,7 @@ import numpy as np
 
 from course_utils.lunar.aac import evaluate, train_aac
 from course_utils.lunar.env import EVAL_SEEDS
+from course_utils.paths import ASSETS
 
 BAR = 200.0
 """Mean minus standard deviation of the greedy return over the 100 evaluation seeds."""
@@ -24,6 +25,32 @@ EVAL_EVERY = 32_768
 """Environment steps between evaluations (8 updates of the course's trainer)."""
 SCREEN = 100.0
 """Evaluations start once the mean return of the last 100 training episodes reaches this."""
+
+
+STUDENT_RUN = ASSETS / "lunar_student_run.json"
+"""The course's timing of Section 8's run with the exercise's classes at full size, until it passes
+the bar (``course train lunar-student-run``): what the notebook prints before that run and what
+``course_utils.schedule`` counts as its minutes."""
+
+
+def stored_student_run() -> dict:
+    """The stored timing of Section 8's run: ``solved``, ``episodes``, ``wall_s``, ``cpu_s``,
+    ``cores``, ``load_average_1min`` (at its start and end), ``date``, ``aac_hp``."""
+    import json
+
+    return json.loads(STUDENT_RUN.read_text())
+
+
+def student_run_report() -> str:
+    """What the course's own run of Section 8's cell took (``stored_student_run``), in one line."""
+    run = stored_student_run()
+    outcome = (f"passed the bar after {run['episodes']:,} episodes" if run["solved"] else
+               f"had not passed the bar after {run['episodes']:,} episodes")
+    load = max(run["load_average_1min"])
+    return (f"The course's own run of this cell (the exercise's reference classes, seed 2, the default aac_hp) "
+            f"{outcome} in {run['wall_s'] / 60:.1f} minutes of wall-clock time ({run['cpu_s'] / 60:.1f} minutes of CPU, "
+            f"{run['cores']} cores{f', shared: load average up to {load:.1f}' if load > run['cores'] else ''}). "
+            "Yours takes about as long if your classes match it; the stop button ends it early.")
 
 
 def score(returns: np.ndarray) -> float:

@@ -129,3 +129,19 @@ def test_section_8_says_when_the_students_run_is_evaluated():
     assert (f"Every {until.schedule.eval_every} episodes, once the mean of the last 100 training episodes has reached "
             f"{until.schedule.screen:g}, the cell plays those 100 episodes") in text
     assert until.schedule.bar == solve.BAR == 200 and "mean total reward minus its standard deviation of at least 200" in text
+
+
+def test_the_stored_timing_of_section_8s_run_is_reported_in_one_line(tmp_path, monkeypatch):
+    """``course train lunar-student-run`` stores what Section 8's run took; ``student_run_report``
+    prints it, and says when the machine was shared (its load above its cores)."""
+    import json
+
+    timing = {"how": "course train lunar-student-run", "date": "2026-11-26", "cores": 2, "load_average_1min": [1.2, 1.9],
+              "solved": True, "episodes": 20480, "wall_s": 254.4, "cpu_s": 480.0, "aac_hp": {}}
+    monkeypatch.setattr(solve, "STUDENT_RUN", tmp_path / "run.json")
+    solve.STUDENT_RUN.write_text(json.dumps(timing))
+    report = solve.student_run_report()
+    assert "passed the bar after 20,480 episodes in 4.2 minutes of wall-clock time (8.0 minutes of CPU, 2 cores)" in report
+    solve.STUDENT_RUN.write_text(json.dumps({**timing, "solved": False, "load_average_1min": [3.5, 6.0]}))
+    report = solve.student_run_report()
+    assert "had not passed the bar after 20,480 episodes" in report and "shared: load average up to 6.0" in report

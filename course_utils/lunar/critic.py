@@ -1,0 +1,69 @@
+"""The critic's own regression steps, which tutorial 3's training loop gives an actor-critic
+(``TrainerLoop.train(..., critic_steps=k)``): after the student's ``train_batch``, ``k`` more
+gradient steps of the critic alone on the batch's q-values, with an optimiser of its own.
+
+Why: the student's loss moves the critic by one optimiser step per batch. The returns of the
+lander range over hundreds of reward units and rise as the policy improves, and one step per
+batch of 16 episodes leaves the critic's values tens of units below them: the advantages
+``q - v`` are then not centred, and the actor is pushed by the level of the returns as
+without a baseline. A few more steps per batch let the critic keep up.
+
+Which parameters are the critic's: those the state values depend on and the action scores do
+not (``critic_parameters``): the whole value network of two separate MLPs, or only the value
+head of a network with a shared body, whose body stays the student's loss's to move.
+
+Shapes: ``N`` samples in a batch; the model maps states (N, d) to ``(scores (N, A), values (N, 1))``.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+def critic_parameters(model: nn.Module, states: torch.Tensor) -> list[nn.Parameter]:
+    """The parameters of ``model`` that its state values (the second output) depend on and its
+    action scores (the first) do not, found through autograd on ``states`` (N, d); ``[]`` when
+    the model returns no values or they share every parameter with the scores."""
+    output = model(states)
+    if not (isinstance(output, tuple) and len(output) == 2):
+        return []
+    scores, values = output
+    params = [p for p in model.parameters() if p.requires_grad]
+    # the parameters in each output's graph: allow_unused gives None for a parameter not in it
+    # (a structural test, so a ReLU that happens to be off for every sample still counts)
+    by_scores = torch.autograd.grad(scores.sum(), params, retain_graph=True, allow_unused=True)
+    by_values = torch.autograd.grad(values.sum(), params, allow_unused=True)
+    return [p for p, s, v in zip(params, by_scores, by_values, strict=True) if v is not None and s is None]
+
+
+class CriticFit:
+    """``steps`` gradient steps of the critic's mean squared error to the q-values of a batch,
+    with an Adam optimiser of its own (learning rate ``learn_rate``) over ``critic_parameters``.
+
+    The steps come after the batch's policy update, so the advantages of that update are the
+    ones the critic of the previous batches gave (not values fitted to the very returns they
+    are subtracted from). ``optimizer`` is None when the model has no critic of its own.
+    """
+
+    def __init__(self, model: nn.Module, states: torch.Tensor, steps: int, learn_rate: float):
+        self.model, self.steps, self.learn_rate = model, steps, learn_rate
+        params = critic_parameters(model, states)
+        self.params = params
+        self.optimizer = torch.optim.Adam(params, lr=learn_rate) if params and steps > 0 else None
+
+    def __call__(self, batch) -> float | None:
+        """Fit the critic on ``batch`` (``states`` (N, d), ``q_vals`` (N,)); returns the mean squared
+        error (reward units squared) before the last step, or None if there is nothing to fit."""
+        if self.optimizer is None:
+            return None
+        for _ in range(self.steps):
+            values = self.model(batch.states)[1].reshape(-1)
+            loss = ((values - batch.q_vals) ** 2).mean()
+            # autograd.grad, not backward: no gradient lands on a parameter the critic shares with
+            # the actor, where the student's next train_batch would find it
+            grads = torch.autograd.grad(loss, self.params)
+            for param, grad in zip(self.params, grads, strict=True):
+                param.grad = grad
+            self.optimizer.step()
+        return float(loss.detach())

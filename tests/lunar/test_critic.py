@@ -1,0 +1,81 @@
+"""The critic's own regression steps (``lunar.critic``, ``TrainerLoop.train(critic_steps=k)``)."""
+
+import torch
+from torch import nn
+
+from course_utils.lunar.critic import CriticFit, critic_parameters
+from course_utils.lunar.solutions import (
+    AACPolicyGradientLoss,
+    AACPolicyNet,
+    ActionEntropyLoss,
+    PolicyNet,
+    PolicyTrainer,
+)
+
+
+class SharedBody(nn.Module):
+    """One body, two heads: the other shape Exercise 8 allows."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(8, 16), nn.ReLU())
+        self.scores, self.value = nn.Linear(16, 4), nn.Linear(16, 1)
+
+    def forward(self, x):
+        h = self.body(x)
+        return self.scores(h), self.value(h)
+
+
+class Batch:
+    def __init__(self, n=64, seed=0):
+        generator = torch.Generator().manual_seed(seed)
+        self.states = torch.randn(n, 8, generator=generator)
+        self.actions = torch.randint(0, 4, (n,), generator=generator)
+        self.q_vals = 3.0 * self.states[:, 0] - 5.0  # far from the untrained critic's 0
+        self.total_rewards = torch.tensor([float(self.q_vals.mean())])
+
+
+def test_the_critics_parameters_are_the_ones_only_the_values_depend_on():
+    torch.manual_seed(0)
+    states = torch.randn(5, 8)
+    separate = AACPolicyNet(8, 4, (16,))
+    assert [id(p) for p in critic_parameters(separate, states)] == [id(p) for p in separate.critic.parameters()]
+    shared = SharedBody()
+    assert [id(p) for p in critic_parameters(shared, states)] == [id(p) for p in shared.value.parameters()]
+    assert critic_parameters(PolicyNet(8, 4, (16,)), states) == []  # no values: nothing to fit
+
+
+def test_a_fit_moves_only_the_critic_and_lowers_its_error():
+    for net in (AACPolicyNet(8, 4, (16,)), SharedBody()):
+        batch = Batch()
+        fit = CriticFit(net, batch.states, steps=20, learn_rate=5e-2)
+        others = {id(p) for p in fit.params}
+        before = {name: p.detach().clone() for name, p in net.named_parameters()}
+        error_before = float(((net(batch.states)[1].reshape(-1) - batch.q_vals) ** 2).mean())
+        fit(batch)
+        error_after = float(((net(batch.states)[1].reshape(-1) - batch.q_vals) ** 2).mean())
+        assert error_after < 0.95 * error_before
+        for name, p in net.named_parameters():
+            moved = not torch.equal(p.detach(), before[name])
+            assert moved == (id(p) in others), name
+            if id(p) not in others:
+                assert p.grad is None, name  # nothing left for the student's next train_batch
+    assert CriticFit(PolicyNet(8, 4, (16,)), Batch().states, 5, 1e-2)(Batch()) is None
+
+
+def test_the_training_loop_fits_the_critic_after_the_policy_step_with_the_advantages_before_it():
+    """With ``critic_steps`` the loop fits the critic after ``train_batch``: the advantages the
+    loss recorded for a batch are those of the critic before that batch's fit, and the critic
+    of the next batch is closer to the q-values than without the steps."""
+
+    def run(critic_steps):
+        torch.manual_seed(0)
+        net = AACPolicyNet(8, 4, (16,))
+        trainer = PolicyTrainer(net, torch.optim.Adam(net.parameters(), lr=1e-3),
+                                [AACPolicyGradientLoss(0.01), ActionEntropyLoss(4, 0.1)], [Batch(seed=0), Batch(seed=0)])
+        return trainer.train(max_episodes=2, progress=False, critic_steps=critic_steps, critic_learn_rate=5e-2)
+
+    plain, fitted = run(0), run(10)
+    assert fitted["adv_m"][0] == plain["adv_m"][0]  # batch 0's loss saw the same critic
+    assert fitted["loss_v"][1] < 0.9 * plain["loss_v"][1]  # batch 1's saw a fitted one
+    assert abs(fitted["adv_m"][1]) < abs(plain["adv_m"][1])
