@@ -145,6 +145,7 @@ def _autograde(args) -> int:
         limits=limits,
         intake=IntakeLimits(notebook_mb=args.max_notebook_mb),
         force=args.force,
+        roster=args.roster,
     )
     print(report.summary())  # student names and messages are escaped: nothing reaches the terminal raw
     print(f"summary: {report.summary_path}")
@@ -195,6 +196,9 @@ def main(argv: list[str] | None = None) -> int:
                        help="largest notebook read, on disk or in a zip, in MB (default 50)")
     grade.add_argument("--no-landlock", action="store_true", help="do not restrict the kernel's filesystem and network access")
     grade.add_argument("--force", action="store_true", help="grade every submission again, even unchanged ones")
+    grade.add_argument("--roster", default=None,
+                       help="the class list: Canvas's gradebook export, Moodle's grading worksheet, or a CSV with id, login,"
+                       " name and section columns (students with no submission get a 0 row; strangers are listed apart)")
     grade.set_defaults(func=_autograde)
 
     args = parser.parse_args(argv)

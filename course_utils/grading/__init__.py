@@ -15,6 +15,8 @@ Modules, from the bottom up (each imports only those above it in this list):
 - ``sanitize``: whole notebooks made inert for formgrader and the feedback HTML, and the
   nbconvert preprocessor and ``GenerateFeedback`` configuration that run it
 - ``intake``: reading a folder of submissions, student ids
+- ``lms_layout``, ``roster``: Canvas's and Moodle's download names; the class list and who
+  matches whom
 - ``notebook_repair``: a submitted notebook made gradable against the released one
 - ``notebook_size``: the autograded notebook held under a size cap, whatever its parts
 - ``synthetic``: a tiny assignment for tests and the benchmark
@@ -24,6 +26,8 @@ Modules, from the bottom up (each imports only those above it in this list):
 - ``student_notebooks``: student notebooks from ``solutions/`` (``course release``)
 - ``worker``: grading one submission (the Dask task)
 - ``dispatch``: many submissions on a Dask cluster
+- ``class_list``: each submission's student (LMS ids, the roster, the latest upload), and the
+  roster students with no submission
 - ``autograder``: a class, end to end (``course autograde``)
 - ``bench``: ``course bench grading``; ``bundle``: the student bundle (``course bundle OUT``)
 

@@ -26,6 +26,7 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from course_utils.grading.class_list import identify_students, missing_students
 from course_utils.grading.escaping import csv_cell, markdown_cell, plain_text
 from course_utils.grading.flags import flags, tutorial_of
 from course_utils.grading.intake import IntakeLimits, Submission, collect, grade_ids
@@ -52,6 +53,9 @@ class Report:
     sandbox: list[str] = field(default_factory=list)  # what isolation the kernels got (or missed) in this run
     grading_seconds: float = 0.0  # wall time from the tasks sent (cluster up) to the last result merged
     retried: list[str] = field(default_factory=list)  # graded on a second attempt: "student: the grader's first error"
+    superseded: list = field(default_factory=list)  # earlier uploads not graded (``class_list.Superseded``)
+    roster: object = None  # the ``roster.Roster`` the run matched against, if any
+    missing: list[Submission] = field(default_factory=list)  # roster students' "no submission" rows
 
     def exercise_table(self) -> list[dict]:
         """Per graded cell: points, mean, min, max, and how many submissions fell short."""
@@ -128,11 +132,34 @@ class Report:
                 score = f"{s.score:g}/{s.max_score:g}" if s.assignment else "not graded"
                 cells = [markdown_cell(s.name), s.assignment or "-", score, markdown_cell("; ".join(s.flags))]
                 lines.append("| " + " | ".join(cells) + " |")
+        lines += self.class_list_markdown()
         return "\n".join(lines) + "\n"
+
+    def class_list_markdown(self) -> list[str]:
+        """Against the roster: who handed in nothing, which submissions match nobody, and the
+        earlier uploads that were not graded."""
+        lines = []
+        if self.roster is not None:
+            lines += ["", "## Class list", "",
+                      f"Roster: {markdown_cell(str(self.roster.path))} ({len(self.roster.entries)} students, "
+                      f"{self.roster.source} export).", "",
+                      "### No submission", ""]
+            lines += [f"- {markdown_cell(s.name)} ({markdown_cell(s.display_name)}): {s.missing_assignment}"
+                      for s in _in_order(self.missing)] or ["None."]
+            strangers = [s for s in _in_order(self.submissions) if s.matched_by == "not on the roster"]
+            lines += ["", "### Not on the roster (graded, listed apart)", ""]
+            lines += [f"- {markdown_cell(s.name)} ({markdown_cell(s.source)}): {s.assignment or '-'} "
+                      f"{s.score:g}/{s.max_score:g}" for s in strangers] or ["None."]
+        if self.superseded:
+            lines += ["", "## Earlier uploads, not graded", "", "| student | assignment | upload | graded instead |",
+                      "|---|---|---|---|"]
+            lines += [f"| {markdown_cell(d.student)} | {d.assignment} | {markdown_cell(d.source)} | {markdown_cell(d.graded)} |"
+                      for d in self.superseded]
+        return lines
 
 
 def _in_order(submissions: list[Submission]) -> list[Submission]:
-    return sorted(submissions, key=lambda s: (s.name, s.assignment or "", s.student, s.source))
+    return sorted(submissions, key=lambda s: (s.name, s.assignment or s.missing_assignment, s.student, s.source))
 
 
 INDEX = "autograde_index.json"
@@ -243,6 +270,7 @@ def autograde(
     intake: IntakeLimits | None = None,
     force: bool = False,
     progress: bool = True,
+    roster: str | os.PathLike | None = None,
 ) -> Report:
     """Autograde every submission in ``folder``; write ``out/grades.csv``, ``out/feedback/``
     and ``out/summary.md`` with ``out/summary.html``.
@@ -256,21 +284,31 @@ def autograde(
     content, instructor notebook and limits are unchanged since the last run in
     ``course_dir`` is not graded again (``force`` re-grades all). ``source`` is the folder of
     instructor notebooks (default: ``solutions/``).
+
+    ``roster``: the class list's CSV (``roster.read_roster``: Canvas's gradebook export,
+    Moodle's grading worksheet or a plain CSV). Submissions in Canvas's and Moodle's download
+    layouts are read by the ids in their names (``lms_layout``), matched to the roster
+    (``class_list``), only the latest upload per student and tutorial is graded, and roster
+    students with no submission get a row with 0 and "no submission".
     """
     from course_utils.grading.dispatch import close_cluster, start_local_cluster
+    from course_utils.grading.roster import read_roster
 
     folder, out, source = Path(folder), Path(out), Path(source)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder of submissions.")
+    class_list = read_roster(roster) if roster is not None else None  # a bad roster stops the run before any grading
     # The local cluster's worker processes start while the jobs are prepared below.
     cluster = start_local_cluster(workers) if scheduler is None and workers != 0 else None
     try:
-        return _autograde(folder, out, course_dir, source, workers, scheduler, limits, intake, force, progress, cluster)
+        return _autograde(folder, out, course_dir, source, workers, scheduler, limits, intake, force, progress, cluster,
+                          class_list)
     finally:
         close_cluster(cluster)
 
 
-def _autograde(folder, out, course_dir, source, workers, scheduler, limits, intake, force, progress, cluster) -> Report:
+def _autograde(folder, out, course_dir, source, workers, scheduler, limits, intake, force, progress, cluster,
+               class_list=None) -> Report:
     from nbgrader.api import Gradebook, MissingEntry
 
     from course_utils.grading.dispatch import grade_all
@@ -281,7 +319,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
     released = {name: json.loads(path.read_text()) for name, path in generate_here(course_dir, names, source=source).items()}
     sources = {name: (source / f"{name}.ipynb").read_bytes() for name in names}
     known = {name: grade_ids(notebook) for name, notebook in released.items()}
-    submissions = collect(folder, known, intake)
+    submissions, superseded = identify_students(collect(folder, known, intake, separate=False), class_list)
 
     tools_on_path()
     database = f"sqlite:///{course_dir / 'gradebook.db'}"
@@ -357,9 +395,15 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
                 _read_back(gradebook, course_dir, out, sub)
             except Exception as error:
                 sub.problems.append(f"no grade recorded ({type(error).__name__}: {str(error)[:200]})")
+        missing = []
+        if class_list is not None:
+            tutorials = sorted({s.assignment for s in submissions if s.assignment is not None})
+            missing = missing_students(class_list, submissions, tutorials)
+            for row in missing:
+                row.max_score = float(gradebook.find_assignment(row.missing_assignment).max_score)
     report = Report(
         submissions,
-        _write_csv(submissions, out),
+        _write_csv(submissions + missing, out),
         out / "feedback",
         summary_path=out / "summary.md",
         graded_now=len(jobs),
@@ -368,6 +412,9 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
         sandbox=isolation,
         grading_seconds=grading_seconds,
         retried=retried,
+        superseded=superseded,
+        roster=class_list,
+        missing=missing,
     )
     report.summary_path.write_text(report.markdown(), encoding="utf-8", errors="backslashreplace")
     report.summary_path.with_suffix(".html").write_text(summary_html(report), encoding="utf-8", errors="backslashreplace")
@@ -411,13 +458,14 @@ def _write_csv(submissions: list[Submission], out: Path) -> Path:
     path = out / "grades.csv"
     with path.open("w", newline="", encoding="utf-8", errors="backslashreplace") as f:
         writer = csv.writer(f)
-        header = ["student", "assignment", "score", "max_score", *grade_names, "gradebook_id", "source", "problems", "flags"]
+        header = ["student", "assignment", "score", "max_score", *grade_names, "gradebook_id", "source", "problems", "flags",
+                  "name", "section", "matched_by"]
         writer.writerow(header)
         for s in _in_order(submissions):
             writer.writerow(
                 [
                     _student_cell(s.name),
-                    s.assignment or "",
+                    s.assignment or s.missing_assignment,
                     f"{s.score:g}",
                     f"{s.max_score:g}",
                     *[f"{s.grades[n]:g}" if n in s.grades else "" for n in grade_names],
@@ -425,6 +473,9 @@ def _write_csv(submissions: list[Submission], out: Path) -> Path:
                     _student_cell(s.source),
                     _student_cell("; ".join(s.problems)),
                     _student_cell("; ".join(s.flags)),
+                    _student_cell(s.display_name),
+                    _student_cell(s.section),
+                    s.matched_by,
                 ]
             )
     return path
