@@ -146,6 +146,8 @@ def _autograde(args) -> int:
         intake=IntakeLimits(notebook_mb=args.max_notebook_mb),
         force=args.force,
         roster=args.roster,
+        term=args.term,
+        times=args.times,
     )
     print(report.summary())  # student names and messages are escaped: nothing reaches the terminal raw
     print(f"summary: {report.summary_path}")
@@ -199,6 +201,11 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--roster", default=None,
                        help="the class list: Canvas's gradebook export, Moodle's grading worksheet, or a CSV with id, login,"
                        " name and section columns (students with no submission get a 0 row; strangers are listed apart)")
+    grade.add_argument("--term", default=None,
+                       help="the term file (TOML): due dates, extensions, late policy, feedback policy, similarity threshold")
+    grade.add_argument("--times", action="append", default=[], metavar="[TUTORIAL=]CSV",
+                       help="submission times: a CSV with ids and Canvas's submitted_at, or Moodle's grading worksheet;"
+                       " repeat per tutorial")
     grade.set_defaults(func=_autograde)
 
     args = parser.parse_args(argv)

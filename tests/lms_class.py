@@ -93,3 +93,40 @@ def moodle_class(folder: Path, solution: dict) -> Path:
         writer.writerow(["Participant 200003", "Nobody Home", "N3", "nobody@example.org", "No submission",
                          "", "10.00", "Yes", "-", "", "-", ""])
     return roster
+
+
+TERM = """timezone = "Europe/Berlin"
+
+[tutorials.00_tiny]
+due = 2026-10-20T23:59:00
+title = "Tiny"
+canvas_id = 4242
+
+[late]
+percent_per_day = 10
+max_percent = 50
+cutoff_days = 7
+grace_minutes = 5
+
+[extensions]
+"1005" = { 00_tiny = 3 }
+"zmuller" = { 00_tiny = 2026-10-27T12:00:00 }
+"""
+"""The term file of the Canvas fixture class: due 20 October 2026, 23:59 in Berlin (21:59 UTC)."""
+
+CANVAS_TIMES = """user_id,submitted_at
+1001,2026-10-20T20:00:00Z
+1002,2026-10-21T03:00:00Z
+1005,2026-10-22T08:00:00Z
+9999,2026-10-30T08:00:00Z
+"""
+"""Canvas's ``submitted_at`` per user: 1002 five hours late, 1005 late but within a 3-day
+extension, the stranger 9 days late (after the cut-off), 1003 (flagged late) missing."""
+
+
+def canvas_term(folder: Path) -> tuple[Path, Path]:
+    """The term file and the submission times of the Canvas fixture class, written in ``folder``."""
+    term, times = folder / "term.toml", folder / "submitted_at.csv"
+    term.write_text(TERM, encoding="utf-8")
+    times.write_text(CANVAS_TIMES, encoding="utf-8")
+    return term, times

@@ -16,7 +16,7 @@ Modules, from the bottom up (each imports only those above it in this list):
   nbconvert preprocessor and ``GenerateFeedback`` configuration that run it
 - ``intake``: reading a folder of submissions, student ids
 - ``lms_layout``, ``roster``: Canvas's and Moodle's download names; the class list and who
-  matches whom
+  matches whom; ``term``: the term file (due dates, extensions, late and feedback policies)
 - ``notebook_repair``: a submitted notebook made gradable against the released one
 - ``notebook_size``: the autograded notebook held under a size cap, whatever its parts
 - ``synthetic``: a tiny assignment for tests and the benchmark
@@ -27,7 +27,7 @@ Modules, from the bottom up (each imports only those above it in this list):
 - ``worker``: grading one submission (the Dask task)
 - ``dispatch``: many submissions on a Dask cluster
 - ``class_list``: each submission's student (LMS ids, the roster, the latest upload), and the
-  roster students with no submission
+  roster students with no submission; ``late``: submission times, lateness and penalties
 - ``autograder``: a class, end to end (``course autograde``)
 - ``bench``: ``course bench grading``; ``bundle``: the student bundle (``course bundle OUT``)
 

@@ -24,6 +24,7 @@ import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
+from datetime import UTC
 from pathlib import Path
 
 from course_utils.grading.class_list import identify_students, missing_students
@@ -56,6 +57,8 @@ class Report:
     superseded: list = field(default_factory=list)  # earlier uploads not graded (``class_list.Superseded``)
     roster: object = None  # the ``roster.Roster`` the run matched against, if any
     missing: list[Submission] = field(default_factory=list)  # roster students' "no submission" rows
+    term: object = None  # the ``term.Term`` whose due dates and late policy the rows show
+    term_notes: list[str] = field(default_factory=list)  # what in the term file or times matched nobody
 
     def exercise_table(self) -> list[dict]:
         """Per graded cell: points, mean, min, max, and how many submissions fell short."""
@@ -131,6 +134,17 @@ class Report:
             for s in flagged:
                 score = f"{s.score:g}/{s.max_score:g}" if s.assignment else "not graded"
                 cells = [markdown_cell(s.name), s.assignment or "-", score, markdown_cell("; ".join(s.flags))]
+                lines.append("| " + " | ".join(cells) + " |")
+        if self.term_notes:
+            lines += ["", "## Term file", ""] + [f"- {markdown_cell(note)}" for note in self.term_notes]
+        late = [s for s in _in_order(self.submissions)
+                if s.lateness is not None and (s.lateness.penalty_percent or s.lateness.note)]
+        if late:
+            lines += ["", "## Lateness", "", "| student | assignment | raw | late by | penalty | final | note |",
+                      "|---|---|---|---|---|---|---|"]
+            for s in late:
+                cells = [markdown_cell(s.name), s.assignment or "-", f"{s.score:g}", s.lateness.late_text(),
+                         f"{s.lateness.penalty_percent:g}%", f"{s.lateness.final:g}", markdown_cell(s.lateness.note)]
                 lines.append("| " + " | ".join(cells) + " |")
         lines += self.class_list_markdown()
         return "\n".join(lines) + "\n"
@@ -271,6 +285,8 @@ def autograde(
     force: bool = False,
     progress: bool = True,
     roster: str | os.PathLike | None = None,
+    term: str | os.PathLike | None = None,
+    times: list[str] | None = None,
 ) -> Report:
     """Autograde every submission in ``folder``; write ``out/grades.csv``, ``out/feedback/``
     and ``out/summary.md`` with ``out/summary.html``.
@@ -290,6 +306,10 @@ def autograde(
     layouts are read by the ids in their names (``lms_layout``), matched to the roster
     (``class_list``), only the latest upload per student and tutorial is graded, and roster
     students with no submission get a row with 0 and "no submission".
+
+    ``term``: the term file (``term.read_term``: due dates, extensions, the late policy, the
+    feedback policy); ``times``: submission-times CSVs (``late.read_times``), each ``PATH`` or
+    ``TUTORIAL=PATH``. Every row then shows its raw score, lateness, penalty and final score.
     """
     from course_utils.grading.dispatch import close_cluster, start_local_cluster
     from course_utils.grading.roster import read_roster
@@ -297,18 +317,72 @@ def autograde(
     folder, out, source = Path(folder), Path(out), Path(source)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder of submissions.")
-    class_list = read_roster(roster) if roster is not None else None  # a bad roster stops the run before any grading
+    from course_utils.grading.term import Term, read_term
+
+    # A bad roster, term or times file stops the run before any grading, with what to fix.
+    class_list = read_roster(roster) if roster is not None else None
+    term = read_term(term) if term is not None else Term()
+    recorded = _read_all_times(times or [], term, class_list, assignments(source))
     # The local cluster's worker processes start while the jobs are prepared below.
     cluster = start_local_cluster(workers) if scheduler is None and workers != 0 else None
     try:
         return _autograde(folder, out, course_dir, source, workers, scheduler, limits, intake, force, progress, cluster,
-                          class_list)
+                          class_list, term, recorded)
     finally:
         close_cluster(cluster)
 
 
+def _read_all_times(specs: list[str], term, class_list, tutorials: list[str]) -> dict:
+    """Every submission time given: the ``--times`` files (``PATH`` or ``TUTORIAL=PATH``), then a
+    Moodle worksheet used as the roster (its ``Last modified (submission)``)."""
+    from course_utils.grading.late import read_times
+
+    found: dict = {}
+    for spec in specs:
+        tutorial, sep, path = str(spec).partition("=")
+        if not sep or tutorial not in tutorials:
+            tutorial, path = None, str(spec)
+        for key, when in read_times(path, term.zone, tutorial).items():
+            found.setdefault(key, when)
+    if class_list is not None and class_list.source == "moodle":
+        for key, when in read_times(class_list.path, term.zone).items():
+            found.setdefault(key, when)
+    return found
+
+
+def _apply_term(submissions: list[Submission], missing: list[Submission], term, recorded: dict, class_list) -> list[str]:
+    """Each row's ``Lateness`` (``late.assess``); what in the term matched no student."""
+    from course_utils.grading.late import Lateness, assess, file_time, lookup
+    from course_utils.grading.lms_layout import PLAIN, parse_entry
+
+    entries = class_list.by_key() if class_list is not None else {}
+    graded = [s for s in submissions if s.assignment is not None]
+    only = len({s.assignment for s in graded}) == 1
+    known: set[str] = set()
+    for sub in graded:
+        entry = entries.get(sub.name)
+        ids = [sub.name] + ([entry.lms_id, entry.participant, entry.login, entry.sis_id, entry.email] if entry else [])
+        ids = [i for i in dict.fromkeys(ids) if i]
+        known.update(ids)
+        due, due_note = term.due(sub.assignment, ids)
+        submitted, source = lookup(recorded, ids, sub.assignment, only), "the LMS's submission times"
+        plain = not sub.entry or parse_entry(sub.entry, "/" in sub.source).layout == PLAIN
+        if submitted is None and term.late.file_times and plain and sub.mtime:
+            submitted, source = file_time(sub.mtime), "the file's time (file_times = true)"
+        sub.lateness = assess(sub.score, due, submitted, source if submitted else "", term, sub.late_flag, due_note)
+    for row in missing:
+        row.lateness = Lateness(final=0.0)
+        entry = entries.get(row.name)
+        known.update(i for i in ([row.name] + ([entry.login, entry.sis_id, entry.email] if entry else [])) if i)
+    for sub in submissions:
+        if sub.assignment is None and sub.lateness is None:
+            sub.lateness = Lateness(final=0.0)
+    return [f"the term file's extension for {student!r} matches no student of this run"
+            for student in term.extensions if student not in known]
+
+
 def _autograde(folder, out, course_dir, source, workers, scheduler, limits, intake, force, progress, cluster,
-               class_list=None) -> Report:
+               class_list=None, term=None, submitted_times=None) -> Report:
     from nbgrader.api import Gradebook, MissingEntry
 
     from course_utils.grading.dispatch import grade_all
@@ -401,9 +475,10 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
             missing = missing_students(class_list, submissions, tutorials)
             for row in missing:
                 row.max_score = float(gradebook.find_assignment(row.missing_assignment).max_score)
+    term_notes = _apply_term(submissions, missing, term, submitted_times or {}, class_list)
     report = Report(
         submissions,
-        _write_csv(submissions + missing, out),
+        _write_csv(submissions + missing, out, term.zone),
         out / "feedback",
         summary_path=out / "summary.md",
         graded_now=len(jobs),
@@ -415,6 +490,8 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
         superseded=superseded,
         roster=class_list,
         missing=missing,
+        term=term,
+        term_notes=term_notes,
     )
     report.summary_path.write_text(report.markdown(), encoding="utf-8", errors="backslashreplace")
     report.summary_path.with_suffix(".html").write_text(summary_html(report), encoding="utf-8", errors="backslashreplace")
@@ -447,19 +524,27 @@ def _student_cell(value: str) -> str:
     return csv_cell(plain_text(value))
 
 
-def _write_csv(submissions: list[Submission], out: Path) -> Path:
+def _write_csv(submissions: list[Submission], out: Path, zone=None) -> Path:
     """``grades.csv``: one row per submission. ``student`` is the id as the instructor gave it,
     ``gradebook_id`` the one in nbgrader's gradebook. Every text cell from a student (ids, file
     names, messages) has its control characters and bidirectional controls shown escaped
     (``plain_text``: ``bob\\u202egnp.exe`` would display as ``bobexe.png``) and is neutralised
-    against spreadsheet formulas (a file name may start with ``=``)."""
+    against spreadsheet formulas (a file name may start with ``=``). ``score`` is the raw score;
+    ``due``, ``submitted_at`` (with ``time_source``), ``late_by``, ``penalty_percent``,
+    ``final_score`` and ``late_note`` say what the term's late policy made of it (times in the
+    term's time zone ``zone``)."""
+
+    from course_utils.grading.late import Lateness, time_text
+
+    zone = zone or UTC
     out.mkdir(parents=True, exist_ok=True)
     grade_names = sorted({name for s in submissions for name in s.grades})
     path = out / "grades.csv"
     with path.open("w", newline="", encoding="utf-8", errors="backslashreplace") as f:
         writer = csv.writer(f)
         header = ["student", "assignment", "score", "max_score", *grade_names, "gradebook_id", "source", "problems", "flags",
-                  "name", "section", "matched_by"]
+                  "name", "section", "matched_by", "due", "submitted_at", "time_source", "late_by", "penalty_percent",
+                  "final_score", "late_note"]
         writer.writerow(header)
         for s in _in_order(submissions):
             writer.writerow(
@@ -476,6 +561,12 @@ def _write_csv(submissions: list[Submission], out: Path) -> Path:
                     _student_cell(s.display_name),
                     _student_cell(s.section),
                     s.matched_by,
+                    *_late_cells(s.lateness or Lateness(final=s.score), zone, time_text),
                 ]
             )
     return path
+
+
+def _late_cells(late, zone, time_text) -> list[str]:
+    return [time_text(late.due, zone), time_text(late.submitted, zone), late.time_source, late.late_text(),
+            f"{late.penalty_percent:g}", f"{late.final:g}", late.note]

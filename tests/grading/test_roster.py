@@ -1,7 +1,6 @@
 """Rosters and LMS download layouts: who each submission is (``lms_layout``, ``roster``,
 ``class_list``), and ``course autograde --roster`` end to end on a Canvas class."""
 
-import csv
 import json
 
 import pytest
@@ -121,21 +120,6 @@ def test_a_roster_without_ids_or_names_says_what_to_export(tmp_path):
     path.write_bytes("name\nZo\xeb\n".encode("latin-1"))
     with pytest.raises(RosterError, match="not UTF-8"):
         read_roster(path)
-
-
-@pytest.fixture(scope="module")
-def canvas_graded(tmp_path_factory, solution):
-    from course_utils import grading
-
-    base = tmp_path_factory.mktemp("canvas")
-    source = base / "source"
-    synthetic_assignment(source)
-    folder = base / "subs"
-    roster = canvas_class(folder, solution)
-    report = grading.autograde(folder, out=base / "out", course_dir=base / "course", source=source, workers=0,
-                               progress=False, roster=roster)
-    rows = {row["student"]: row for row in csv.DictReader(report.csv_path.open(encoding="utf-8"))}
-    return report, rows, base / "out"
 
 
 def test_canvas_class_graded_end_to_end_with_its_roster(canvas_graded):
