@@ -58,6 +58,7 @@ class Report:
     roster: object = None  # the ``roster.Roster`` the run matched against, if any
     missing: list[Submission] = field(default_factory=list)  # roster students' "no submission" rows
     term: object = None  # the ``term.Term`` whose due dates and late policy the rows show
+    exports: list[Path] = field(default_factory=list)  # the LMS import files written (``lms_export``)
     term_notes: list[str] = field(default_factory=list)  # what in the term file or times matched nobody
 
     def exercise_table(self) -> list[dict]:
@@ -146,6 +147,9 @@ class Report:
                 cells = [markdown_cell(s.name), s.assignment or "-", f"{s.score:g}", s.lateness.late_text(),
                          f"{s.lateness.penalty_percent:g}%", f"{s.lateness.final:g}", markdown_cell(s.lateness.note)]
                 lines.append("| " + " | ".join(cells) + " |")
+        if self.exports:
+            lines += ["", "LMS imports: " + ", ".join(markdown_cell(path.name) for path in self.exports)
+                      + " (students not on the roster are not in them)."]
         lines += self.class_list_markdown()
         return "\n".join(lines) + "\n"
 
@@ -493,6 +497,9 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
         term=term,
         term_notes=term_notes,
     )
+    from course_utils.grading.lms_export import write_exports
+
+    report.exports = write_exports(submissions + missing, class_list, term, out)
     report.summary_path.write_text(report.markdown(), encoding="utf-8", errors="backslashreplace")
     report.summary_path.with_suffix(".html").write_text(summary_html(report), encoding="utf-8", errors="backslashreplace")
     return report
