@@ -24,6 +24,7 @@ Modules, from the bottom up (each imports only those above it in this list):
   module (``course release``; checked by ``course release --check``)
 - ``nbgrader_run``: the course's nbgrader configuration and converters run in process
 - ``student_notebooks``: student notebooks from ``solutions/`` (``course release``)
+- ``feedback_policy``: what a student's feedback page shows of the hidden tests
 - ``worker``: grading one submission (the Dask task)
 - ``dispatch``: many submissions on a Dask cluster
 - ``class_list``: each submission's student (LMS ids, the roster, the latest upload), and the

@@ -209,12 +209,14 @@ def course_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def _key(content: bytes, source: bytes, limits: Limits) -> str:
-    """Content hash of what decides a grade: the submission, the instructor's notebook
-    (solutions and hidden tests), the limits, the course package (``course_fingerprint``)
-    and the grader's version."""
+def _key(content: bytes, source: bytes, limits: Limits, feedback: str = "pass_fail") -> str:
+    """Content hash of what decides a grade and its feedback: the submission, the instructor's
+    notebook (solutions and hidden tests), the limits, the course package
+    (``course_fingerprint``), the feedback policy and the grader's version."""
     digest = hashlib.sha256(GRADER_VERSION.encode())
-    for part in (content, source, json.dumps(limits.as_dict(), sort_keys=True).encode(), course_fingerprint().encode()):
+    parts = (content, source, json.dumps(limits.as_dict(), sort_keys=True).encode(), course_fingerprint().encode(),
+             f"feedback={feedback}".encode())
+    for part in parts:
         digest.update(hashlib.sha256(part).digest())
     return digest.hexdigest()
 
@@ -411,7 +413,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
                 sub.content, notes = repair(sub.content, released[sub.assignment])
                 sub.problems += notes
                 sub.flags = flags(sub.content, released[sub.assignment], tutorial_of(sub.assignment))
-                key = _key(sub.content, sources[sub.assignment], limits)
+                key = _key(sub.content, sources[sub.assignment], limits, term.feedback)
             except Exception as error:
                 sub.problems.append(f"could not be prepared for grading ({type(error).__name__}: {str(error)[:200]})")
                 sub.assignment, sub.content = None, None
@@ -440,6 +442,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
                     "template": templates[assignment],
                     "limits": limits.as_dict(),
                     "key": sub.key,
+                    "feedback": term.feedback,
                 }
             )
     task_cpu, isolation, timings, retried = {}, [], {}, []
