@@ -29,7 +29,8 @@ Modules, from the bottom up (each imports only those above it in this list):
 - ``dispatch``: many submissions on a Dask cluster
 - ``class_list``: each submission's student (LMS ids, the roster, the latest upload), and the
   roster students with no submission; ``late``: submission times, lateness and penalties;
-  ``lms_export``: Canvas's gradebook import CSV and Moodle's grading worksheet
+  ``lms_export``: Canvas's gradebook import CSV and Moodle's grading worksheet;
+  ``similarity``: answers that look copied (copydetect), for the instructor to look at
 - ``autograder``: a class, end to end (``course autograde``)
 - ``bench``: ``course bench grading``; ``bundle``: the student bundle (``course bundle OUT``)
 

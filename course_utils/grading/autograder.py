@@ -59,6 +59,8 @@ class Report:
     missing: list[Submission] = field(default_factory=list)  # roster students' "no submission" rows
     term: object = None  # the ``term.Term`` whose due dates and late policy the rows show
     exports: list[Path] = field(default_factory=list)  # the LMS import files written (``lms_export``)
+    similar: list = field(default_factory=list)  # ``similarity.Pair``s at or above the term's threshold
+    similarity_seconds: float = 0.0  # wall time the similarity report took
     term_notes: list[str] = field(default_factory=list)  # what in the term file or times matched nobody
 
     def exercise_table(self) -> list[dict]:
@@ -146,6 +148,15 @@ class Report:
             for s in late:
                 cells = [markdown_cell(s.name), s.assignment or "-", f"{s.score:g}", s.lateness.late_text(),
                          f"{s.lateness.penalty_percent:g}%", f"{s.lateness.final:g}", markdown_cell(s.lateness.note)]
+                lines.append("| " + " | ".join(cells) + " |")
+        if self.similar:
+            lines += ["", "## Similar answers", "",
+                      "Pairs whose answers to one exercise share much of their code once the given code is removed"
+                      " (similarity.html shows them side by side). This never changes a grade.", "",
+                      "| assignment | exercise | student | student | shares |", "|---|---|---|---|---|"]
+            for p in self.similar:
+                cells = [p.assignment, markdown_cell(p.exercise), markdown_cell(p.student_a), markdown_cell(p.student_b),
+                         f"{p.share_a:.0%} / {p.share_b:.0%}"]
                 lines.append("| " + " | ".join(cells) + " |")
         if self.exports:
             lines += ["", "LMS imports: " + ", ".join(markdown_cell(path.name) for path in self.exports)
@@ -503,6 +514,12 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
     from course_utils.grading.lms_export import write_exports
 
     report.exports = write_exports(submissions + missing, class_list, term, out)
+    from course_utils.grading.similarity import class_pairs, write_report
+
+    started = time.perf_counter()
+    report.similar = class_pairs(submissions, released, term.similarity_threshold)
+    write_report(report.similar, out, term.similarity_threshold)
+    report.similarity_seconds = time.perf_counter() - started
     report.summary_path.write_text(report.markdown(), encoding="utf-8", errors="backslashreplace")
     report.summary_path.with_suffix(".html").write_text(summary_html(report), encoding="utf-8", errors="backslashreplace")
     return report

@@ -73,6 +73,12 @@ def summary_html(report) -> str:
         "internals, course code not listed for the exercise, rigged comparisons). Grades were judged outside the "
         "students' kernels; this list is for you to look at.</p>",
         _table(["student", "assignment", "score", "what the code does"], flagged) if flagged else "<p>None.</p>",
+        "<h2>Similar answers</h2>",
+        "<p>Pairs whose answers to one exercise share much of their code once the given code is removed; "
+        "<code>similarity.html</code> shows them side by side. This never changes a grade.</p>",
+        _table(["assignment", "exercise", "student", "student", "shares"],
+               [[p.assignment, p.exercise, p.student_a, p.student_b, f"{p.share_a:.0%} / {p.share_b:.0%}"]
+                for p in getattr(report, "similar", [])]) if getattr(report, "similar", []) else "<p>None.</p>",
         "<h2>Problems found</h2>",
         _table(["student", "assignment", "score", "problems"], problems) if problems else "<p>None.</p>",
     ]

@@ -26,7 +26,7 @@ similarity report's threshold. Every date without an offset is in the file's ``t
     hidden = "pass_fail"               # what feedback shows of hidden tests: "pass_fail", "hint" or "full"
 
     [similarity]
-    threshold = 0.6                    # pairs at or above this share of each other's code are listed
+    threshold = 0.65                   # pairs where either answer shares this much of its code are listed
 
 ``read_term(path)`` reads it into a ``Term``; every mistake is a ``TermError`` that names the
 key and says what to write instead.
@@ -78,7 +78,7 @@ class Term:
     late: LatePolicy = field(default_factory=LatePolicy)
     extensions: dict[str, dict[str, datetime | float]] = field(default_factory=dict)  # student -> tutorial -> due or days
     feedback: str = "pass_fail"
-    similarity_threshold: float = 0.6
+    similarity_threshold: float = 0.65
     path: Path | None = None
 
     @property
@@ -174,5 +174,5 @@ def read_term(path: str | Path) -> Term:
     hidden = data.get("feedback", {}).get("hidden", "pass_fail")
     if hidden not in FEEDBACK_POLICIES:
         raise TermError(f"feedback.hidden = {hidden!r}: write one of {', '.join(FEEDBACK_POLICIES)}")
-    threshold = _number(data.get("similarity", {}), "threshold", "similarity", 0.6, high=1.0)
+    threshold = _number(data.get("similarity", {}), "threshold", "similarity", 0.65, high=1.0)
     return Term(name, tutorials, policy, extensions, hidden, threshold, path)
