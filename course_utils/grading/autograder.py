@@ -60,6 +60,7 @@ class Report:
     term: object = None  # the ``term.Term`` whose due dates and late policy the rows show
     exports: list[Path] = field(default_factory=list)  # the LMS import files written (``lms_export``)
     similar: list = field(default_factory=list)  # ``similarity.Pair``s at or above the term's threshold
+    order: dict[str, list[str]] = field(default_factory=dict)  # per assignment, its graded cells in notebook order
     similarity_seconds: float = 0.0  # wall time the similarity report took
     term_notes: list[str] = field(default_factory=list)  # what in the term file or times matched nobody
 
@@ -67,18 +68,28 @@ class Report:
         """Per graded cell: points, mean, min, max, and how many submissions fell short."""
         rows = []
         graded = [s for s in self.submissions if s.assignment is not None]
-        for name in sorted({n for s in graded for n in s.grades}):
-            scores = [s.grades[name] for s in graded if name in s.grades]
+        assignment_of = {n: s.assignment for s in graded for n in s.grades}
+        tutorials = sorted({s.assignment for s in graded})
+
+        def place(name: str) -> tuple:  # tutorial order, then the notebook's order (alphabetical if unknown)
+            cells = self.order.get(assignment_of[name], [])
+            return (tutorials.index(assignment_of[name]), cells.index(name) if name in cells else len(cells), name)
+
+        for name in sorted({n for s in graded for n in s.grades}, key=place):
+            scores = [s.grades[name] for s in graded if name in s.grades and name not in s.awaiting]
+            awaiting = sum(name in s.grades and name in s.awaiting for s in graded)
             top = max(s.grade_max.get(name, 0.0) for s in graded if name in s.grades)
             rows.append(
                 {
                     "exercise": name,
+                    "assignment": assignment_of[name],
                     "points": top,
                     "n": len(scores),
-                    "mean": sum(scores) / len(scores),
-                    "min": min(scores),
-                    "max": max(scores),
+                    "mean": sum(scores) / len(scores) if scores else 0.0,
+                    "min": min(scores, default=0.0),
+                    "max": max(scores, default=0.0),
                     "failed": sum(score < top for score in scores),
+                    "awaiting": awaiting,  # written answers formgrader has not graded yet: not "short"
                 }
             )
         return rows
@@ -104,6 +115,7 @@ class Report:
                 lines.append(
                     f"  {row['exercise']:<28} {row['points']:>6g} {row['mean']:>6.2f} {row['min']:>5g} {row['max']:>5g}"
                     f" {row['failed']:>3}/{row['n']}"
+                    + (f"  {row['awaiting']} awaiting manual grading" if row["awaiting"] else "")
                 )
         return "\n".join(lines)
 
@@ -116,10 +128,15 @@ class Report:
         if self.retried:
             lines += ["Graded on a second attempt (nbgrader failed before running the notebook the first time): "
                       + "; ".join(markdown_cell(r) for r in self.retried), ""]
-        lines += ["| exercise | points | mean | min | max | failed |", "|---|---|---|---|---|---|"]
+        lines += ["| exercise | points | mean | min | max | failed | awaiting manual grading |",
+                  "|---|---|---|---|---|---|---|"]
         for row in self.exercise_table():
+            if not row["n"]:  # only written answers nobody has graded yet
+                cells = [row["exercise"], f"{row['points']:g}", "-", "-", "-"]
+                lines.append("| " + " | ".join(cells) + f" | - | {row['awaiting']} |")
+                continue
             cells = [row["exercise"], f"{row['points']:g}", f"{row['mean']:.2f}", f"{row['min']:g}", f"{row['max']:g}"]
-            lines.append("| " + " | ".join(cells) + f" | {row['failed']}/{row['n']} |")
+            lines.append("| " + " | ".join(cells) + f" | {row['failed']}/{row['n']} | {row['awaiting'] or ''} |")
         lines += ["", "| student | assignment | score | problems |", "|---|---|---|---|"]
         for s in _in_order(self.submissions):
             if s.problems:
@@ -510,6 +527,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
         missing=missing,
         term=term,
         term_notes=term_notes,
+        order={name: _graded_order(notebook) for name, notebook in released.items()},
     )
     from course_utils.grading.lms_export import write_exports
 
@@ -523,6 +541,12 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
     report.summary_path.write_text(report.markdown(), encoding="utf-8", errors="backslashreplace")
     report.summary_path.with_suffix(".html").write_text(summary_html(report), encoding="utf-8", errors="backslashreplace")
     return report
+
+
+def _graded_order(notebook: dict) -> list[str]:
+    """The grade ids of a notebook's graded cells, in the notebook's order."""
+    return [cell["metadata"]["nbgrader"]["grade_id"] for cell in notebook.get("cells", [])
+            if cell.get("metadata", {}).get("nbgrader", {}).get("grade")]
 
 
 def _read_back(gradebook, course_dir: Path, out: Path, sub: Submission) -> None:
@@ -540,6 +564,8 @@ def _read_back(gradebook, course_dir: Path, out: Path, sub: Submission) -> None:
         for grade in notebook.grades:
             sub.grades[grade.name] = float(grade.score)
             sub.grade_max[grade.name] = float(grade.max_score)
+            if grade.auto_score is None and grade.manual_score is None:  # a written answer not graded yet
+                sub.awaiting.append(grade.name)
     html = course_dir / "feedback" / sub.student / sub.assignment / f"{sub.assignment}.html"
     if html.exists():
         sub.feedback = out / "feedback" / sub.student / f"{sub.assignment}.html"

@@ -90,6 +90,7 @@ class Submission:
     superseded: list[str] = field(default_factory=list)  # earlier uploads of the same student and tutorial, not graded
     lateness: object = None  # ``late.Lateness`` once a term is applied
     missing_assignment: str = ""  # a roster student's row for a tutorial they did not hand in
+    awaiting: list[str] = field(default_factory=list)  # graded cells (written answers) formgrader has not scored yet
 
     def __post_init__(self):
         self.name = self.name or self.student
