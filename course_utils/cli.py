@@ -151,6 +151,10 @@ def _autograde(args) -> int:
     )
     print(report.summary())  # student names and messages are escaped: nothing reaches the terminal raw
     print(f"summary: {report.summary_path}")
+    for path in report.exports:
+        print(f"LMS import: {path}")
+    if report.similar:
+        print(f"similar answers: {len(report.similar)} pairs, see {report.summary_path.parent / 'similarity.html'}")
     return 0
 
 

@@ -61,7 +61,7 @@ class Lateness:
     def late_text(self) -> str:
         """``late_by`` for a row: "on time", "2 d 3 h 5 min", or "unknown"."""
         if self.late_by is None:
-            return "unknown" if self.due is not None or self.note else ""
+            return "unknown" if self.due is not None else ""
         if self.late_by <= timedelta(0):
             return "on time"
         minutes = math.ceil(self.late_by.total_seconds() / 60)
@@ -158,8 +158,8 @@ def assess(raw: float, due: datetime | None, submitted: datetime | None, time_so
             notes.append("no submission time (export them: --times): no penalty applied")
         out.note = "; ".join(notes)
         return out
-    if due is None:
-        out.note = "; ".join(notes + ["no due date for this tutorial in the term file"])
+    if due is None:  # said only when there is a term file that could have given one
+        out.note = "; ".join(notes + ["no due date for this tutorial in the term file"] * (term.path is not None))
         return out
     out.late_by = submitted - due
     over = out.late_by - timedelta(minutes=policy.grace_minutes)

@@ -140,3 +140,16 @@ def test_autograde_writes_the_report_next_to_the_grades(canvas_graded):
     assert (out / "similarity.csv").read_text().startswith("assignment,exercise,student_a")
     assert "Similar answers" in (out / "similarity.html").read_text() and "Similar answers" in (out / "summary.html").read_text()
     assert report.similar == []  # the fixture class's answers are one-liners: too short to be evidence
+
+
+def test_the_cheap_share_is_copydetect_s_share():
+    from copydetect import compare_files
+
+    from course_utils.grading.similarity import _fingerprint, share_of
+
+    given = list(_fingerprint(STUB).hashes)
+    prints = [_fingerprint(code, given) for code in (ORIGINAL, COPIED, HONEST)]
+    for a, b in ((0, 1), (0, 2), (1, 2)):
+        _, (share_a, share_b), _ = compare_files(prints[a], prints[b])
+        shared = prints[a].hashes & prints[b].hashes
+        assert share_of(prints[a], shared) == pytest.approx(share_a) and share_of(prints[b], shared) == pytest.approx(share_b)
