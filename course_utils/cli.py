@@ -127,7 +127,10 @@ def _check(args) -> int:
 def _autograde(args) -> int:
     from course_utils import grading
     from course_utils.grading.intake import IntakeLimits
+    from course_utils.grading.late import TimesError
+    from course_utils.grading.roster import RosterError
     from course_utils.grading.sandbox import Limits
+    from course_utils.grading.term import TermError
 
     limits = Limits(
         cell_timeout=args.cell_timeout,
@@ -137,18 +140,22 @@ def _autograde(args) -> int:
         notebook_mb=args.notebook_mb,
         landlock=not args.no_landlock,
     )
-    report = grading.autograde(
-        args.submissions,
-        out=args.out,
-        workers=args.workers,
-        scheduler=args.scheduler,
-        limits=limits,
-        intake=IntakeLimits(notebook_mb=args.max_notebook_mb),
-        force=args.force,
-        roster=args.roster,
-        term=args.term,
-        times=args.times,
-    )
+    try:
+        report = grading.autograde(
+            args.submissions,
+            out=args.out,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            limits=limits,
+            intake=IntakeLimits(notebook_mb=args.max_notebook_mb),
+            force=args.force,
+            roster=args.roster,
+            term=args.term,
+            times=args.times,
+        )
+    except (RosterError, TermError, TimesError) as error:  # the instructor's own files: say what to fix, grade nothing
+        print(f"course autograde: {error}", file=sys.stderr)
+        return 2
     print(report.summary())  # student names and messages are escaped: nothing reaches the terminal raw
     print(f"summary: {report.summary_path}")
     for path in report.exports:
