@@ -107,6 +107,8 @@ class Report:
             status = f"{s.score:g}/{s.max_score:g}" if s.assignment else "not graded"
             note = f"  ({plain_text('; '.join(s.problems))})" if s.problems else ""
             lines.append(f"  {plain_text(s.name):<20} {s.assignment or '-':<22} {status}{note}")
+        for s in _in_order(self.missing):
+            lines.append(f"  {plain_text(s.name):<20} {s.missing_assignment:<22} 0/{s.max_score:g}  (no submission)")
         table = self.exercise_table()
         if table:
             lines.append("")
