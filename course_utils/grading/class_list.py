@@ -4,9 +4,12 @@
 folder) and grading. Each submission's entry name is read as an LMS download's
 (``lms_layout``), so ``smithjohn_LATE_12345_67890_02_colour_replay.ipynb`` is Canvas user
 ``12345``, not a student of that long name; with a roster it is matched to a roster student
-(``roster.Matcher``). One student's uploads for one tutorial are then told apart: the latest
-(``lms_layout.upload_order``) is graded and names the others, which are not graded. Last,
-``intake.separate_claims`` keeps one gradebook id per student and tutorial.
+(``roster.Matcher``). One student's uploads for one tutorial in an LMS download are then told
+apart: the latest (``lms_layout.upload_order``: Canvas's attachment ids grow with every upload;
+in a Moodle folder, the file times) is graded and names the others, which are not graded. A
+plain folder has no upload order to trust, so there, as before, every notebook is graded and
+``intake.separate_claims`` gives the second ``id~2``; it keeps one gradebook id per student and
+tutorial in every layout.
 
 ``missing_students(roster, submissions, tutorials)`` gives the roster students with no graded
 submission of a tutorial: each becomes a row with 0 and "no submission".
@@ -72,8 +75,8 @@ def identify_students(submissions: list[Submission], roster: Roster | None) -> t
 def _latest_only(submissions: list[Submission]) -> tuple[list[Submission], list[Superseded]]:
     """Per student and tutorial, the latest upload (``upload_order``); the others named on it."""
     groups: dict[tuple[str, str], list[Submission]] = {}
-    for sub in submissions:
-        if sub.assignment is not None:
+    for sub in submissions:  # a plain folder has no upload order to trust: there every notebook is graded (separate_claims)
+        if sub.assignment is not None and sub.entry and _entry_of(sub).layout in (CANVAS, MOODLE):
             groups.setdefault((sub.name, sub.assignment), []).append(sub)
     dropped: list[Superseded] = []
     left_out: set[int] = set()

@@ -33,6 +33,8 @@ K, WINDOW = 25, 1
 with Python's ``hash``, which is salted per process: with its default window of 6 the same class
 scored a copied answer 0.59 to 0.73 from one run to the next. Answer cells are small, so
 keeping every k-gram costs nothing and gives the same report every run."""
+HTML_PAIRS = 200
+"""Most pairs shown side by side in ``similarity.html`` (the highest first); the CSV has them all."""
 MIN_TOKENS = 40
 """Fewest fingerprinted characters (after filtering and boilerplate) an answer needs to be compared."""
 
@@ -173,7 +175,9 @@ def write_report(pairs: list[Pair], out: Path, threshold: float) -> tuple[Path, 
              " not count). This never changes a grade: look before you conclude.</p>"]
     if not pairs:
         parts.append("<p>None.</p>")
-    for p in pairs:
+    if len(pairs) > HTML_PAIRS:
+        parts.append(f"<p>{len(pairs)} pairs: the {HTML_PAIRS} highest are shown; similarity.csv lists them all.</p>")
+    for p in pairs[:HTML_PAIRS]:
         a, b = html.escape(plain_text(p.student_a)), html.escape(plain_text(p.student_b))
         parts.append(
             f'<h2>{html.escape(p.assignment)} · {html.escape(p.exercise)}: {a} {p.share_a:.0%} · {b} {p.share_b:.0%}</h2>'

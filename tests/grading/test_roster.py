@@ -134,3 +134,12 @@ def test_canvas_class_graded_end_to_end_with_its_roster(canvas_graded):
     assert "### No submission" in summary and "1004" in summary.split("### No submission")[1]
     assert "9999" in summary.split("### Not on the roster")[1]
     assert f"smithjohn_1002_50002_{TINY}.ipynb" in summary.split("## Earlier uploads, not graded")[1]
+
+
+def test_a_plain_folder_still_grades_every_notebook_a_student_handed_in(tmp_path, solution):
+    folder = tmp_path / "subs"
+    (folder / "bob").mkdir(parents=True)
+    (folder / "bob" / "first.ipynb").write_text(json.dumps(student_version(solution, "add")))
+    (folder / "bob" / "second.ipynb").write_text(json.dumps(student_version(solution, "add", "square")))
+    kept, superseded = identified(folder, solution, None)
+    assert superseded == [] and sorted(s.student for s in kept) == ["bob", "bob~2"]  # no upload order to trust
