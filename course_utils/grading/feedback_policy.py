@@ -83,12 +83,15 @@ def feedback_verdict(grade_id: str, outputs: list, policy: str) -> list[Notebook
     if failure is None:
         kept = [o for o in outputs if o.get("output_type") == "stream" and PASSED.match(str(o.get("text", "")))]
         return [NotebookNode(output_type="stream", name="stdout", text=o["text"]) for o in kept]
+    verdict, *notes = failure.split(" Note: ")  # judging's notes: course code the answer reached for, no case
+    notes = [f"Note: {note}" for note in notes]
     if policy == "hint":
-        words = mask_values(failure.split(": not yet.", 1)[-1].strip()) if failure.strip() else ""
+        words = mask_values(verdict.split(": not yet.", 1)[-1].strip()) if verdict.strip() else ""
         message = f"{name}: not yet (hidden tests). {words or 'An assertion of the hidden tests failed.'}"
     else:
         message = (f"{name}: not yet. Your answer did not pass the hidden tests, which try other inputs than the check"
                    " cell's. Run the check cell again, read its hints, and test your answer on inputs of your own.")
+    message = " ".join([message, *notes])
     return [NotebookNode(output_type="error", ename=NOT_YET, evalue=message, traceback=[message])]
 
 

@@ -121,3 +121,14 @@ def test_a_timeout_in_a_hidden_test_is_still_said():
                                             traceback=["assert add(7919, 1)", "CellTimeoutError"])]
     text = html.unescape(re.sub(r"<[^>]+>", "", render(notebook, "pass_fail")))
     assert "ran over the 120 s cell time limit" in text and "7919" not in text
+
+
+def test_a_note_on_course_code_the_answer_reached_for_is_still_said():
+    from course_utils.grading.feedback_policy import feedback_verdict
+
+    failure = ("add: not yet. add(-1, 1) gave 3, expected 0. "
+               "Note: course_utils.returns is not available to this exercise's answer when it is graded.")
+    outputs = [new_output("error", ename="NotYet", evalue=failure, traceback=[failure])]
+    for policy in ("pass_fail", "hint"):
+        [shown] = feedback_verdict("test_add", outputs, policy)
+        assert "course_utils.returns is not available" in shown.evalue and "expected 0" not in shown.evalue
