@@ -24,6 +24,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat.notebooknode import NotebookNode
 from traitlets import Bool, Enum
 
+from course_utils.grading.drive_runner import NOT_GIVEN
 from course_utils.grading.judging import NOT_YET, SUBMITS, exercise_for
 from course_utils.grading.term import FEEDBACK_POLICIES
 
@@ -35,6 +36,8 @@ VALUE = re.compile(
     r"|(?<![\w.])[-+]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?(?!\w)"
 )
 """A value in a verdict: anything in brackets, quotes or backticks, or a number."""
+COURSE_CODE = re.compile(r"[\w.`]+(?: of the setup cell)? is " + re.escape(NOT_GIVEN))
+"""Why an answer that wraps course code failed (``drive_runner``): it names a module, not a case."""
 RUN_PROBLEMS = {"KernelDied", "KernelStopped", "CellTimeoutError", "MemoryError"}
 """Errors about the run, not the cases (``worker``'s names): shown as they are under every policy."""
 
@@ -85,6 +88,7 @@ def feedback_verdict(grade_id: str, outputs: list, policy: str) -> list[Notebook
         return [NotebookNode(output_type="stream", name="stdout", text=o["text"]) for o in kept]
     verdict, *notes = failure.split(" Note: ")  # judging's notes: course code the answer reached for, no case
     notes = [f"Note: {note}" for note in notes]
+    notes += [f"Note: {found}." for found in dict.fromkeys(COURSE_CODE.findall(verdict)) if found not in " ".join(notes)]
     if policy == "hint":
         words = mask_values(verdict.split(": not yet.", 1)[-1].strip()) if verdict.strip() else ""
         message = f"{name}: not yet (hidden tests). {words or 'An assertion of the hidden tests failed.'}"
