@@ -172,9 +172,9 @@ class Report:
             lines += ["", "## Similar answers", "",
                       "Pairs whose answers to one exercise share much of their code once the given code is removed"
                       " (similarity.html shows them side by side). This never changes a grade.", "",
-                      "| assignment | exercise | student | student | shares |", "|---|---|---|---|---|"]
-            for p in self.similar:
-                cells = [p.assignment, markdown_cell(p.exercise), markdown_cell(p.student_a), markdown_cell(p.student_b),
+                      "| assignment | exercise | pair | shares |", "|---|---|---|---|"]
+            for p in self.similar:  # the pair in one cell: a student's own cell in these tables is a problem row
+                cells = [p.assignment, markdown_cell(p.exercise), f"{markdown_cell(p.student_a)} ↔ {markdown_cell(p.student_b)}",
                          f"{p.share_a:.0%} / {p.share_b:.0%}"]
                 lines.append("| " + " | ".join(cells) + " |")
         if self.exports:
