@@ -47,3 +47,8 @@ c.Autograde.autograde_preprocessors = [
     CheckCellMetadata, SanitizeNotebook,
 ]
 feedback_config(c)
+# A student's feedback page shows hidden tests as pass/fail only (course_utils.grading.feedback_policy);
+# `course autograde --term` takes the policy from the term file instead.
+from course_utils.grading.feedback_policy import policy_config  # noqa: E402
+
+policy_config(c, "pass_fail")

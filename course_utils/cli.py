@@ -146,7 +146,10 @@ def _check(args) -> int:
 def _autograde(args) -> int:
     from course_utils import grading
     from course_utils.grading.intake import IntakeLimits
+    from course_utils.grading.late import TimesError
+    from course_utils.grading.roster import RosterError
     from course_utils.grading.sandbox import Limits
+    from course_utils.grading.term import TermError
 
     limits = Limits(
         cell_timeout=args.cell_timeout,
@@ -157,17 +160,28 @@ def _autograde(args) -> int:
         landlock=not args.no_landlock,
         skip_given=not args.run_every_cell,
     )
-    report = grading.autograde(
-        args.submissions,
-        out=args.out,
-        workers=args.workers,
-        scheduler=args.scheduler,
-        limits=limits,
-        intake=IntakeLimits(notebook_mb=args.max_notebook_mb),
-        force=args.force,
-    )
+    try:
+        report = grading.autograde(
+            args.submissions,
+            out=args.out,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            limits=limits,
+            intake=IntakeLimits(notebook_mb=args.max_notebook_mb),
+            force=args.force,
+            roster=args.roster,
+            term=args.term,
+            times=args.times,
+        )
+    except (RosterError, TermError, TimesError) as error:  # the instructor's own files: say what to fix, grade nothing
+        print(f"course autograde: {error}", file=sys.stderr)
+        return 2
     print(report.summary())  # student names and messages are escaped: nothing reaches the terminal raw
     print(f"summary: {report.summary_path}")
+    for path in report.exports:
+        print(f"LMS import: {path}")
+    if report.similar:
+        print(f"similar answers: {len(report.similar)} pairs, see {report.summary_path.parent / 'similarity.html'}")
     return 0
 
 
@@ -220,6 +234,14 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--run-every-cell", action="store_true",
                        help="run the given cells no grade depends on too (demonstrations, plots): slower, fuller feedback")
     grade.add_argument("--force", action="store_true", help="grade every submission again, even unchanged ones")
+    grade.add_argument("--roster", default=None,
+                       help="the class list: Canvas's gradebook export, Moodle's grading worksheet, or a CSV with id, login,"
+                       " name and section columns (students with no submission get a 0 row; strangers are listed apart)")
+    grade.add_argument("--term", default=None,
+                       help="the term file (TOML): due dates, extensions, late policy, feedback policy, similarity threshold")
+    grade.add_argument("--times", action="append", default=[], metavar="[TUTORIAL=]CSV",
+                       help="submission times: a CSV with ids and Canvas's submitted_at, or Moodle's grading worksheet;"
+                       " repeat per tutorial")
     grade.set_defaults(func=_autograde)
 
     args = parser.parse_args(argv)

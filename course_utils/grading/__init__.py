@@ -15,6 +15,8 @@ Modules, from the bottom up (each imports only those above it in this list):
 - ``sanitize``: whole notebooks made inert for formgrader and the feedback HTML, and the
   nbconvert preprocessor and ``GenerateFeedback`` configuration that run it
 - ``intake``: reading a folder of submissions, student ids
+- ``lms_layout``, ``roster``: Canvas's and Moodle's download names; the class list and who
+  matches whom; ``term``: the term file (due dates, extensions, late and feedback policies)
 - ``notebook_repair``: a submitted notebook made gradable against the released one
 - ``notebook_size``: the autograded notebook held under a size cap, whatever its parts
 - ``synthetic``: a tiny assignment for tests and the benchmark
@@ -22,8 +24,13 @@ Modules, from the bottom up (each imports only those above it in this list):
   module (``course release``; checked by ``course release --check``)
 - ``nbgrader_run``: the course's nbgrader configuration and converters run in process
 - ``student_notebooks``: student notebooks from ``solutions/`` (``course release``)
+- ``feedback_policy``: what a student's feedback page shows of the hidden tests
 - ``worker``: grading one submission (the Dask task)
 - ``dispatch``: many submissions on a Dask cluster
+- ``class_list``: each submission's student (LMS ids, the roster, the latest upload), and the
+  roster students with no submission; ``late``: submission times, lateness and penalties;
+  ``lms_export``: Canvas's gradebook import CSV and Moodle's grading worksheet;
+  ``similarity``: answers that look copied (copydetect), for the instructor to look at
 - ``autograder``: a class, end to end (``course autograde``)
 - ``bench``: ``course bench grading``; ``bundle``: the student bundle (``course bundle OUT``)
 

@@ -24,8 +24,10 @@ import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
+from datetime import UTC
 from pathlib import Path
 
+from course_utils.grading.class_list import identify_students, missing_students
 from course_utils.grading.escaping import csv_cell, markdown_cell, plain_text
 from course_utils.grading.flags import flags, tutorial_of
 from course_utils.grading.intake import IntakeLimits, Submission, collect, grade_ids
@@ -52,23 +54,42 @@ class Report:
     sandbox: list[str] = field(default_factory=list)  # what isolation the kernels got (or missed) in this run
     grading_seconds: float = 0.0  # wall time from the tasks sent (cluster up) to the last result merged
     retried: list[str] = field(default_factory=list)  # graded on a second attempt: "student: the grader's first error"
+    superseded: list = field(default_factory=list)  # earlier uploads not graded (``class_list.Superseded``)
+    roster: object = None  # the ``roster.Roster`` the run matched against, if any
+    missing: list[Submission] = field(default_factory=list)  # roster students' "no submission" rows
+    term: object = None  # the ``term.Term`` whose due dates and late policy the rows show
+    exports: list[Path] = field(default_factory=list)  # the LMS import files written (``lms_export``)
+    similar: list = field(default_factory=list)  # ``similarity.Pair``s at or above the term's threshold
+    order: dict[str, list[str]] = field(default_factory=dict)  # per assignment, its graded cells in notebook order
+    similarity_seconds: float = 0.0  # wall time the similarity report took
+    term_notes: list[str] = field(default_factory=list)  # what in the term file or times matched nobody
 
     def exercise_table(self) -> list[dict]:
         """Per graded cell: points, mean, min, max, and how many submissions fell short."""
         rows = []
         graded = [s for s in self.submissions if s.assignment is not None]
-        for name in sorted({n for s in graded for n in s.grades}):
-            scores = [s.grades[name] for s in graded if name in s.grades]
+        assignment_of = {n: s.assignment for s in graded for n in s.grades}
+        tutorials = sorted({s.assignment for s in graded})
+
+        def place(name: str) -> tuple:  # tutorial order, then the notebook's order (alphabetical if unknown)
+            cells = self.order.get(assignment_of[name], [])
+            return (tutorials.index(assignment_of[name]), cells.index(name) if name in cells else len(cells), name)
+
+        for name in sorted({n for s in graded for n in s.grades}, key=place):
+            scores = [s.grades[name] for s in graded if name in s.grades and name not in s.awaiting]
+            awaiting = sum(name in s.grades and name in s.awaiting for s in graded)
             top = max(s.grade_max.get(name, 0.0) for s in graded if name in s.grades)
             rows.append(
                 {
                     "exercise": name,
+                    "assignment": assignment_of[name],
                     "points": top,
                     "n": len(scores),
-                    "mean": sum(scores) / len(scores),
-                    "min": min(scores),
-                    "max": max(scores),
+                    "mean": sum(scores) / len(scores) if scores else 0.0,
+                    "min": min(scores, default=0.0),
+                    "max": max(scores, default=0.0),
                     "failed": sum(score < top for score in scores),
+                    "awaiting": awaiting,  # written answers formgrader has not graded yet: not "short"
                 }
             )
         return rows
@@ -86,6 +107,8 @@ class Report:
             status = f"{s.score:g}/{s.max_score:g}" if s.assignment else "not graded"
             note = f"  ({plain_text('; '.join(s.problems))})" if s.problems else ""
             lines.append(f"  {plain_text(s.name):<20} {s.assignment or '-':<22} {status}{note}")
+        for s in _in_order(self.missing):
+            lines.append(f"  {plain_text(s.name):<20} {s.missing_assignment:<22} 0/{s.max_score:g}  (no submission)")
         table = self.exercise_table()
         if table:
             lines.append("")
@@ -94,6 +117,7 @@ class Report:
                 lines.append(
                     f"  {row['exercise']:<28} {row['points']:>6g} {row['mean']:>6.2f} {row['min']:>5g} {row['max']:>5g}"
                     f" {row['failed']:>3}/{row['n']}"
+                    + (f"  {row['awaiting']} awaiting manual grading" if row["awaiting"] else "")
                 )
         return "\n".join(lines)
 
@@ -106,10 +130,15 @@ class Report:
         if self.retried:
             lines += ["Graded on a second attempt (nbgrader failed before running the notebook the first time): "
                       + "; ".join(markdown_cell(r) for r in self.retried), ""]
-        lines += ["| exercise | points | mean | min | max | failed |", "|---|---|---|---|---|---|"]
+        lines += ["| exercise | points | mean | min | max | failed | awaiting manual grading |",
+                  "|---|---|---|---|---|---|---|"]
         for row in self.exercise_table():
+            if not row["n"]:  # only written answers nobody has graded yet
+                cells = [row["exercise"], f"{row['points']:g}", "-", "-", "-"]
+                lines.append("| " + " | ".join(cells) + f" | - | {row['awaiting']} |")
+                continue
             cells = [row["exercise"], f"{row['points']:g}", f"{row['mean']:.2f}", f"{row['min']:g}", f"{row['max']:g}"]
-            lines.append("| " + " | ".join(cells) + f" | {row['failed']}/{row['n']} |")
+            lines.append("| " + " | ".join(cells) + f" | {row['failed']}/{row['n']} | {row['awaiting'] or ''} |")
         lines += ["", "| student | assignment | score | problems |", "|---|---|---|---|"]
         for s in _in_order(self.submissions):
             if s.problems:
@@ -128,11 +157,57 @@ class Report:
                 score = f"{s.score:g}/{s.max_score:g}" if s.assignment else "not graded"
                 cells = [markdown_cell(s.name), s.assignment or "-", score, markdown_cell("; ".join(s.flags))]
                 lines.append("| " + " | ".join(cells) + " |")
+        if self.term_notes:
+            lines += ["", "## Term file", ""] + [f"- {markdown_cell(note)}" for note in self.term_notes]
+        late = [s for s in _in_order(self.submissions)
+                if s.lateness is not None and (s.lateness.penalty_percent or s.lateness.note)]
+        if late:
+            lines += ["", "## Lateness", "", "| student | assignment | raw | late by | penalty | final | note |",
+                      "|---|---|---|---|---|---|---|"]
+            for s in late:
+                cells = [markdown_cell(s.name), s.assignment or "-", f"{s.score:g}", s.lateness.late_text(),
+                         f"{s.lateness.penalty_percent:g}%", f"{s.lateness.final:g}", markdown_cell(s.lateness.note)]
+                lines.append("| " + " | ".join(cells) + " |")
+        if self.similar:
+            lines += ["", "## Similar answers", "",
+                      "Pairs whose answers to one exercise share much of their code once the given code is removed"
+                      " (similarity.html shows them side by side). This never changes a grade.", "",
+                      "| assignment | exercise | pair | shares |", "|---|---|---|---|"]
+            for p in self.similar:  # the pair in one cell: a student's own cell in these tables is a problem row
+                cells = [p.assignment, markdown_cell(p.exercise), f"{markdown_cell(p.student_a)} ↔ {markdown_cell(p.student_b)}",
+                         f"{p.share_a:.0%} / {p.share_b:.0%}"]
+                lines.append("| " + " | ".join(cells) + " |")
+        if self.exports:
+            lines += ["", "LMS imports: " + ", ".join(markdown_cell(path.name) for path in self.exports)
+                      + " (students not on the roster are not in them)."]
+        lines += self.class_list_markdown()
         return "\n".join(lines) + "\n"
+
+    def class_list_markdown(self) -> list[str]:
+        """Against the roster: who handed in nothing, which submissions match nobody, and the
+        earlier uploads that were not graded."""
+        lines = []
+        if self.roster is not None:
+            lines += ["", "## Class list", "",
+                      f"Roster: {markdown_cell(str(self.roster.path))} ({len(self.roster.entries)} students, "
+                      f"{self.roster.source} export).", "",
+                      "### No submission", ""]
+            lines += [f"- {markdown_cell(s.name)} ({markdown_cell(s.display_name)}): {s.missing_assignment}"
+                      for s in _in_order(self.missing)] or ["None."]
+            strangers = [s for s in _in_order(self.submissions) if s.matched_by == "not on the roster"]
+            lines += ["", "### Not on the roster (graded, listed apart)", ""]
+            lines += [f"- {markdown_cell(s.name)} ({markdown_cell(s.source)}): {s.assignment or '-'} "
+                      f"{s.score:g}/{s.max_score:g}" for s in strangers] or ["None."]
+        if self.superseded:
+            lines += ["", "## Earlier uploads, not graded", "", "| student | assignment | upload | graded instead |",
+                      "|---|---|---|---|"]
+            lines += [f"| {markdown_cell(d.student)} | {d.assignment} | {markdown_cell(d.source)} | {markdown_cell(d.graded)} |"
+                      for d in self.superseded]
+        return lines
 
 
 def _in_order(submissions: list[Submission]) -> list[Submission]:
-    return sorted(submissions, key=lambda s: (s.name, s.assignment or "", s.student, s.source))
+    return sorted(submissions, key=lambda s: (s.name, s.assignment or s.missing_assignment, s.student, s.source))
 
 
 INDEX = "autograde_index.json"
@@ -164,12 +239,14 @@ def course_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def _key(content: bytes, source: bytes, limits: Limits) -> str:
-    """Content hash of what decides a grade: the submission, the instructor's notebook
-    (solutions and hidden tests), the limits, the course package (``course_fingerprint``)
-    and the grader's version."""
+def _key(content: bytes, source: bytes, limits: Limits, feedback: str = "pass_fail") -> str:
+    """Content hash of what decides a grade and its feedback: the submission, the instructor's
+    notebook (solutions and hidden tests), the limits, the course package
+    (``course_fingerprint``), the feedback policy and the grader's version."""
     digest = hashlib.sha256(GRADER_VERSION.encode())
-    for part in (content, source, json.dumps(limits.as_dict(), sort_keys=True).encode(), course_fingerprint().encode()):
+    parts = (content, source, json.dumps(limits.as_dict(), sort_keys=True).encode(), course_fingerprint().encode(),
+             f"feedback={feedback}".encode())
+    for part in parts:
         digest.update(hashlib.sha256(part).digest())
     return digest.hexdigest()
 
@@ -250,6 +327,9 @@ def autograde(
     intake: IntakeLimits | None = None,
     force: bool = False,
     progress: bool = True,
+    roster: str | os.PathLike | None = None,
+    term: str | os.PathLike | None = None,
+    times: list[str] | None = None,
 ) -> Report:
     """Autograde every submission in ``folder``; write ``out/grades.csv``, ``out/feedback/``
     and ``out/summary.md`` with ``out/summary.html``.
@@ -263,21 +343,89 @@ def autograde(
     content, instructor notebook and limits are unchanged since the last run in
     ``course_dir`` is not graded again (``force`` re-grades all). ``source`` is the folder of
     instructor notebooks (default: ``solutions/``).
+
+    ``roster``: the class list's CSV (``roster.read_roster``: Canvas's gradebook export,
+    Moodle's grading worksheet or a plain CSV). Submissions in Canvas's and Moodle's download
+    layouts are read by the ids in their names (``lms_layout``), matched to the roster
+    (``class_list``), only the latest upload per student and tutorial is graded, and roster
+    students with no submission get a row with 0 and "no submission".
+
+    ``term``: the term file (``term.read_term``: due dates, extensions, the late policy, the
+    feedback policy); ``times``: submission-times CSVs (``late.read_times``), each ``PATH`` or
+    ``TUTORIAL=PATH``. Every row then shows its raw score, lateness, penalty and final score.
     """
     from course_utils.grading.dispatch import close_cluster, start_local_cluster
+    from course_utils.grading.roster import read_roster
 
     folder, out, source = Path(folder), Path(out), Path(source)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder of submissions.")
+    from course_utils.grading.term import Term, read_term
+
+    # A bad roster, term or times file stops the run before any grading, with what to fix.
+    class_list = read_roster(roster) if roster is not None else None
+    term = read_term(term) if term is not None else Term()
+    recorded = _read_all_times(times or [], term, class_list, assignments(source))
     # The local cluster's worker processes start while the jobs are prepared below.
     cluster = start_local_cluster(workers) if scheduler is None and workers != 0 else None
     try:
-        return _autograde(folder, out, course_dir, source, workers, scheduler, limits, intake, force, progress, cluster)
+        return _autograde(folder, out, course_dir, source, workers, scheduler, limits, intake, force, progress, cluster,
+                          class_list, term, recorded)
     finally:
         close_cluster(cluster)
 
 
-def _autograde(folder, out, course_dir, source, workers, scheduler, limits, intake, force, progress, cluster) -> Report:
+def _read_all_times(specs: list[str], term, class_list, tutorials: list[str]) -> dict:
+    """Every submission time given: the ``--times`` files (``PATH`` or ``TUTORIAL=PATH``), then a
+    Moodle worksheet used as the roster (its ``Last modified (submission)``)."""
+    from course_utils.grading.late import read_times
+
+    found: dict = {}
+    for spec in specs:
+        tutorial, sep, path = str(spec).partition("=")
+        if not sep or tutorial not in tutorials:
+            tutorial, path = None, str(spec)
+        for key, when in read_times(path, term.zone, tutorial).items():
+            found.setdefault(key, when)
+    if class_list is not None and class_list.source == "moodle":
+        for key, when in read_times(class_list.path, term.zone).items():
+            found.setdefault(key, when)
+    return found
+
+
+def _apply_term(submissions: list[Submission], missing: list[Submission], term, recorded: dict, class_list) -> list[str]:
+    """Each row's ``Lateness`` (``late.assess``); what in the term matched no student."""
+    from course_utils.grading.late import Lateness, assess, file_time, lookup
+    from course_utils.grading.lms_layout import PLAIN, parse_entry
+
+    entries = class_list.by_key() if class_list is not None else {}
+    graded = [s for s in submissions if s.assignment is not None]
+    only = len({s.assignment for s in graded}) == 1
+    known: set[str] = set()
+    for sub in graded:
+        entry = entries.get(sub.name)
+        ids = [sub.name] + ([entry.lms_id, entry.participant, entry.login, entry.sis_id, entry.email] if entry else [])
+        ids = [i for i in dict.fromkeys(ids) if i]
+        known.update(ids)
+        due, due_note = term.due(sub.assignment, ids)
+        submitted, source = lookup(recorded, ids, sub.assignment, only), "the LMS's submission times"
+        plain = not sub.entry or parse_entry(sub.entry, "/" in sub.source).layout == PLAIN
+        if submitted is None and term.late.file_times and plain and sub.mtime:
+            submitted, source = file_time(sub.mtime), "the file's time (file_times = true)"
+        sub.lateness = assess(sub.score, due, submitted, source if submitted else "", term, sub.late_flag, due_note)
+    for row in missing:
+        row.lateness = Lateness(final=0.0)
+        entry = entries.get(row.name)
+        known.update(i for i in ([row.name] + ([entry.login, entry.sis_id, entry.email] if entry else [])) if i)
+    for sub in submissions:
+        if sub.assignment is None and sub.lateness is None:
+            sub.lateness = Lateness(final=0.0)
+    return [f"the term file's extension for {student!r} matches no student of this run"
+            for student in term.extensions if student not in known]
+
+
+def _autograde(folder, out, course_dir, source, workers, scheduler, limits, intake, force, progress, cluster,
+               class_list=None, term=None, submitted_times=None) -> Report:
     from nbgrader.api import Gradebook, MissingEntry
 
     from course_utils.grading.dispatch import grade_all
@@ -288,7 +436,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
     released = {name: json.loads(path.read_text()) for name, path in generate_here(course_dir, names, source=source).items()}
     sources = {name: (source / f"{name}.ipynb").read_bytes() for name in names}
     known = {name: grade_ids(notebook) for name, notebook in released.items()}
-    submissions = collect(folder, known, intake)
+    submissions, superseded = identify_students(collect(folder, known, intake, separate=False), class_list)
 
     tools_on_path()
     database = f"sqlite:///{course_dir / 'gradebook.db'}"
@@ -302,7 +450,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
                 sub.content, notes = repair(sub.content, released[sub.assignment])
                 sub.problems += notes
                 sub.flags = flags(sub.content, released[sub.assignment], tutorial_of(sub.assignment))
-                key = _key(sub.content, sources[sub.assignment], limits)
+                key = _key(sub.content, sources[sub.assignment], limits, term.feedback)
             except Exception as error:
                 sub.problems.append(f"could not be prepared for grading ({type(error).__name__}: {str(error)[:200]})")
                 sub.assignment, sub.content = None, None
@@ -331,6 +479,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
                     "template": templates[assignment],
                     "limits": limits.as_dict(),
                     "key": sub.key,
+                    "feedback": term.feedback,
                 }
             )
     task_cpu, isolation, timings, retried = {}, [], {}, []
@@ -364,9 +513,16 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
                 _read_back(gradebook, course_dir, out, sub)
             except Exception as error:
                 sub.problems.append(f"no grade recorded ({type(error).__name__}: {str(error)[:200]})")
+        missing = []
+        if class_list is not None:
+            tutorials = sorted({s.assignment for s in submissions if s.assignment is not None})
+            missing = missing_students(class_list, submissions, tutorials)
+            for row in missing:
+                row.max_score = float(gradebook.find_assignment(row.missing_assignment).max_score)
+    term_notes = _apply_term(submissions, missing, term, submitted_times or {}, class_list)
     report = Report(
         submissions,
-        _write_csv(submissions, out),
+        _write_csv(submissions + missing, out, term.zone),
         out / "feedback",
         summary_path=out / "summary.md",
         graded_now=len(jobs),
@@ -375,10 +531,31 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
         sandbox=isolation,
         grading_seconds=grading_seconds,
         retried=retried,
+        superseded=superseded,
+        roster=class_list,
+        missing=missing,
+        term=term,
+        term_notes=term_notes,
+        order={name: _graded_order(notebook) for name, notebook in released.items()},
     )
+    from course_utils.grading.lms_export import write_exports
+
+    report.exports = write_exports(submissions + missing, class_list, term, out)
+    from course_utils.grading.similarity import class_pairs, write_report
+
+    started = time.perf_counter()
+    report.similar = class_pairs(submissions, released, term.similarity_threshold)
+    write_report(report.similar, out, term.similarity_threshold)
+    report.similarity_seconds = time.perf_counter() - started
     report.summary_path.write_text(report.markdown(), encoding="utf-8", errors="backslashreplace")
     report.summary_path.with_suffix(".html").write_text(summary_html(report), encoding="utf-8", errors="backslashreplace")
     return report
+
+
+def _graded_order(notebook: dict) -> list[str]:
+    """The grade ids of a notebook's graded cells, in the notebook's order."""
+    return [cell["metadata"]["nbgrader"]["grade_id"] for cell in notebook.get("cells", [])
+            if cell.get("metadata", {}).get("nbgrader", {}).get("grade")]
 
 
 def _read_back(gradebook, course_dir: Path, out: Path, sub: Submission) -> None:
@@ -396,6 +573,8 @@ def _read_back(gradebook, course_dir: Path, out: Path, sub: Submission) -> None:
         for grade in notebook.grades:
             sub.grades[grade.name] = float(grade.score)
             sub.grade_max[grade.name] = float(grade.max_score)
+            if grade.auto_score is None and grade.manual_score is None:  # a written answer not graded yet
+                sub.awaiting.append(grade.name)
     html = course_dir / "feedback" / sub.student / sub.assignment / f"{sub.assignment}.html"
     if html.exists():
         sub.feedback = out / "feedback" / sub.student / f"{sub.assignment}.html"
@@ -407,24 +586,33 @@ def _student_cell(value: str) -> str:
     return csv_cell(plain_text(value))
 
 
-def _write_csv(submissions: list[Submission], out: Path) -> Path:
+def _write_csv(submissions: list[Submission], out: Path, zone=None) -> Path:
     """``grades.csv``: one row per submission. ``student`` is the id as the instructor gave it,
     ``gradebook_id`` the one in nbgrader's gradebook. Every text cell from a student (ids, file
     names, messages) has its control characters and bidirectional controls shown escaped
     (``plain_text``: ``bob\\u202egnp.exe`` would display as ``bobexe.png``) and is neutralised
-    against spreadsheet formulas (a file name may start with ``=``)."""
+    against spreadsheet formulas (a file name may start with ``=``). ``score`` is the raw score;
+    ``due``, ``submitted_at`` (with ``time_source``), ``late_by``, ``penalty_percent``,
+    ``final_score`` and ``late_note`` say what the term's late policy made of it (times in the
+    term's time zone ``zone``)."""
+
+    from course_utils.grading.late import Lateness, time_text
+
+    zone = zone or UTC
     out.mkdir(parents=True, exist_ok=True)
     grade_names = sorted({name for s in submissions for name in s.grades})
     path = out / "grades.csv"
     with path.open("w", newline="", encoding="utf-8", errors="backslashreplace") as f:
         writer = csv.writer(f)
-        header = ["student", "assignment", "score", "max_score", *grade_names, "gradebook_id", "source", "problems", "flags"]
+        header = ["student", "assignment", "score", "max_score", *grade_names, "gradebook_id", "source", "problems", "flags",
+                  "name", "section", "matched_by", "due", "submitted_at", "time_source", "late_by", "penalty_percent",
+                  "final_score", "late_note"]
         writer.writerow(header)
         for s in _in_order(submissions):
             writer.writerow(
                 [
                     _student_cell(s.name),
-                    s.assignment or "",
+                    s.assignment or s.missing_assignment,
                     f"{s.score:g}",
                     f"{s.max_score:g}",
                     *[f"{s.grades[n]:g}" if n in s.grades else "" for n in grade_names],
@@ -432,6 +620,15 @@ def _write_csv(submissions: list[Submission], out: Path) -> Path:
                     _student_cell(s.source),
                     _student_cell("; ".join(s.problems)),
                     _student_cell("; ".join(s.flags)),
+                    _student_cell(s.display_name),
+                    _student_cell(s.section),
+                    s.matched_by,
+                    *_late_cells(s.lateness or Lateness(final=s.score), zone, time_text),
                 ]
             )
     return path
+
+
+def _late_cells(late, zone, time_text) -> list[str]:
+    return [time_text(late.due, zone), time_text(late.submitted, zone), late.time_source, late.late_text(),
+            f"{late.penalty_percent:g}", f"{late.final:g}", late.note]

@@ -81,6 +81,16 @@ class Submission:
     key: str | None = None
     name: str = ""
     flags: list[str] = field(default_factory=list)  # what its code does that no answer needs (``flags``)
+    entry: str = ""  # the entry of the submissions folder it came from (file or folder name)
+    mtime: float = 0.0  # the notebook file's modification time (0 in a zip): orders one student's own uploads
+    display_name: str = ""  # the student's name: the roster's, else what the LMS file name says
+    matched_by: str = ""  # how it was matched to the roster (``roster.match``); "" without a roster
+    section: str = ""
+    late_flag: bool = False  # the LMS marked it late (Canvas's ``_LATE_``)
+    superseded: list[str] = field(default_factory=list)  # earlier uploads of the same student and tutorial, not graded
+    lateness: object = None  # ``late.Lateness`` once a term is applied
+    missing_assignment: str = ""  # a roster student's row for a tutorial they did not hand in
+    awaiting: list[str] = field(default_factory=list)  # graded cells (written answers) formgrader has not scored yet
 
     def __post_init__(self):
         self.name = self.name or self.student
@@ -352,14 +362,16 @@ def identify(content: bytes, filename: str, known: dict[str, set[str]]) -> str:
 # The folder
 
 
-def collect(folder: Path, known: dict[str, set[str]], limits: IntakeLimits | None = None) -> list[Submission]:
+def collect(folder: Path, known: dict[str, set[str]], limits: IntakeLimits | None = None,
+            separate: bool = True) -> list[Submission]:
     """Every submission in ``folder``, gradable (``assignment`` and ``content`` set) or not
     (``problems`` says why). ``known``: per assignment, its graded cells' ids.
 
     Gradebook ids are unique per assignment: when two notebooks claim one student and
     tutorial (``bob.ipynb`` and ``bob.zip``, two notebooks in ``bob/``), both are graded,
     the second as ``bob~2``, and both say so. Ids that differ only in case or Unicode form
-    are kept apart and flagged."""
+    are kept apart and flagged. With ``separate`` False that is left to the caller
+    (``separate_claims``), which first tells resubmissions apart (``class_list``)."""
     limits = limits or IntakeLimits()
     folder = Path(folder)
     found: list[Submission] = []
@@ -371,9 +383,10 @@ def collect(folder: Path, known: dict[str, set[str]], limits: IntakeLimits | Non
         except Exception as error:  # the boundary: an entry nobody foresaw still gets a reason
             name = student_name(entry.name, False)
             reason = error if isinstance(error, IntakeError) else f"could not be read ({type(error).__name__}: {error})"
-            found.append(Submission(gradebook_id(name), display(entry.name), name=display(name),
+            found.append(Submission(gradebook_id(name), display(entry.name), name=display(name), entry=entry.name,
                                     problems=[f"{display(entry.name)} {reason}"[:300]]))
-    _separate_claims(found)
+    if separate:
+        separate_claims(found)
     return found
 
 
@@ -390,15 +403,19 @@ def _read_entry(entry: os.DirEntry, known: dict[str, set[str]], limits: IntakeLi
     notes: list[str] = []  # about the entry as a whole: told with its notebooks if any was read
 
     def problem(text: str) -> None:
-        results.append(Submission(ident, label, name=name, problems=[text]))
+        results.append(Submission(ident, label, name=name, problems=[text], entry=entry.name))
 
-    def add(source: str, filename: str, content: bytes) -> None:
+    def add(source: str, filename: str, content: bytes, path: Path | None = None) -> None:
         try:
             assignment = identify(content, filename, known)
         except IntakeError as error:
             problem(f"{source} {error}")
             return
-        results.append(Submission(ident, source, assignment, content, name=name))
+        try:
+            mtime = os.lstat(path).st_mtime if path is not None else 0.0
+        except OSError:
+            mtime = 0.0
+        results.append(Submission(ident, source, assignment, content, name=name, entry=entry.name, mtime=mtime))
 
     if entry.is_symlink():
         problem(f"{label} is a symbolic link: links are not followed, submit the file itself")
@@ -418,9 +435,9 @@ def _read_entry(entry: os.DirEntry, known: dict[str, set[str]], limits: IntakeLi
             except IntakeError as error:
                 problem(f"{source} {error}")
                 continue
-            add(source, path.name, content)
+            add(source, path.name, content, path)
     elif entry.name.lower().endswith(NOTEBOOK_SUFFIX):
-        add(label, entry.name, read_regular_file(Path(entry.path), int(limits.notebook_mb * 2**20)))
+        add(label, entry.name, read_regular_file(Path(entry.path), int(limits.notebook_mb * 2**20)), Path(entry.path))
     elif entry.name.lower().endswith(ZIP_SUFFIX):
         members, found = read_zip(Path(entry.path), limits)
         notes += [f"{label}: {note}" for note in found]
@@ -439,7 +456,7 @@ def _read_entry(entry: os.DirEntry, known: dict[str, set[str]], limits: IntakeLi
     return results
 
 
-def _separate_claims(submissions: list[Submission]) -> None:
+def separate_claims(submissions: list[Submission]) -> None:
     """Give every (student, assignment) pair one submission: a second claim becomes
     ``id~2`` (``~`` is escaped in real ids, so no student has that id), and both are told.
     Flag ids that look alike (same after Unicode normalisation and case folding)."""

@@ -52,14 +52,18 @@ td,th{border:1px solid #ddd;padding:.3em .6em;text-align:left;vertical-align:top
 def summary_html(report) -> str:
     """The page for ``report`` (a ``grading.autograder.Report``)."""
     graded = [s for s in report.submissions if s.assignment is not None]
-    cards = []
-    for row in report.exercise_table():
-        scores = [s.grades[row["exercise"]] for s in graded if row["exercise"] in s.grades]
-        cards.append(
+    groups: dict[str, list[str]] = {}
+    for row in report.exercise_table():  # tutorials in order, each exercise in its notebook's order
+        scores = [s.grades[row["exercise"]] for s in graded if row["exercise"] in s.grades and row["exercise"] not in s.awaiting]
+        waiting = f" · {row['awaiting']} awaiting manual grading" if row["awaiting"] else ""
+        marks = (f"mean {row['mean']:.2f} · {row['failed']}/{row['n']} short of full marks" if row["n"]
+                 else "not graded yet")
+        groups.setdefault(row["assignment"], []).append(
             f'<div class="card"><h3>{html.escape(row["exercise"])}</h3>'
-            f"<div>{row['points']:g} points · mean {row['mean']:.2f} · {row['failed']}/{row['n']} short of full marks</div>"
-            f"{histogram_svg(scores, row['points'])}</div>"
+            f"<div>{row['points']:g} points · {marks}{waiting}</div>"
+            f"{histogram_svg(scores, row['points']) if scores else ''}</div>"
         )
+    cards = [f'<h3>{html.escape(name)}</h3><div class="grid">{"".join(group)}</div>' for name, group in groups.items()]
     ordered = sorted(report.submissions, key=lambda s: (s.name, s.assignment or "", s.student, s.source))
     flagged = [[s.name, s.assignment or "-", _score(s), "; ".join(s.flags)] for s in ordered if s.flags]
     problems = [[s.name, s.assignment or "-", _score(s), "; ".join(s.problems)] for s in ordered if s.problems]
@@ -67,12 +71,19 @@ def summary_html(report) -> str:
         "<h1>Autograding summary</h1>",
         f"<p>{len(graded)} submissions graded ({report.graded_now} now, {report.unchanged} unchanged since the last run).</p>",
         "<h2>Scores per exercise</h2>",
-        f'<div class="grid">{"".join(cards)}</div>' if cards else "<p>No graded cells.</p>",
+        "".join(cards) if cards else "<p>No graded cells.</p>",
+        *_class_view(report),
         "<h2>Flagged for review</h2>",
         "<p>Code that no answer needs (patched modules or objects' methods, frames, IPython hooks, the course's "
         "internals, course code not listed for the exercise, rigged comparisons). Grades were judged outside the "
         "students' kernels; this list is for you to look at.</p>",
         _table(["student", "assignment", "score", "what the code does"], flagged) if flagged else "<p>None.</p>",
+        "<h2>Similar answers</h2>",
+        "<p>Pairs whose answers to one exercise share much of their code once the given code is removed; "
+        "<code>similarity.html</code> shows them side by side. This never changes a grade.</p>",
+        _table(["assignment", "exercise", "student", "student", "shares"],
+               [[p.assignment, p.exercise, p.student_a, p.student_b, f"{p.share_a:.0%} / {p.share_b:.0%}"]
+                for p in getattr(report, "similar", [])]) if getattr(report, "similar", []) else "<p>None.</p>",
         "<h2>Problems found</h2>",
         _table(["student", "assignment", "score", "problems"], problems) if problems else "<p>None.</p>",
     ]
@@ -84,5 +95,28 @@ def summary_html(report) -> str:
     )
 
 
+def _class_view(report) -> list[str]:
+    """Per student and tutorial: raw and final score, lateness, how matched, flags; then the
+    roster students with no submission."""
+    rows = []
+    for s in sorted(report.submissions + list(getattr(report, "missing", [])),
+                    key=lambda s: (s.name, s.assignment or s.missing_assignment)):
+        late = s.lateness
+        rows.append([s.name, s.display_name, s.assignment or s.missing_assignment or "-", _score(s),
+                     late.late_text() if late else "", f"{late.penalty_percent:g}%" if late and late.penalty_percent else "",
+                     f"{late.final:g}" if late else "", s.matched_by, "; ".join(s.flags)])
+    if not rows:
+        return []
+    missing = sorted({f"{s.name} ({s.display_name}): {s.missing_assignment}" for s in getattr(report, "missing", [])})
+    return [
+        "<h2>The class</h2>",
+        _table(["student", "name", "tutorial", "raw", "late by", "penalty", "final", "matched by", "flags"], rows),
+        "<h3>No submission</h3>",
+        ("<ul>" + "".join(f"<li>{html.escape(plain_text(m))}</li>" for m in missing) + "</ul>") if missing else "<p>None.</p>",
+    ]
+
+
 def _score(submission) -> str:
+    if submission.missing_assignment:
+        return f"0/{submission.max_score:g}"
     return f"{submission.score:g}/{submission.max_score:g}" if submission.assignment else "not graded"

@@ -242,8 +242,9 @@ def _error(name: str, message: str) -> NotebookNode:
 # One submission
 
 
-def _config(course: Path, limits: dict, spec: Path):
-    """``course_config`` with the sandboxed executor and ``limits``."""
+def _config(course: Path, limits: dict, spec: Path, feedback: str = "pass_fail"):
+    """``course_config`` with the sandboxed executor and ``limits``, and the feedback page
+    showing hidden tests as the ``feedback`` policy says (``feedback_policy``)."""
     from nbconvert.preprocessors import ClearMetadataPreprocessor
     from nbgrader.preprocessors import AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput, SaveAutoGrades
 
@@ -258,6 +259,9 @@ def _config(course: Path, limits: dict, spec: Path):
     from course_utils.grading.sanitize import SanitizeNotebook, feedback_config
 
     feedback_config(config)  # the feedback HTML: nothing the student wrote may run
+    from course_utils.grading.feedback_policy import policy_config
+
+    policy_config(config, feedback)  # ...and no hidden case shown unless the instructor says so
     from course_utils.grading.drive_apart import DriveApart, HideHiddenDrives
     from course_utils.grading.judging import JudgeRecords
 
@@ -349,7 +353,8 @@ def grade_submission(job: dict) -> dict:
     """Grade one submission in a throwaway course folder; the Dask task.
 
     ``job``: student, assignment, notebook (bytes), template ({relative path: bytes} of a
-    course folder after ``generate_assignment``), limits (``sandbox.Limits.as_dict()``), key.
+    course folder after ``generate_assignment``), limits (``sandbox.Limits.as_dict()``), key,
+    and optionally feedback (the feedback policy: ``pass_fail``, ``hint`` or ``full``).
     Returns a dict of plain data (see ``grading.autograde``); never raises for a bad notebook.
     """
     started, cpu_started = time.perf_counter(), _cpu()
@@ -381,7 +386,7 @@ def grade_submission(job: dict) -> dict:
             tree = ProcessTree.create(token)
             spec.write_text(json.dumps({"workdir": str(work), "limits": limits, "status": str(status), "token": token,
                                         "tree": tree.as_spec()}))
-            config = _config(course, limits, spec)
+            config = _config(course, limits, spec, job.get("feedback", "pass_fail"))
 
             stopped = threading.Event()
 
