@@ -55,7 +55,7 @@ def cell_names(source: str) -> tuple[set[str], set[str]] | None:
 
     try:
         tree = ast.parse(TransformerManager().transform_cell(source))
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # a hostile cell: kept, and run
         return None
     binds, uses = set(), set()
     for node in ast.walk(tree):
