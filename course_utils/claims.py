@@ -104,8 +104,13 @@ def claim(name: str) -> Claim:
 
 def show_claim(name: str, result: dict | None = None) -> str:
     """Print claim ``name``'s sentence with the figures of ``result`` (default: the stored
-    result); the notebook's way to state a number. Returns the sentence."""
-    text = claim(name).text(result)
+    result); the notebook's way to state a number. A result that does not bear the sentence out
+    (a short run of the student's, say) gets a line that says so. Returns what was printed."""
+    c = claim(name)
+    holds, figures = c.check(result)
+    text = c.says.format(**figures)
+    if not holds:
+        text += "\n(This run does not bear that sentence out: the text around it describes the course's full-size runs.)"
     print(text)
     return text
 

@@ -68,6 +68,22 @@ def test_show_claim_prints_the_stored_figures(capsys):
         claims.claim("colour.replay_keeps_mode1").text()
 
 
+def test_show_claim_says_when_a_live_result_does_not_bear_it_out(capsys):
+    class Curve:
+        def __init__(self, mode1, mode2):
+            self.mode1, self.mode2 = [mode1], [mode2]
+
+        def side_bias(self):
+            return 0.0
+
+        def steps_to_reach(self, level):
+            return 0
+
+    curves = {"replay": Curve(0.5, 0.95), "no replay": Curve(0.6, 0.95), "replay without the importance ratio": Curve(0.5, 0.5)}
+    text = claims.show_claim("colour.replay_keeps_mode1", curves)
+    assert "50%" in text and "does not bear that sentence out" in capsys.readouterr().out
+
+
 def test_course_claims_prints_the_table(capsys):
     assert main(["claims"]) == 0
     out = capsys.readouterr().out

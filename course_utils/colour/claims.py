@@ -16,6 +16,19 @@ def _mode2(curves: dict) -> dict:
             "ablation_mode2": ablation.mode2[-1], "ablation_reaches": ablation.steps_to_reach(0.9)}
 
 
+def _forgetting(evaluations: dict) -> dict:
+    """``evaluations``: {"mode1_on_1", "mode2_on_1", "mode2_on_2"}: ``evaluate_agent`` results of the
+    pretrained mode-1 and mode-2 agents (the notebook's Section 2)."""
+    from course_utils.colour.training import accuracy, pair_accuracy
+
+    before, after = pair_accuracy(evaluations["mode1_on_1"]), pair_accuracy(evaluations["mode2_on_1"])
+    drops = {pair: before[pair] - after[pair] for pair in before}
+    worst = max(drops, key=drops.get)
+    return {"worst": worst, "before": before[worst], "after": after[worst], "drop": drops[worst],
+            "mode1_before": accuracy(evaluations["mode1_on_1"]), "mode1_after": accuracy(evaluations["mode2_on_1"]),
+            "mode2": accuracy(evaluations["mode2_on_2"])}
+
+
 CLAIMS = (
     Claim("colour.replay_keeps_mode1", "Section 3, the curves", "live:colour.compare_on_mode2", _mode2,
           "With replay and its importance ratio the agent ends mode 2 at {replay_mode1:.0%} right on mode 1, "
@@ -27,4 +40,10 @@ CLAIMS = (
           "{ablation_mode1:.0%} (mode 1) and {ablation_mode2:.0%} (mode 2) right.",
           lambda f: f["side_bias"] >= 0.8 and max(f["ablation_mode1"], f["ablation_mode2"]) <= 0.65
           and f["ablation_reaches"] is None),
+    Claim("colour.forgets_red_yellow", "Section 2, forgetting", "live:colour.evaluate_agent of the pretrained agents",
+          _forgetting,
+          "Mode-2 training leaves {mode2:.0%} right on mode 2, and mode 1 falls from {mode1_before:.1%} to "
+          "{mode1_after:.1%}; the pair that suffers most is {worst}, from {before:.1%} to {after:.1%}.",
+          lambda f: f["worst"] == "red/yellow" and f["drop"] >= 0.10 and f["mode1_after"] <= f["mode1_before"] - 0.03
+          and f["mode2"] >= 0.95),
 )
