@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
 
+from course_utils.grading import late
 from course_utils.grading.class_list import identify_students, missing_students
 from course_utils.grading.escaping import csv_cell, markdown_cell, plain_text
 from course_utils.grading.flags import flags, tutorial_of
@@ -365,7 +366,7 @@ def autograde(
     # A bad roster, term or times file stops the run before any grading, with what to fix.
     class_list = read_roster(roster) if roster is not None else None
     term = read_term(term) if term is not None else Term()
-    recorded = _read_all_times(times or [], term, class_list, assignments(source))
+    recorded = late.read_all_times(times or [], term, class_list, assignments(source) if times else [])
     # The local cluster's worker processes start while the jobs are prepared below.
     cluster = start_local_cluster(workers) if scheduler is None and workers != 0 else None
     try:
@@ -373,55 +374,6 @@ def autograde(
                           class_list, term, recorded)
     finally:
         close_cluster(cluster)
-
-
-def _read_all_times(specs: list[str], term, class_list, tutorials: list[str]) -> dict:
-    """Every submission time given: the ``--times`` files (``PATH`` or ``TUTORIAL=PATH``), then a
-    Moodle worksheet used as the roster (its ``Last modified (submission)``)."""
-    from course_utils.grading.late import read_times
-
-    found: dict = {}
-    for spec in specs:
-        tutorial, sep, path = str(spec).partition("=")
-        if not sep or tutorial not in tutorials:
-            tutorial, path = None, str(spec)
-        for key, when in read_times(path, term.zone, tutorial).items():
-            found.setdefault(key, when)
-    if class_list is not None and class_list.source == "moodle":
-        for key, when in read_times(class_list.path, term.zone).items():
-            found.setdefault(key, when)
-    return found
-
-
-def _apply_term(submissions: list[Submission], missing: list[Submission], term, recorded: dict, class_list) -> list[str]:
-    """Each row's ``Lateness`` (``late.assess``); what in the term matched no student."""
-    from course_utils.grading.late import Lateness, assess, file_time, lookup
-    from course_utils.grading.lms_layout import PLAIN, parse_entry
-
-    entries = class_list.by_key() if class_list is not None else {}
-    graded = [s for s in submissions if s.assignment is not None]
-    only = len({s.assignment for s in graded}) == 1
-    known: set[str] = set()
-    for sub in graded:
-        entry = entries.get(sub.name)
-        ids = [sub.name] + ([entry.lms_id, entry.participant, entry.login, entry.sis_id, entry.email] if entry else [])
-        ids = [i for i in dict.fromkeys(ids) if i]
-        known.update(ids)
-        due, due_note = term.due(sub.assignment, ids)
-        submitted, source = lookup(recorded, ids, sub.assignment, only), "the LMS's submission times"
-        plain = not sub.entry or parse_entry(sub.entry, "/" in sub.source).layout == PLAIN
-        if submitted is None and term.late.file_times and plain and sub.mtime:
-            submitted, source = file_time(sub.mtime), "the file's time (file_times = true)"
-        sub.lateness = assess(sub.score, due, submitted, source if submitted else "", term, sub.late_flag, due_note)
-    for row in missing:
-        row.lateness = Lateness(final=0.0)
-        entry = entries.get(row.name)
-        known.update(i for i in ([row.name] + ([entry.login, entry.sis_id, entry.email] if entry else [])) if i)
-    for sub in submissions:
-        if sub.assignment is None and sub.lateness is None:
-            sub.lateness = Lateness(final=0.0)
-    return [f"the term file's extension for {student!r} matches no student of this run"
-            for student in term.extensions if student not in known]
 
 
 def _autograde(folder, out, course_dir, source, workers, scheduler, limits, intake, force, progress, cluster,
@@ -519,7 +471,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
             missing = missing_students(class_list, submissions, tutorials)
             for row in missing:
                 row.max_score = float(gradebook.find_assignment(row.missing_assignment).max_score)
-    term_notes = _apply_term(submissions, missing, term, submitted_times or {}, class_list)
+    term_notes = late.apply_term(submissions, missing, term, submitted_times or {}, class_list)
     report = Report(
         submissions,
         _write_csv(submissions + missing, out, term.zone),

@@ -89,7 +89,9 @@ def feedback_verdict(grade_id: str, outputs: list, policy: str) -> list[Notebook
     verdict, *notes = failure.split(" Note: ")  # judging's notes: course code the answer reached for, no case
     notes = [f"Note: {note}" for note in notes]
     notes += [f"Note: {found}." for found in dict.fromkeys(COURSE_CODE.findall(verdict)) if found not in " ".join(notes)]
-    if policy == "hint":
+    if "not implemented yet" in verdict or "NotImplementedError" in verdict:  # no case in it: say so plainly
+        message = f"{name}: not yet. It is not implemented yet: write your answer in its cell, then run its check cell."
+    elif policy == "hint":
         words = mask_values(verdict.split(": not yet.", 1)[-1].strip()) if verdict.strip() else ""
         message = f"{name}: not yet (hidden tests). {words or 'An assertion of the hidden tests failed.'}"
     else:
@@ -119,9 +121,14 @@ def policy_config(config, policy: str):
     """Put ``HiddenTestFeedback`` with ``policy`` into ``GenerateFeedback``'s preprocessors,
     before ``SanitizeNotebook`` (a traitlets ``Config``, changed in place and returned; run
     ``sanitize.feedback_config`` first)."""
+    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+    from nbgrader.preprocessors import GetGrades
+
     from course_utils.grading.sanitize import SanitizeNotebook
 
-    preprocessors = [p for p in config.GenerateFeedback.preprocessors if p is not HiddenTestFeedback]
+    section = config.GenerateFeedback  # nbgrader's own list where nothing set one (as feedback_config does)
+    listed = list(section["preprocessors"]) if "preprocessors" in section else [GetGrades, CSSHTMLHeaderPreprocessor]
+    preprocessors = [p for p in listed if p is not HiddenTestFeedback]
     at = preprocessors.index(SanitizeNotebook) if SanitizeNotebook in preprocessors else len(preprocessors)
     preprocessors.insert(at, HiddenTestFeedback)
     config.GenerateFeedback.preprocessors = preprocessors

@@ -187,3 +187,50 @@ def time_text(when: datetime | None, zone) -> str:
 def file_time(mtime: float) -> datetime:
     """A file's modification time (seconds since the epoch) as an aware datetime."""
     return datetime.fromtimestamp(mtime, tz=UTC)
+
+
+def read_all_times(specs: list[str], term, class_list, tutorials: list[str]) -> dict:
+    """Every submission time given: the ``--times`` files (``PATH`` or ``TUTORIAL=PATH``), then a
+    Moodle worksheet used as the roster (its ``Last modified (submission)``)."""
+    found: dict = {}
+    for spec in specs:
+        tutorial, sep, path = str(spec).partition("=")
+        if not sep or tutorial not in tutorials:
+            tutorial, path = None, str(spec)
+        for key, when in read_times(path, term.zone, tutorial).items():
+            found.setdefault(key, when)
+    if class_list is not None and class_list.source == "moodle":
+        for key, when in read_times(class_list.path, term.zone).items():
+            found.setdefault(key, when)
+    return found
+
+
+def apply_term(submissions: list, missing: list, term, recorded: dict, class_list) -> list[str]:
+    """Each row's ``Lateness`` (``assess``), on ``autograder``'s submissions (graded) and
+    ``missing`` rows (roster students with no submission); what in the term matched no student."""
+    from course_utils.grading.lms_layout import PLAIN, parse_entry
+
+    entries = class_list.by_key() if class_list is not None else {}
+    graded = [s for s in submissions if s.assignment is not None]
+    only = len({s.assignment for s in graded}) == 1
+    known: set[str] = set()
+    for sub in graded:
+        entry = entries.get(sub.name)
+        ids = [sub.name] + ([entry.lms_id, entry.participant, entry.login, entry.sis_id, entry.email] if entry else [])
+        ids = [i for i in dict.fromkeys(ids) if i]
+        known.update(ids)
+        due, due_note = term.due(sub.assignment, ids)
+        submitted, source = lookup(recorded, ids, sub.assignment, only), "the LMS's submission times"
+        plain = not sub.entry or parse_entry(sub.entry, "/" in sub.source).layout == PLAIN
+        if submitted is None and term.late.file_times and plain and sub.mtime:
+            submitted, source = file_time(sub.mtime), "the file's time (file_times = true)"
+        sub.lateness = assess(sub.score, due, submitted, source if submitted else "", term, sub.late_flag, due_note)
+    for row in missing:
+        row.lateness = Lateness(final=0.0)
+        entry = entries.get(row.name)
+        known.update(i for i in ([row.name] + ([entry.login, entry.sis_id, entry.email] if entry else [])) if i)
+    for sub in submissions:
+        if sub.assignment is None and sub.lateness is None:
+            sub.lateness = Lateness(final=0.0)
+    return [f"the term file's extension for {student!r} matches no student of this run"
+            for student in term.extensions if student not in known]

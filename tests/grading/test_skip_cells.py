@@ -105,7 +105,7 @@ def test_graded_both_ways_the_grades_and_feedback_are_the_same(tmp_path_factory,
         records[skip] = {s: _graded_outputs(nb) for s, nb in autograded.items()}
         executed[skip] = {s: sum(c.get("execution_count") is not None for c in nb["cells"]) for s, nb in autograded.items()}
     assert rows[True] == rows[False]
-    assert float(rows[True]["full"]["score"]) == 5 and float(rows[True]["wrapped"]["score"]) == 3
+    assert float(rows[True]["full"]["score"]) == 8 and float(rows[True]["wrapped"]["score"]) == 3
     assert records[True] == records[False]  # every hidden test's record and verdict, both ways
     assert all(records[True].values())
     for student_name, count in executed[True].items():  # the marked given cells did not run
