@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from course_utils.grading.roster import PARTICIPANT, unprotect
+from course_utils.grading.roster import PARTICIPANT, read_export, unprotect
 from course_utils.grading.term import Term
 
 MOODLE_FORMATS = ("%A, %d %B %Y, %I:%M %p", "%A, %B %d, %Y, %I:%M %p", "%A, %d %B %Y, %H:%M")
@@ -98,12 +98,7 @@ def read_times(path: str | Path, zone, tutorial: str | None = None) -> dict[tupl
     from an ``assignment`` column, else ``tutorial`` (``--times TUTORIAL=FILE``), else None
     (the file's times apply to whichever tutorial the run grades, when it grades one)."""
     path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as error:
-        raise TimesError(f"cannot read the submission times {path}: {error.strerror}") from None
-    except UnicodeDecodeError:
-        raise TimesError(f"the submission times {path} are not UTF-8: export the CSV again as UTF-8") from None
+    text = read_export(path, TimesError, "the submission times", "are not UTF-8: export the CSV again as UTF-8")
     rows = list(csv.reader(io.StringIO(text)))
     if not rows:
         raise TimesError(f"the submission times {path} are empty")

@@ -92,15 +92,21 @@ _COLUMNS = {  # our field: the headers it is read from (compared case-insensitiv
 }
 
 
+def read_export(path: Path, error: type[ValueError], what: str, not_utf8: str) -> str:
+    """The text of an LMS export at ``path`` (UTF-8, with or without a byte-order mark), or
+    ``error`` saying "cannot read {what} {path}: ..." or "{what} {path} {not_utf8}"."""
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except OSError as problem:
+        raise error(f"cannot read {what} {path}: {problem.strerror}") from None
+    except UnicodeDecodeError:
+        raise error(f"{what} {path} {not_utf8}") from None
+
+
 def read_roster(path: str | Path) -> Roster:
     """The roster at ``path``; ``RosterError`` saying what is wrong and what to do otherwise."""
     path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as error:
-        raise RosterError(f"cannot read the roster {path}: {error.strerror}") from None
-    except UnicodeDecodeError:
-        raise RosterError(f"the roster {path} is not UTF-8: export it again as CSV (UTF-8)") from None
+    text = read_export(path, RosterError, "the roster", "is not UTF-8: export it again as CSV (UTF-8)")
     sample = text[:4096]
     try:
         dialect = csv.Sniffer().sniff(sample, delimiters=",;\t")
