@@ -31,7 +31,7 @@ $(STAMP): requirements.txt pyproject.toml
 	@# compile what the course's kernels and graders import, once: a sandboxed grading kernel may
 	@# read the installed packages but not write their compiled modules
 	$(PY) -c "import course_utils.harlow, course_utils.colour, course_utils.lunar, course_utils.replay, \
-	course_utils.grading.autograder, course_utils.grading.worker, ipykernel.kernelapp, ipywidgets, matplotlib.pyplot"
+	course_admin.grading.autograder, course_admin.grading.worker, ipykernel.kernelapp, ipywidgets, matplotlib.pyplot"
 	@touch $(STAMP)
 
 install: $(STAMP)
@@ -44,7 +44,7 @@ lab: install
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks $(ROOT_FLAG)
 
 lint: install
-	$(VENV)/bin/ruff check course_utils tests nbgrader_config.py
+	$(VENV)/bin/ruff check course_utils course_admin tests nbgrader_config.py
 	$(VENV)/bin/lint-imports --no-cache
 
 test: install lint browser-deps

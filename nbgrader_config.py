@@ -26,7 +26,7 @@ c.Execute.allow_errors = True
 # Student content must never run in the instructor's browser: formgrader renders the
 # autograded notebook, and the feedback HTML, on the Jupyter server's own origin. So also when
 # nbgrader's own `autograde` and `generate_feedback` commands are run here, the notebook is
-# sanitised after grading (course_utils.grading.sanitize). `course autograde` does the same.
+# sanitised after grading (course_admin.grading.sanitize). `course autograde` does the same.
 from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402
 from nbgrader.preprocessors import (  # noqa: E402
     AssignLatePenalties,
@@ -37,8 +37,8 @@ from nbgrader.preprocessors import (  # noqa: E402
     SaveAutoGrades,
 )
 
-from course_utils.grading.judging import JudgeRecords  # noqa: E402
-from course_utils.grading.sanitize import SanitizeNotebook, feedback_config  # noqa: E402
+from course_admin.grading.judging import JudgeRecords  # noqa: E402
+from course_admin.grading.sanitize import SanitizeNotebook, feedback_config  # noqa: E402
 
 # The hidden tests only record what the student's code returned; JudgeRecords judges the records
 # in nbgrader's own process, after execution and before the grades are saved.
@@ -47,8 +47,8 @@ c.Autograde.autograde_preprocessors = [
     CheckCellMetadata, SanitizeNotebook,
 ]
 feedback_config(c)
-# A student's feedback page shows hidden tests as pass/fail only (course_utils.grading.feedback_policy);
+# A student's feedback page shows hidden tests as pass/fail only (course_admin.grading.feedback_policy);
 # `course autograde --term` takes the policy from the term file instead.
-from course_utils.grading.feedback_policy import policy_config  # noqa: E402
+from course_admin.grading.feedback_policy import policy_config  # noqa: E402
 
 policy_config(c, "pass_fail")

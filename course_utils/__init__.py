@@ -1,25 +1,26 @@
-"""Shared code for the rl-course tutorials (reinforcement learning, memory and replay).
+"""The student package of rl-course (reinforcement learning, memory and replay): what students
+install and the notebooks import. The instructor's side (grading, the harvested solutions,
+trainers and benchmarks) is the package ``course_admin`` beside it, which this one never imports.
 
-One subpackage per tutorial, the instructor's grading apart, and a few shared modules below
-them all (``make lint`` checks these layers with import-linter):
+One subpackage per tutorial and a few shared modules below them all (``make lint`` checks these
+layers with import-linter):
 
 - shared: ``runtime`` (seeding, threads, fast and headless modes), ``paths`` (where the
   package, assets, solutions and notebooks are), ``plotting`` (the course style, common plots),
   ``animation`` (episodes as inline players), ``checkpoints`` (the registry and verified
   loading), ``returns`` (the one discounted-return helper), ``checking`` (the exercise-check
-  framework), ``game`` (the Left/Right widget game base), ``exercises`` (the exercise index:
-  every graded cell, its solution, check, hidden test and hint tests)
+  framework), ``records`` and ``facts`` (what a check reads of the student's code), ``claims``
+  (the notebooks' claims as data), ``game`` (the Left/Right widget game base), ``exercises``
+  (the exercise index: every graded cell, its solution, check, hidden test and hint tests)
 - ``harlow/``: tutorial 1, Harlow meta-RL and the Baldwin effect
 - ``colour/``: tutorial 2, colour replay
 - ``lunar/``: tutorial 3, policy gradients and actor-critic on LunarLander
 - ``replay/``: tutorial 4, replay memories, sum/min trees and prioritized-replay DQN
-- ``grading/``: the instructor's side: release of student notebooks, harvest of the reference
-  solutions, and parallel, sandboxed autograding with nbgrader and Dask
-- ``bench`` (``course bench NAME``) and ``cli`` (the ``course`` command)
+- ``cli``: the ``course`` command (``lab``, ``check``; the instructor's commands join them where
+  ``course_admin`` is installed)
 
 Each tutorial subpackage lists its modules, lowest layer first, in its docstring; its front door
-(``from course_utils import harlow``) holds the names its notebook uses. Its ``solutions``
-module is harvested from the solution notebook by ``course release`` (instructor side).
+(``from course_utils import harlow``) holds the names its notebook uses.
 """
 
 from course_utils.runtime import (

@@ -8,7 +8,7 @@ its own kernel, on the public cases, against records stored with the package
 (``assets/check_records.json``, written by ``course release``). When a notebook is graded, the
 hidden test cell runs only ``drive``, on other (hidden) cases, and shows the record
 (``Exercise.submit``); the grader reads it and judges it in its own process
-(``course_utils.grading.judging``), where nothing the student's code did can reach, against
+(``course_admin.grading.judging``), where nothing the student's code did can reach, against
 the course's answer driven there. The same two functions serve both, so a verdict means the same
 in the check cell and in the gradebook.
 
@@ -309,7 +309,7 @@ def _code_objects(answer) -> list:
 
 def borrowed_course_code(grade_id: str, *answers) -> list[str]:
     """What the answers use of the course's code that the grader does not give this exercise's
-    answer (see ``course_utils.grading.drive_apart``): a module the notebook's setup cell binds
+    answer (see ``course_admin.grading.drive_apart``): a module the notebook's setup cell binds
     (``colour``, ``lunar.aac``...), or anything from a module that computes what the exercise asks
     (``exercises.GradedCell.twins``), called or subclassed. For the check cell's warning; the
     grade itself never depends on it."""

@@ -1,127 +1,23 @@
-"""The ``course`` command: train, bench, release, autograde.
+"""The ``course`` command. What every install has:
 
-course train NAME          regenerate a tutorial's checkpoints and update the registry
-                           (colour: tutorial 2, harlow: tutorial 1, lunar: tutorial 3)
-course bench NAME          print measured figures as one JSON line (see course_utils.bench)
-course release [--check]   generate notebooks/ and the harvested solutions from solutions/
-                           (or check they are current, and that no stored result
-                           contradicts a notebook's claim)
-course claims              the table of the notebooks' claims, their stored figures, holds
-course autograde SUBS      grade a folder of submissions; write grades CSV and feedback
-course bundle OUT          write the student bundle (notebooks, the student wheel, a README)
 course lab                 start JupyterLab on the notebooks in this folder
 course check               check that the install is complete
+
+Where the instructor package (``course_admin``) is installed, its commands join these: ``course
+train``, ``bench``, ``release``, ``claims``, ``bundle`` and ``autograde`` (``course_admin.cli``).
+The student package does not depend on it: it is looked up by name, and a student's install
+does not have it.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import sys
 
-TRAINERS = {
-    "cartpole": "course_utils.replay.train:train_and_register",
-    "colour": "course_utils.colour.train:train_and_register",
-    "harlow": "course_utils.harlow.train:train_and_register",
-    "lunar": "course_utils.lunar.solve:train_and_register",
-    "lunar-experiments": "course_utils.lunar.reference:train_experiments",
-    "lunar-student-run": "course_utils.lunar.bench:store_student_run",
-}
-"""``course train NAME`` calls ``module:function(progress=...)``, which trains, saves the
-checkpoints with ``checkpoints.save_checkpoint`` and prints what it wrote."""
-
-
-INSTRUCTOR_TOOLS = {"nbgrader", "nbclient", "nbformat", "nbconvert", "dask", "distributed", "bleach", "tinycss2"}
-"""Installed by ``pip install 'rl-course[grading]'``, not by a student's ``pip install rl-course``."""
-
-
-def _resolve(target: str):
-    import importlib
-
-    module, _, function = target.partition(":")
-    return getattr(importlib.import_module(module), function)
-
-
-def _train(args) -> int:
-    _resolve(TRAINERS[args.name])(progress=not args.quiet)
-    return 0
-
-
-def _bench(args) -> int:
-    from course_utils import bench
-
-    bench.run(args.name)
-    return 0
-
-
-def _stale() -> list[str]:
-    """What ``course release`` would change: the harvested solutions, the released notebooks,
-    tutorial 3's expected values and the check cells' stored records (``course release --check``;
-    ``course bundle`` refuses a stale tree)."""
-    from course_utils import grading, notebook, schedule
-    from course_utils.grading import harvest, judging
-    from course_utils.lunar import reference
-
-    stale = schedule.stale_schedule() + notebook.stale_names() + harvest.stale_solutions() + grading.stale_notebooks()
-    return stale + reference.stale_expected() + judging.stale_check_records()
-
-
-def _release(args) -> int:
-    from course_utils import grading, notebook, schedule
-    from course_utils.grading import harvest
-
-    if args.check:
-        from course_utils import claims
-
-        contradicted = claims.contradicted()
-        for line in contradicted:
-            print(f"contradicted: {line}", file=sys.stderr)
-        if contradicted:
-            print("a stored result contradicts what a notebook says (`course claims` shows the table): change the "
-                  "text and its claim in <tutorial>/claims.py, or the run.", file=sys.stderr)
-            return 1
-        stale = _stale()
-        if stale:
-            for line in stale:
-                print(f"stale: {line}", file=sys.stderr)
-            print("notebooks/, the harvested solutions or the expected values do not match solutions/: "
-                  "run `course release` and commit the result.", file=sys.stderr)
-            return 1
-        print("notebooks/, the harvested solutions and the expected values are up to date with solutions/.")
-        return 0
-    for path in schedule.write_schedule():
-        print(f"timetable written into {path}")
-    for path in harvest.write_solutions():
-        print(f"harvested {path}")
-    for path in grading.release():
-        print(f"released {path}")
-    for path in notebook.write_names():
-        print(f"wrote {path}")
-    from course_utils.grading import judging
-    from course_utils.lunar import reference  # imported after the harvest: it runs the solutions just written
-
-    print(f"wrote {reference.write_expected()}")
-    print(f"wrote {judging.write_check_records()}")
-    return 0
-
-
-def _claims(args) -> int:
-    from course_utils import claims
-
-    print(claims.claims_table())
-    return 1 if claims.contradicted() else 0
-
-
-def _bundle(args) -> int:
-    from course_utils.grading.bundle import BundleError, build_bundle
-
-    try:
-        result = build_bundle(args.out, stale=_stale())
-    except BundleError as error:
-        print(f"course bundle: {error}", file=sys.stderr)
-        return 1
-    print(f"bundle: {result['folder']} and {result['zip']}")
-    print(f"student wheel: {result['wheel'].name}; left out: {', '.join(result['dropped'])}")
-    return 0
+INSTRUCTOR_COMMANDS = "course_admin.cli"
+"""The module whose ``add_commands(subparsers)`` adds the instructor's commands, when installed."""
 
 
 def _lab(args) -> int:
@@ -143,73 +39,16 @@ def _check(args) -> int:
     return 1 if install_check.main() else 0
 
 
-def _autograde(args) -> int:
-    from course_utils import grading
-    from course_utils.grading.intake import IntakeLimits
-    from course_utils.grading.late import TimesError
-    from course_utils.grading.roster import RosterError
-    from course_utils.grading.sandbox import Limits
-    from course_utils.grading.term import TermError
-
-    limits = Limits(
-        cell_timeout=args.cell_timeout,
-        wall_timeout=args.timeout,
-        memory_mb=args.memory,
-        output_mb=args.output_mb,
-        notebook_mb=args.notebook_mb,
-        landlock=not args.no_landlock,
-        skip_given=not args.run_every_cell,
-    )
-    try:
-        report = grading.autograde(
-            args.submissions,
-            out=args.out,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            limits=limits,
-            intake=IntakeLimits(notebook_mb=args.max_notebook_mb),
-            force=args.force,
-            roster=args.roster,
-            term=args.term,
-            times=args.times,
-        )
-    except (RosterError, TermError, TimesError) as error:  # the instructor's own files: say what to fix, grade nothing
-        print(f"course autograde: {error}", file=sys.stderr)
-        return 2
-    print(report.summary())  # student names and messages are escaped: nothing reaches the terminal raw
-    print(f"summary: {report.summary_path}")
-    for path in report.exports:
-        print(f"LMS import: {path}")
-    if report.similar:
-        print(f"similar answers: {len(report.similar)} pairs, see {report.summary_path.parent / 'similarity.html'}")
-    return 0
+def _instructor_commands():
+    """``course_admin.cli`` where the instructor package is installed, else None."""
+    if importlib.util.find_spec("course_admin") is None:
+        return None
+    return importlib.import_module(INSTRUCTOR_COMMANDS)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="course", description="rl-course tools for students and instructors.")
     sub = parser.add_subparsers(dest="command", required=True)
-
-    train = sub.add_parser("train", help="train and register pretrained checkpoints")
-    train.add_argument("name", choices=sorted(TRAINERS))
-    train.add_argument("--quiet", action="store_true", help="no progress bars")
-    train.set_defaults(func=_train)
-
-    bench = sub.add_parser("bench", help="print measured figures as one JSON line")
-    from course_utils.bench import BENCHMARKS
-
-    bench.add_argument("name", choices=sorted(BENCHMARKS))
-    bench.set_defaults(func=_bench)
-
-    release = sub.add_parser("release", help="generate student notebooks from solutions/")
-    release.add_argument("--check", action="store_true", help="fail if notebooks/ is stale instead of writing")
-    release.set_defaults(func=_release)
-
-    claims = sub.add_parser("claims", help="every claim the notebooks make, its stored figures, and whether it holds")
-    claims.set_defaults(func=_claims)
-
-    bundle = sub.add_parser("bundle", help="write the student bundle: notebooks, the student wheel, a README")
-    bundle.add_argument("out", help="a new folder for the bundle (a zip of it is written beside it)")
-    bundle.set_defaults(func=_bundle)
 
     lab = sub.add_parser("lab", help="start JupyterLab on the course's notebooks (in this folder)")
     lab.set_defaults(func=_lab)
@@ -217,49 +56,13 @@ def main(argv: list[str] | None = None) -> int:
     check = sub.add_parser("check", help="check that the install is complete: checkpoints, assets, notebook stack")
     check.set_defaults(func=_check)
 
-    grade = sub.add_parser("autograde", help="autograde a folder of submitted notebooks or zips")
-    grade.add_argument("submissions", help="folder with <student>.ipynb, <student>.zip or <student>/<notebook>.ipynb")
-    grade.add_argument("--out", default="grades", help="folder for grades.csv and feedback (default: grades)")
-    grade.add_argument("--workers", type=int, default=None, help="local Dask workers (default: one per core; 0: no Dask)")
-    grade.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler, e.g. tcp://10.0.0.5:8786")
-    grade.add_argument("--cell-timeout", type=int, default=120, help="seconds per cell before it is interrupted (default 120)")
-    grade.add_argument("--timeout", type=int, default=900, help="seconds per submission, then its kernel is killed (default 900)")
-    grade.add_argument("--memory", type=int, default=4096, help="address-space limit of each kernel in MB (default 4096)")
-    grade.add_argument("--output-mb", type=float, default=2.0, help="output kept per notebook in MB (default 2)")
-    grade.add_argument("--notebook-mb", type=float, default=8.0,
-                       help="largest autograded notebook and feedback page kept in MB (default 8)")
-    grade.add_argument("--max-notebook-mb", type=float, default=50.0,
-                       help="largest notebook read, on disk or in a zip, in MB (default 50)")
-    grade.add_argument("--no-landlock", action="store_true", help="do not restrict the kernel's filesystem and network access")
-    grade.add_argument("--run-every-cell", action="store_true",
-                       help="run the given cells no grade depends on too (demonstrations, plots): slower, fuller feedback")
-    grade.add_argument("--force", action="store_true", help="grade every submission again, even unchanged ones")
-    grade.add_argument("--roster", default=None,
-                       help="the class list: Canvas's gradebook export, Moodle's grading worksheet, or a CSV with id, login,"
-                       " name and section columns (students with no submission get a 0 row; strangers are listed apart)")
-    grade.add_argument("--term", default=None,
-                       help="the term file (TOML): due dates, extensions, late policy, feedback policy, similarity threshold")
-    grade.add_argument("--times", action="append", default=[], metavar="[TUTORIAL=]CSV",
-                       help="submission times: a CSV with ids and Canvas's submitted_at, or Moodle's grading worksheet;"
-                       " repeat per tutorial")
-    grade.set_defaults(func=_autograde)
-
+    admin = _instructor_commands()
+    if admin is not None:
+        admin.add_commands(sub)
     args = parser.parse_args(argv)
-    try:
+    if admin is None:
         return args.func(args)
-    except ModuleNotFoundError as error:
-        if (error.name or "").startswith("course_utils."):
-            print(f"`course {args.command}` is part of the instructor's course, not of the student package "
-                  f"({error.name} is not installed).", file=sys.stderr)
-            return 2
-        if error.name not in INSTRUCTOR_TOOLS:
-            raise
-        print(
-            f"`course {args.command}` needs the instructor's tools ({error.name} is not installed): "
-            "pip install 'rl-course[grading]'",
-            file=sys.stderr,
-        )
-        return 2
+    return admin.run(args)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ answer gets its specific hint). ``tests/test_exercises.py`` ties this table to t
 every graded cell listed with its points, nothing stale, every check importable and hinted.
 
 The code of every solution cell is written once, in ``solutions/``; ``course release`` harvests
-it into ``course_utils/<tutorial>/solutions.py`` (headed by ``SOLUTION_IMPORTS``) for the
+it into ``course_admin/<tutorial>/solutions.py`` (headed by ``SOLUTION_IMPORTS``) for the
 package's instructor-side uses (training checkpoints, expected values, benchmarks), and
 ``course release --check`` fails when a harvested module is stale.
 

@@ -25,7 +25,7 @@ def dask_scheduler():
     starting one costs about 3 s of wall-clock and 6 s of CPU, and the first submission each
     worker grades imports nbgrader. ``course autograde``'s own cluster (``scheduler=None``) is
     what the hostile corpus and tests/grading/test_dispatch.py grade with."""
-    from course_utils.grading.dispatch import close_cluster, start_local_cluster
+    from course_admin.grading.dispatch import close_cluster, start_local_cluster
 
     cluster = start_local_cluster(2).result()
     yield cluster.scheduler_address

@@ -171,7 +171,7 @@ def discounted_returns(rewards, gamma):
     # The grader's environment holds the harvested solutions (the student bundle does not).
     "imports_the_solutions": '''
 try:
-    from course_utils.colour.solutions import discounted_returns
+    from course_admin.colour.solutions import discounted_returns
 except Exception:
     def discounted_returns(rewards, gamma):
         return np.zeros(len(rewards))

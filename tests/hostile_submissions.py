@@ -1,5 +1,5 @@
 """A corpus of hostile and broken submissions for the tiny synthetic assignment
-(``course_utils.grading.synthetic.synthetic_assignment``: ``add`` 1 point, ``square`` 2 points).
+(``course_admin.grading.synthetic.synthetic_assignment``: ``add`` 1 point, ``square`` 2 points).
 
 ``build(folder, paths)`` writes one submission per student and returns what each must score
 and which reason must appear in its problems. ``paths`` holds absolute paths the hostile code
@@ -14,8 +14,8 @@ import json
 import zipfile
 from pathlib import Path
 
-from course_utils.grading.intake import gradebook_id
-from course_utils.grading.synthetic import TINY, student_version
+from course_admin.grading.intake import gradebook_id
+from course_admin.grading.synthetic import TINY, student_version
 
 LEAKED = "LEAKED:"
 

@@ -14,7 +14,7 @@ import json
 import os
 from pathlib import Path
 
-from course_utils.grading.synthetic import TINY, student_version
+from course_admin.grading.synthetic import TINY, student_version
 
 CANVAS_HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Tiny (4242)", "Current Score",
                  "Unposted Current Score", "Final Score", "Unposted Final Score"]

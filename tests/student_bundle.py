@@ -9,11 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from course_utils.grading.bundle import build_bundle
+from course_admin.grading.bundle import build_bundle
 
 SHIELD = '''"""Test harness, not part of the bundle: this environment has the instructor's package
 installed in editable mode, whose import finder fills in every module the student wheel leaves
-out (``course_utils.grading``, the solutions). A student has no such install: drop its finder."""
+out (``course_admin.grading``, the solutions). A student has no such install: drop its finder."""
 import sys
 
 sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "__module__", "").startswith("__editable__")]
@@ -39,8 +39,8 @@ def install(bundle: dict, tmp_path_factory) -> tuple[Path, str]:
     return site, os.pathsep.join([str(site), str(shield)])
 
 
-INSTRUCTOR_MODULES = ("course_utils.grading", "course_utils.colour.solutions", "course_utils.lunar.reference")
-"""Modules of the instructor's package that the student wheel leaves out."""
+INSTRUCTOR_MODULES = ("course_admin",)
+"""The instructor package, which the student wheel leaves out whole."""
 
 _PROBE = ("import importlib.util, json, course_utils; print(json.dumps([course_utils.__file__, "
           "[m for m in {modules!r} if importlib.util.find_spec(m) is not None]]))")

@@ -78,7 +78,7 @@ def grade_variants(tmp_path_factory, scheduler: str | None, assignment: str, ext
     rows by student."""
     import csv
 
-    from course_utils import grading
+    from course_admin import grading
 
     folder = tmp_path_factory.mktemp("submissions")
     solution, student = load("solution", assignment), load("student", assignment)

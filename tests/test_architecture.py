@@ -11,8 +11,8 @@ LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 
 
 def lint_imports(package_root: Path) -> subprocess.CompletedProcess:
-    """``lint-imports`` with the repository's contracts on the ``course_utils`` found in
-    ``package_root``."""
+    """``lint-imports`` with the repository's contracts on the ``course_utils`` and ``course_admin``
+    found in ``package_root``."""
     return subprocess.run([str(LINT_IMPORTS), "--no-cache", "--config", str(ROOT / "pyproject.toml")], cwd=package_root,
                           capture_output=True, text=True, timeout=120, env={"PYTHONPATH": str(package_root), "PATH": ""})
 
@@ -24,38 +24,51 @@ def test_the_contracts_hold():
 
 
 def lint_with_an_extra_import(tmp_path, module: str, imported: str) -> subprocess.CompletedProcess:
-    """``lint_imports`` on a copy of the package where ``module`` (a path below course_utils/)
-    gains ``from <package> import <name>`` inside a function (hidden imports count too)."""
-    shutil.copytree(ROOT / "course_utils", tmp_path / "course_utils", ignore=shutil.ignore_patterns("__pycache__"))
+    """``lint_imports`` on a copy of the packages where ``module`` (a path below the repository,
+    e.g. ``course_utils/colour/training.py``) gains ``from <package> import <name>`` inside a
+    function (hidden imports count too)."""
+    for package in ("course_utils", "course_admin"):
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
     package, _, name = imported.rpartition(".")
-    path = tmp_path / "course_utils" / module
+    path = tmp_path / module
     path.write_text(path.read_text() + f"\n\ndef _peek():\n    from {package} import {name}  # noqa: F401\n")
     result = lint_imports(tmp_path)
     assert result.returncode != 0, result.stdout[-3000:]
     return result
 
 
-def test_a_tutorial_importing_grading_breaks_the_build(tmp_path):
-    result = lint_with_an_extra_import(tmp_path, "colour/training.py", "course_utils.grading.autograder")
-    assert "Tutorials never import grading BROKEN" in result.stdout
-    assert "course_utils.colour.training -> course_utils.grading.autograder" in result.stdout
+def test_the_student_package_importing_the_instructor_package_breaks_the_build(tmp_path):
+    result = lint_with_an_extra_import(tmp_path, "course_utils/colour/training.py", "course_admin.grading.autograder")
+    assert "The student package never imports the instructor package BROKEN" in result.stdout
+    assert "course_utils.colour.training -> course_admin.grading.autograder" in result.stdout
+
+
+def test_a_solution_imported_by_what_students_run_breaks_the_build(tmp_path):
+    result = lint_with_an_extra_import(tmp_path, "course_utils/lunar/checks/losses.py", "course_admin.lunar.solutions")
+    assert "The student package never imports the instructor package BROKEN" in result.stdout
+
+
+def test_grading_importing_a_tutorial_breaks_the_build(tmp_path):
+    result = lint_with_an_extra_import(tmp_path, "course_admin/grading/worker.py", "course_utils.colour.training")
+    assert "Grading never imports a tutorial" in result.stdout and "BROKEN" in result.stdout
 
 
 def test_a_tutorial_importing_another_breaks_the_build(tmp_path):
-    result = lint_with_an_extra_import(tmp_path, "replay/dqn.py", "course_utils.lunar.env")
+    result = lint_with_an_extra_import(tmp_path, "course_utils/replay/dqn.py", "course_utils.lunar.env")
     assert "Tutorials never import each other BROKEN" in result.stdout
 
 
-def test_an_environment_importing_its_trainer_breaks_the_build(tmp_path):
-    result = lint_with_an_extra_import(tmp_path, "harlow/env.py", "course_utils.harlow.train")
+def test_an_environment_importing_its_agent_breaks_the_build(tmp_path):
+    result = lint_with_an_extra_import(tmp_path, "course_utils/harlow/env.py", "course_utils.harlow.agent")
     assert "Tutorial 1 in layers" in result.stdout and "BROKEN" in result.stdout
 
 
 def test_a_lower_grading_layer_importing_a_higher_one_breaks_the_build(tmp_path):
-    result = lint_with_an_extra_import(tmp_path, "grading/intake.py", "course_utils.grading.worker")
+    result = lint_with_an_extra_import(tmp_path, "course_admin/grading/intake.py", "course_admin.grading.worker")
     assert "Grading in layers: each module imports only those below it BROKEN" in result.stdout
 
 
 def test_no_module_is_over_600_lines():
-    lengths = {str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for p in (ROOT / "course_utils").rglob("*.py")}
+    files = [*(ROOT / "course_utils").rglob("*.py"), *(ROOT / "course_admin").rglob("*.py")]
+    lengths = {str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for p in files}
     assert {path: n for path, n in lengths.items() if n > 600} == {}

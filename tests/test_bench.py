@@ -1,6 +1,6 @@
 import json
 
-from course_utils import bench
+from course_admin import bench
 
 
 def fake_benchmark():
@@ -17,7 +17,7 @@ def test_bench_prints_one_json_line(capsys, monkeypatch):
 def test_every_benchmark_and_trainer_names_a_function_that_exists():
     import importlib
 
-    from course_utils import cli
+    from course_admin import cli
 
     for target in [*bench.BENCHMARKS.values(), *cli.TRAINERS.values()]:
         module, _, function = target.partition(":")

@@ -122,17 +122,17 @@ def test_an_answer_that_wraps_a_twin_or_a_setup_module_is_warned_about():
     assert "`colour`" in borrowed("test_discounted_returns", cells["through_the_setup_module"])[0]
     assert "vector_per" in borrowed("test_prioritized_buffer", cells["Subclassed"])[0]
     assert borrowed("test_replay_memory", cells["through_an_alias"]) == []  # no twin of that exercise
-    own = importlib.import_module("course_utils.colour.solutions").discounted_returns
+    own = importlib.import_module("course_admin.colour.solutions").discounted_returns
     assert borrowed("test_discounted_returns", own) == []
 
 
 def test_no_course_solution_is_warned_about():
     import importlib
 
-    from course_utils.grading import judging
+    from course_admin.grading import judging
 
     for exercise in judging.exercises():
         tutorial = next(cell.tutorial for cell in GRADED if cell.grade_id == exercise.grade_id)
-        solutions = importlib.import_module(f"course_utils.{tutorial}.solutions")
+        solutions = importlib.import_module(f"course_admin.{tutorial}.solutions")
         answers = [getattr(solutions, name) for name in exercise.reference]
         assert checking.borrowed_course_code(exercise.grade_id, *answers) == [], exercise.grade_id

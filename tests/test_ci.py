@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from course_utils import ci
+from course_admin import ci
 
 
 def _repo(tmp_path, *scripts):

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from course_admin.grading import harvest, judging
 from course_utils import exercises
 from course_utils.exercises import GRADED, TUTORIALS
-from course_utils.grading import harvest, judging
 from course_utils.paths import ROOT, SOLUTIONS
 
 
@@ -104,7 +104,7 @@ def test_exercise_lookup_by_solution_cell():
 @pytest.mark.parametrize("tutorial", TUTORIALS)
 def test_harvested_solutions_are_the_notebooks_solution_cells(tutorial):
     assert harvest.stale_solutions() == []
-    module = importlib.import_module(f"course_utils.{tutorial}.solutions")
+    module = importlib.import_module(f"course_admin.{tutorial}.solutions")
     for grade_id, code in harvest.solution_cells(SOLUTIONS / f"{TUTORIALS[tutorial]}.ipynb"):
         defined = [n.name for n in ast.parse(code).body if isinstance(n, ast.FunctionDef | ast.ClassDef)]
         assert defined, f"solution cell {grade_id} defines nothing to harvest"

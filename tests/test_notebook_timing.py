@@ -2,7 +2,7 @@
 
 import nbformat
 
-from course_utils.notebook_timing import time_notebook
+from course_admin.notebook_timing import time_notebook
 
 
 def test_a_notebook_is_timed_per_cell_with_its_kernel_cpu(tmp_path):

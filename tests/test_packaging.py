@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from course_utils.grading.bundle import build_wheel
+from course_admin.grading.bundle import build_wheel
 from course_utils.paths import ASSETS, PACKAGE, ROOT
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -19,7 +19,8 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 def test_every_subpackage_is_listed_for_the_wheel():
     listed = set(PYPROJECT["tool"]["setuptools"]["packages"])
-    found = {".".join(p.parent.relative_to(ROOT).parts) for p in PACKAGE.rglob("__init__.py") if "__pycache__" not in p.parts}
+    inits = [*PACKAGE.rglob("__init__.py"), *(ROOT / "course_admin").rglob("__init__.py")]
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in inits if "__pycache__" not in p.parts}
     assert listed == found | {"course_utils.assets", "course_utils.assets.checkpoints"}
     assert PYPROJECT["tool"]["setuptools"]["package-dir"] == {"course_utils.assets": "assets"}
 
@@ -40,6 +41,8 @@ def test_the_wheel_carries_every_asset(wheel):
     assert not any(name.startswith(("tests/", "solutions/", "notebooks/")) for name in names)
     modules = {name for name in names if name.startswith("course_utils/") and name.endswith(".py")}
     assert modules == {str(p.relative_to(ROOT)) for p in PACKAGE.rglob("*.py")} | {"course_utils/assets/__init__.py"}
+    admin = {name for name in names if name.startswith("course_admin/") and name.endswith(".py")}
+    assert admin == {str(p.relative_to(ROOT)) for p in (ROOT / "course_admin").rglob("*.py")}
 
 
 INSTALLED_CHECK = """
@@ -48,7 +51,7 @@ import course_utils
 from course_utils import paths
 from course_utils.checkpoints import load_checkpoint, read_registry
 from course_utils.plotting import use_course_style
-from course_utils.harlow.train import load_history
+from course_utils.harlow.pretrained import load_history
 from course_utils.lunar.expected import load_expected
 assert paths.ASSETS.is_relative_to(paths.PACKAGE), paths.ASSETS
 use_course_style()

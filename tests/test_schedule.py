@@ -46,7 +46,7 @@ def test_readme_without_markers_gets_a_clear_error():
 
 
 def test_student_bundle_readme_takes_its_table_from_the_timetable():
-    from course_utils.grading.bundle import student_readme
+    from course_admin.grading.bundle import student_readme
 
     text = student_readme("rl_course-1.0-py3-none-any.whl")
     assert schedule.student_table() in text and "{table}" not in text and "{wheel}" not in text

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
+from course_admin.grading import judging
 from course_utils import records
-from course_utils.grading import judging
 
 
 def record_output(grade_id: str, record: str) -> dict:

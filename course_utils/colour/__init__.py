@@ -11,12 +11,11 @@ layer first:
 - ``curves``: training on mode 2 with and without replay (and replay without the importance
   ratio), measured as learning curves
 - ``sizes``: the sizes of the notebook's long runs; ``questions``: its concept checks and Think!
-- ``solutions``: the graded exercises' reference solutions (instructor side), generated from
-  ``solutions/02_colour_replay.ipynb``
 - ``game``: the colour widget game; ``checks``: the exercise checks
-- ``train``: ``course train colour``; ``bench``: ``course bench colour``
 
-This front door holds the names the notebook uses as ``colour.X``.
+This front door holds the names the notebook uses as ``colour.X``. The instructor's side of the
+tutorial (its harvested solutions, ``course train colour``, ``course bench colour``) is in
+``course_admin.colour``.
 """
 
 from course_utils.colour import questions

@@ -4,8 +4,6 @@
   (``VectorHarlowEnv``) and the win-stay lose-shift baseline
 - ``agent``: the LSTM A2C agent, its hyperparameters and their mutation ranges, and its
   train-then-evaluate loop on one task (``train_evaluate_agent``)
-- ``solutions``: the graded exercises' reference solutions (instructor side: the notebook's
-  one-agent-at-a-time genetic algorithm), generated from ``solutions/01_harlow_meta_rl.ipynb``
 - ``batch``: the whole generation at once (hand-written batched LSTM, BPTT and RMSprop) and the
   batched evolution ``evolve`` (a Lamarckian run can keep what the student's ``lamarckian_individual``
   writes back: ``write_back``)
@@ -13,8 +11,8 @@
 - ``game``: the Harlow widget game; ``checks``: the exercise checks (``checks_lamarck``: Lamarckian
   inheritance)
 - ``sizes``: the notebook's run sizes; ``questions``: its concept checks
-- ``train``: ``course train harlow``, the evolved agent and the comparisons the notebook shows;
-  ``bench``: ``course bench harlow``
+- ``pretrained``: the stored evolution (``course train harlow`` writes it): the evolved agent, its
+  history, and the notebook's scored first population
 - ``evolution``: the evolutions the notebook runs live (Baldwinian, and Lamarckian against it)
 - ``ablation``: what evolution found: weights and hyperparameters swapped between the newbie
   and the evolved agent, all scored on the same tasks
@@ -44,12 +42,12 @@ from course_utils.harlow.plots import (
     plot_scores,
     plot_you_vs_agents,
 )
-from course_utils.harlow.sizes import SIZES
-from course_utils.harlow.train import (
+from course_utils.harlow.pretrained import (
     load_evolved_agent,
     load_history,
     scored_population,
 )
+from course_utils.harlow.sizes import SIZES
 
 __all__ = [
     "DEFAULT_HYPERPARAMETERS",

@@ -32,7 +32,7 @@ def _hyper(history: dict) -> dict:
 
 
 def _history() -> dict:
-    from course_utils.harlow.train import load_history
+    from course_utils.harlow.pretrained import load_history
 
     return load_history()
 

@@ -21,7 +21,6 @@ listed before it:
   ``VectorBatchDataset (batches of whole episodes played on every core), ``monitor_episode``
   (one episode of the student's agent, with its frames), ``greedy_policy``,
   ``side_by_side``, ``LiveView``, ``save_checkpoint``/``load_checkpoint``
-- ``solutions``: the reference implementations of the graded exercises
 - ``experiments``: the vpg/epg/bpg/cpg/aac experiments, every seed side by side, with their
   on-disk cache, and the course's stored runs of them (``assets/lunar_experiments.json``)
 - ``aac``: the course's own actor-critic trainer, evaluation and pretrained agent
@@ -29,10 +28,11 @@ listed before it:
   ``optional``: the checks of the optional exercises (bootstrapping at truncation, GAE)
 - ``expected``: ``assets/lunar_expected.json`` read as data for the checks (``load_expected``,
   stored episodes; the stored test batch is ``checks.stored_batch``); it uses no solutions
-- ``reference``: instructor side, the expected values computed from the solutions at release
-  time (``make_expected``, ``write_expected``, ``stale_expected``)
-- ``bench``: ``course bench lunar``, ``lunar-solve``, ``lunar-student`` and ``lunar-experiments``
 - ``checks/``: the exercise checks (``from course_utils.lunar.checks import check_...``)
+
+The instructor's side of the tutorial is ``course_admin.lunar``: the harvested solutions, the
+expected values and stored runs computed from them (``reference``), ``course train lunar``
+(``train``) and the benchmarks (``bench``).
 """
 
 from course_utils.lunar import questions

@@ -4,7 +4,7 @@ losses (``load_expected``), and the fixed test batch rebuilt from the file as pl
 (``expected_batch``).
 
 Student side: this module only reads the file. It uses none of the exercises' solutions (the
-file is written at release time by ``course_utils.lunar.reference``), so the checks can run
+file is written at release time by ``course_admin.lunar.reference``), so the checks can run
 where the solutions are not installed.
 """
 

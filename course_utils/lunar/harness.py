@@ -8,7 +8,7 @@ frames), ``greedy_policy`` and ``side_by_side`` for animations, ``LiveView``
 
 Nothing here is an exercise's solution, and nothing here imports them: the classes built
 from episodes are parameters (``episode_type``, ``batch_type``), so the notebook can hand in
-the student's own ``TrainBatch`` or the course's (``course_utils.lunar.solutions``).
+the student's own ``TrainBatch`` or the course's (``course_admin.lunar.solutions``).
 
 Shapes: ``N`` samples in a batch, ``E`` environments stepped together, 8 observation
 features (9 with the time feature), 4 actions.

@@ -9,10 +9,8 @@ Modules, lowest layer first:
 - ``dqn``: the DQN agent on CartPole, uniform vs prioritized, with the saved comparison
 - ``memory``: the circular batch replay memory the students complete (``CircularReplayMemory``:
   its ``add`` is Exercise 1) and CartPole batches
-- ``solutions``: the graded exercises' reference solutions (instructor side), harvested from
-  ``solutions/04_prioritized_replay.ipynb``: the memory's ``add``, the plain sum/min segment
-  trees and the plain prioritized buffer; the student package holds none of them
 - ``checks``: the ``check_*`` functions behind the tutorial's exercise feedback and hidden tests
-- ``bench``: the ``course bench per`` benchmark (vectorised against the plain reference, and
-  cpprb)
+- ``timing``: the vectorised trees and buffer timed against plain ones (the notebook times the
+  student's trees with it; ``course bench per`` times the reference solutions, in
+  ``course_admin.replay``)
 """

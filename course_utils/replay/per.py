@@ -3,7 +3,7 @@ tutorial's prioritized buffer builds on, and the beta schedule. The course's own
 buffer (vectorised trees, for training) is in ``vector_per``: it computes what Exercise 3 asks,
 so it is kept out of the module every answer of the tutorial is given. The plain prioritized
 buffer on one-leaf-at-a-time trees is the tutorial's Exercise 3: its reference is harvested into
-``solutions`` (instructor side).
+``course_admin.replay.solutions``.
 
 Shapes used throughout: ``N`` transitions stored, ``B`` transitions per sampled batch,
 observations of ``obs_dim`` float32 features. Priorities are positive floats (typically

@@ -2,7 +2,7 @@
 
 ``VectorSumTree`` / ``VectorMinTree`` update and search a whole batch of leaves at once with
 numpy (for training). The plain one-leaf-at-a-time trees are the tutorial's Exercise 2: their
-reference is harvested into ``solutions`` (instructor side). The trees keep a complete binary
+reference is harvested into ``course_admin.replay.solutions``. The trees keep a complete binary
 tree in one array of ``2 * capacity``: node 1 is the root, node ``k`` has children ``2k`` and
 ``2k + 1``, leaf ``i`` is node ``capacity + i`` (node 0 is unused).
 

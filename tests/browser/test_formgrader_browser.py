@@ -33,9 +33,9 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
 from browser.conftest import LOGS, SCREENSHOTS, jupyter_server
-from course_utils import grading
-from course_utils.grading import sanitize
-from course_utils.grading.synthetic import TINY, student_version, synthetic_assignment
+from course_admin import grading
+from course_admin.grading import sanitize
+from course_admin.grading.synthetic import TINY, student_version, synthetic_assignment
 
 pytestmark = pytest.mark.browser
 
@@ -106,7 +106,7 @@ def hostile_notebook(solution: dict, student: str) -> dict:
 
 def _switch_off_sanitising(monkeypatch) -> None:
     """The control: the grading pipeline's calls to ``sanitize`` do nothing."""
-    from course_utils.grading import autograder, worker
+    from course_admin.grading import autograder, worker
 
     for module in (sanitize, worker, autograder):
         monkeypatch.setattr(module, "sanitize_notebook", lambda nb: [], raising=False)

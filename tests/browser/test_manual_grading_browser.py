@@ -17,7 +17,7 @@ import pytest
 from submissions import grading_path, grading_path_source, load, write
 
 from browser.conftest import SCREENSHOTS, jupyter_server
-from course_utils import grading
+from course_admin import grading
 
 pytestmark = pytest.mark.browser
 

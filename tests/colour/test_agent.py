@@ -40,7 +40,7 @@ def _fresh(seed=0, n=100):
 
 def test_returns_fn_drives_the_loss():
     """The student's discounted_returns is what the loss uses when it is passed."""
-    from course_utils.colour import solutions
+    from course_admin.colour import solutions
 
     agent, experience = _fresh()
     default = a2c_loss(agent, experience)

@@ -1,6 +1,6 @@
 """``course bench colour``."""
 
-from course_utils.colour import bench
+from course_admin.colour import bench
 
 
 def test_colour_benchmark_reports_both_loops_and_memory(capsys):

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import torch
 
+from course_admin.colour import solutions
 from course_utils import checking, records
-from course_utils.colour import solutions
 from course_utils.colour.checks import ACTOR, check_discounted_returns, check_replay_actor_loss, check_replay_memory
 
 

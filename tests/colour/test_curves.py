@@ -4,9 +4,9 @@ notebook runs it (seed, memory, sizes), at the notebook's size and, with --run-s
 
 import pytest
 
+from course_admin.colour import solutions
 from course_utils import colour
 from course_utils.claims import claim
-from course_utils.colour import solutions
 from course_utils.colour.curves import RUNS, train_on_mode2
 from course_utils.runtime import set_seed
 

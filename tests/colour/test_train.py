@@ -3,8 +3,8 @@
 
 import pytest
 
+from course_admin.colour import train
 from course_utils import checkpoints
-from course_utils.colour import train
 
 
 @pytest.mark.slow

@@ -5,9 +5,9 @@ import copy
 import pytest
 import torch
 
+from course_admin.colour import solutions
 from course_utils import colour
 from course_utils.claims import claim
-from course_utils.colour import solutions
 from course_utils.runtime import set_seed
 
 

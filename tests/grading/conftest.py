@@ -4,14 +4,14 @@ import json
 import pytest
 from lms_class import canvas_class, canvas_term
 
-from course_utils.grading.synthetic import synthetic_assignment
+from course_admin.grading.synthetic import synthetic_assignment
 
 
 @pytest.fixture(scope="session")
 def canvas_graded(tmp_path_factory):
     """The Canvas fixture class (``lms_class``) graded once with its roster, term file and
     submission times, in this process (no Dask): (report, rows of grades.csv by student, out)."""
-    from course_utils import grading
+    from course_admin import grading
 
     base = tmp_path_factory.mktemp("canvas")
     source = base / "source"

@@ -10,7 +10,7 @@ import zipfile
 import pytest
 from submissions import ASSIGNMENT, cell_index, grading_path, load, with_answer, write
 
-from course_utils import grading
+from course_admin import grading
 
 pytestmark = pytest.mark.grading
 
@@ -126,7 +126,7 @@ def test_summary_table_and_markdown(graded):
 
 @pytest.mark.slow
 def test_grading_benchmark_measures_every_configuration():
-    from course_utils.grading.bench import bench_grading
+    from course_admin.grading.bench import bench_grading
 
     figures = bench_grading(submissions=4, train_steps=2000)
     labels = ("workers_1", "workers_2", "records_workers_1", "records_workers_2", "scheduler", "overhead_workers_1",
@@ -140,7 +140,7 @@ def test_grading_benchmark_measures_every_configuration():
 def test_synthetic_submissions_can_train_first(tmp_path):
     """The benchmark's submissions train for a fixed number of steps in a locked cell the
     student version keeps; without ``train_steps`` there is no such cell."""
-    from course_utils.grading import synthetic as grading_dask
+    from course_admin.grading import synthetic as grading_dask
 
     solution = json.loads(grading_dask.synthetic_assignment(tmp_path / "a", train_steps=123).read_text())
     train = [c for c in solution["cells"] if c["metadata"]["nbgrader"]["grade_id"] == "train"]
@@ -162,9 +162,9 @@ def test_new_gradebooks_get_nbgrader_s_own_alembic_revision(tmp_path):
 
     from nbgrader.dbutil import _temp_alembic_ini
 
-    from course_utils.grading import student_notebooks
-    from course_utils.grading import synthetic as grading_dask
-    from course_utils.grading.nbgrader_run import alembic_head
+    from course_admin.grading import student_notebooks
+    from course_admin.grading import synthetic as grading_dask
+    from course_admin.grading.nbgrader_run import alembic_head
 
     alembic = str(Path(sys.executable).parent / "alembic")
     with _temp_alembic_ini(f"sqlite:///{tmp_path / 'x.db'}") as ini:

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from course_utils import grading
-from course_utils.grading import autograder, dispatch
-from course_utils.grading.synthetic import student_version, synthetic_assignment
+from course_admin import grading
+from course_admin.grading import autograder, dispatch
+from course_admin.grading.synthetic import student_version, synthetic_assignment
 
 pytestmark = pytest.mark.grading
 

@@ -27,8 +27,8 @@ import pytest
 import torch
 from torch import nn
 
+from course_admin.grading import judging
 from course_utils import checking
-from course_utils.grading import judging
 
 # --------------------------------------------------------------------------------------
 # The wrong answers, and what each adds to forge the fact that gives it away. In the forgery,

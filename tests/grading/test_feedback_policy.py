@@ -11,9 +11,9 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 from traitlets.config import Config
 
-from course_utils.grading.feedback_policy import mask_values, policy_config
-from course_utils.grading.sanitize import feedback_config
-from course_utils.grading.synthetic import TINY, student_version, synthetic_assignment
+from course_admin.grading.feedback_policy import mask_values, policy_config
+from course_admin.grading.sanitize import feedback_config
+from course_admin.grading.synthetic import TINY, student_version, synthetic_assignment
 
 WRONG_ADD = "def add(a, b):\n    return 3"  # right on the check cell's case only: the hidden verdict names add(-1, 1)
 HIDDEN_CASE = "add(-1, 1)"
@@ -48,7 +48,7 @@ def render(notebook, policy: str) -> str:
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """The synthetic assignment judged from records, graded with no term file (the default policy)."""
-    from course_utils import grading
+    from course_admin import grading
 
     base = tmp_path_factory.mktemp("feedback")
     solution = json.loads(synthetic_assignment(base / "source", records=True).read_text())
@@ -124,7 +124,7 @@ def test_a_timeout_in_a_hidden_test_is_still_said():
 
 
 def test_a_note_on_course_code_the_answer_reached_for_is_still_said():
-    from course_utils.grading.feedback_policy import feedback_verdict
+    from course_admin.grading.feedback_policy import feedback_verdict
 
     failure = ("add: not yet. add(-1, 1) gave 3, expected 0. "
                "Note: course_utils.returns is not available to this exercise's answer when it is graded.")
@@ -135,7 +135,7 @@ def test_a_note_on_course_code_the_answer_reached_for_is_still_said():
 
 
 def test_an_answer_that_wraps_course_code_is_told_which_module():
-    from course_utils.grading.feedback_policy import feedback_verdict
+    from course_admin.grading.feedback_policy import feedback_verdict
 
     failure = ("discounted_returns: not yet. checking your answer stopped at ModuleNotFoundError: course_utils.returns is"
                " not available to this exercise's answer when it is graded (only the code the exercise gives you is).")

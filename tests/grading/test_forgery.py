@@ -10,7 +10,7 @@ import forgeries
 import pytest
 from submissions import write
 
-from course_utils import grading
+from course_admin import grading
 
 POINTS = {forgeries.RETURNS: 2.0, forgeries.MEMORY: 3.0, "test_replay_actor_loss": 3.0}
 """Tutorial 2's points by exercise (every attack leaves the replay actor loss unanswered: 0 there)."""

@@ -17,9 +17,9 @@ import uuid
 import pytest
 from hostile_submissions import LEAKED, build, build_intake
 
-from course_utils import grading
-from course_utils.grading import autograder, kernel_restrictions, sandbox
-from course_utils.grading.synthetic import TINY, student_version, synthetic_assignment
+from course_admin import grading
+from course_admin.grading import autograder, kernel_restrictions, sandbox
+from course_admin.grading.synthetic import TINY, student_version, synthetic_assignment
 
 pytestmark = pytest.mark.grading
 LIMITS = sandbox.Limits(cell_timeout=5, wall_timeout=30, memory_mb=1536, output_mb=1)
@@ -291,7 +291,7 @@ def test_a_changed_course_package_regrades(corpus, tmp_path, monkeypatch):
 
 
 def test_a_grader_failure_before_the_notebook_ran_is_tried_once_more(corpus, tmp_path, monkeypatch):
-    from course_utils.grading import worker
+    from course_admin.grading import worker
 
     folder = tmp_path / "one"
     folder.mkdir()

@@ -1,4 +1,4 @@
-"""Reading a submissions folder (course_utils.grading.intake) without running anything: ids,
+"""Reading a submissions folder (course_admin.grading.intake) without running anything: ids,
 files that are not what they claim, zips, and notebooks made gradable again."""
 
 import json
@@ -8,7 +8,7 @@ import zipfile
 import pytest
 from hostile_submissions import _zip_bomb, _zip_with_patched_header
 
-from course_utils.grading.intake import (
+from course_admin.grading.intake import (
     IntakeError,
     IntakeLimits,
     collect,
@@ -19,8 +19,8 @@ from course_utils.grading.intake import (
     student_name,
     unescape_id,
 )
-from course_utils.grading.notebook_repair import repair
-from course_utils.grading.synthetic import TINY, student_version, synthetic_assignment
+from course_admin.grading.notebook_repair import repair
+from course_admin.grading.synthetic import TINY, student_version, synthetic_assignment
 
 
 @pytest.fixture(scope="module")
@@ -146,7 +146,7 @@ def test_collect_grades_every_claim_and_flags_look_alikes(tmp_path, released, kn
 def test_an_entry_that_breaks_reading_becomes_a_reason(tmp_path, known, monkeypatch):
     (tmp_path / "good.ipynb").write_text("{}")
     (tmp_path / "weird.ipynb").write_text("{}")
-    from course_utils.grading import intake as grading_intake
+    from course_admin.grading import intake as grading_intake
 
     original = grading_intake.identify
 

@@ -10,10 +10,10 @@ import pytest
 from colour.test_checks import WRONG_MEMORIES, WRONG_RETURNS
 from verdicts import graded, record_output
 
+from course_admin.colour import solutions
+from course_admin.grading import judging
 from course_utils import checking, records
-from course_utils.colour import solutions
 from course_utils.colour.checks import MEMORY, RETURNS
-from course_utils.grading import judging
 
 CORPUS = [(RETURNS, solutions.discounted_returns, True)] + [(RETURNS, wrong, False) for wrong, _ in WRONG_RETURNS]
 CORPUS += [(MEMORY, solutions.ReplayMemory, True)] + [(MEMORY, wrong, False) for wrong, _ in WRONG_MEMORIES]
@@ -100,8 +100,8 @@ def test_the_synthetic_assignment_judged_from_records_scores_like_its_asserts(tm
     """The grading benchmark compares the two ways on this assignment: same scores."""
     import csv
 
-    from course_utils import grading
-    from course_utils.grading.synthetic import student_version, synthetic_assignment
+    from course_admin import grading
+    from course_admin.grading.synthetic import student_version, synthetic_assignment
 
     scores = {}
     for records_on in (False, True):

@@ -6,8 +6,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from course_utils.grading.late import TimesError, assess, parse_time, read_times
-from course_utils.grading.term import Term, TermError, read_term
+from course_admin.grading.late import TimesError, assess, parse_time, read_times
+from course_admin.grading.term import Term, TermError, read_term
 
 BERLIN = ZoneInfo("Europe/Berlin")
 
@@ -68,7 +68,7 @@ def test_times_from_canvas_and_moodle(tmp_path):
 
     from lms_class import moodle_class
 
-    from course_utils.grading.synthetic import synthetic_assignment
+    from course_admin.grading.synthetic import synthetic_assignment
 
     solution = json.loads(synthetic_assignment(tmp_path / "source").read_text())
     worksheet = moodle_class(tmp_path / "subs", solution)

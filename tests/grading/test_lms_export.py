@@ -8,12 +8,12 @@ from datetime import UTC, datetime
 
 from lms_class import CANVAS_HEADER, MOODLE_HEADER, moodle_class
 
-from course_utils.grading.intake import Submission
-from course_utils.grading.late import Lateness
-from course_utils.grading.lms_export import moodle_worksheet, write_exports
-from course_utils.grading.roster import read_roster
-from course_utils.grading.synthetic import TINY, synthetic_assignment
-from course_utils.grading.term import Term
+from course_admin.grading.intake import Submission
+from course_admin.grading.late import Lateness
+from course_admin.grading.lms_export import moodle_worksheet, write_exports
+from course_admin.grading.roster import read_roster
+from course_admin.grading.synthetic import TINY, synthetic_assignment
+from course_admin.grading.term import Term
 
 
 def test_canvas_import_has_canvas_s_columns_points_row_and_roster_ids(canvas_graded):

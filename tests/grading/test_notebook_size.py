@@ -12,10 +12,10 @@ import nbformat
 import pytest
 from nbformat.v4.nbjson import writes
 
-from course_utils.grading.markdown_cleaning import BLANK_PNG
-from course_utils.grading.notebook_size import MAX_CELLS, cap_notebook
-from course_utils.grading.sandbox import Limits
-from course_utils.grading.synthetic import TINY, student_version, synthetic_assignment
+from course_admin.grading.markdown_cleaning import BLANK_PNG
+from course_admin.grading.notebook_size import MAX_CELLS, cap_notebook
+from course_admin.grading.sandbox import Limits
+from course_admin.grading.synthetic import TINY, student_version, synthetic_assignment
 from course_utils.paths import SOLUTIONS
 
 CAP = int(Limits().notebook_mb * 2**20)
@@ -135,7 +135,7 @@ def test_an_honest_notebook_is_kept_byte_for_byte(solution, name):
 
 @pytest.mark.grading
 def test_the_grader_keeps_the_autograded_notebook_and_feedback_under_the_cap(solutions, solution, tmp_path):
-    from course_utils import grading
+    from course_admin import grading
 
     honest = student_version(solution, "add", "square")
     folder = tmp_path / "submissions"

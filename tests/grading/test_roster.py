@@ -6,11 +6,11 @@ import json
 import pytest
 from lms_class import canvas_class, moodle_class
 
-from course_utils.grading.class_list import identify_students, missing_students
-from course_utils.grading.intake import collect, grade_ids
-from course_utils.grading.lms_layout import CANVAS, MOODLE, PLAIN, parse_entry
-from course_utils.grading.roster import BY_LMS_ID, BY_LOGIN, BY_NAME, UNMATCHED, RosterError, read_roster, unprotect
-from course_utils.grading.synthetic import TINY, student_version, synthetic_assignment
+from course_admin.grading.class_list import identify_students, missing_students
+from course_admin.grading.intake import collect, grade_ids
+from course_admin.grading.lms_layout import CANVAS, MOODLE, PLAIN, parse_entry
+from course_admin.grading.roster import BY_LMS_ID, BY_LOGIN, BY_NAME, UNMATCHED, RosterError, read_roster, unprotect
+from course_admin.grading.synthetic import TINY, student_version, synthetic_assignment
 
 
 @pytest.fixture(scope="module")

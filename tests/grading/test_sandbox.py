@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from course_utils.grading import cgroups, kernel_restrictions, process_tree, processes, sandbox
+from course_admin.grading import cgroups, kernel_restrictions, process_tree, processes, sandbox
 
 SCRIPT = Path(sandbox.__file__)
 # As the launcher script runs: its folder first on sys.path, its modules by their own names, no course package.
@@ -96,14 +96,14 @@ sys.path.remove({str(SCRIPT.parent)!r})
 from course_utils.colour.checks import RETURNS
 from course_utils.replay.per import ReplayBuffer
 print("checks import", RETURNS.name)
-for module in ("course_utils.colour.solutions", "course_utils.replay.solutions", "course_utils.lunar.reference",
-               "course_utils.grading.judging"):
+for module in ("course_admin.colour.solutions", "course_admin.replay.solutions", "course_admin.lunar.reference",
+               "course_admin.grading.judging"):
     try:
         __import__(module)
         print("LEAKED", module)
     except (PermissionError, ImportError) as error:
         print("denied", module, type(error).__name__)
-for path in (kr.PACKAGE / "harlow" / "solutions.py", kr.PACKAGE / "grading" / "bundle.py"):
+for path in (kr.ADMIN / "harlow" / "solutions.py", kr.ADMIN / "grading" / "bundle.py"):
     try:
         open(path).read()
         print("LEAKED", path)
@@ -115,13 +115,16 @@ for path in (kr.PACKAGE / "harlow" / "solutions.py", kr.PACKAGE / "grading" / "b
     assert "LEAKED" not in result.stdout and result.stdout.count("denied") == 6, result.stdout + result.stderr
 
 
-def test_the_package_rules_leave_out_exactly_the_instructor_only_modules():
+def test_the_package_rules_open_the_student_package_and_only_the_synthetic_exercises_of_the_instructors():
     folders, files = kernel_restrictions.package_rules()
-    names = {path.relative_to(kernel_restrictions.PACKAGE).as_posix() for path in files}
-    assert {"colour/checks.py", "checking.py", "records.py", "replay/per.py"} <= names
-    stems = {name.split("/")[-1].split(".")[0] for name in names}
-    assert not any(name.startswith("grading/") for name in names) and not stems & {"solutions", "reference"}
-    assert all(path.is_dir() for path in folders) and kernel_restrictions.PACKAGE / "grading" not in folders
+    student = kernel_restrictions.PACKAGE
+    package = {path.relative_to(student).as_posix() for path in files if path.is_relative_to(student)}
+    assert {p.relative_to(student).as_posix() for p in student.rglob("*.py")} <= package and {"colour/checks.py", "checking.py", "records.py", "replay/per.py"} <= package
+    admin = {path.relative_to(kernel_restrictions.ADMIN).as_posix() for path in files if path.suffix == ".py"
+             and path.is_relative_to(kernel_restrictions.ADMIN)}
+    assert admin == set(kernel_restrictions.ADMIN_FILES_A_KERNEL_READS)
+    assert all(path.is_dir() for path in folders)
+    assert not {kernel_restrictions.ADMIN / "lunar", kernel_restrictions.ADMIN / "harlow"} & set(folders)
 
 
 @pytest.mark.skipif(kernel_restrictions.landlock_abi() < 4, reason="TCP filtering needs Landlock ABI 4")

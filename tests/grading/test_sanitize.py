@@ -1,4 +1,4 @@
-"""course_utils.grading.sanitize (with html_cleaning, markdown_cleaning and escaping): students'
+"""course_admin.grading.sanitize (with html_cleaning, markdown_cleaning and escaping): students'
 notebooks made inert for formgrader and the feedback HTML, names and messages made safe for a
 spreadsheet, a terminal and a markdown table.
 
@@ -19,10 +19,10 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output, new_raw_cell
 from traitlets.config import Config
 
-from course_utils.grading.escaping import csv_cell, markdown_cell, plain_text
-from course_utils.grading.html_cleaning import html_problems
-from course_utils.grading.markdown_cleaning import render_markdown, sanitize_markdown
-from course_utils.grading.sanitize import SanitizeNotebook, feedback_config, sanitize_notebook
+from course_admin.grading.escaping import csv_cell, markdown_cell, plain_text
+from course_admin.grading.html_cleaning import html_problems
+from course_admin.grading.markdown_cleaning import render_markdown, sanitize_markdown
+from course_admin.grading.sanitize import SanitizeNotebook, feedback_config, sanitize_notebook
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAYAAAAGCAIAAABvrngfAAAAEUlEQVR4nGM4o6SEhhhoKwQAnRImQQyZUMYAAAAASUVORK5CYII="
 JS = "alert('PWNED')"

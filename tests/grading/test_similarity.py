@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from course_utils.grading.similarity import answer_cells, class_pairs, similar_pairs, write_report
+from course_admin.grading.similarity import answer_cells, class_pairs, similar_pairs, write_report
 
 STUB = '''class ReplayMemory:
     """A wrap-around memory of the last `capacity` steps."""
@@ -110,7 +110,7 @@ def test_the_given_code_is_boilerplate_not_evidence():
 
 
 def test_class_report_reads_answer_cells_and_writes_csv_and_html(tmp_path):
-    from course_utils.grading.intake import Submission
+    from course_admin.grading.intake import Submission
 
     def notebook(code):
         meta = {"nbgrader": {"solution": True, "grade": False, "grade_id": "replay_memory", "locked": False}}
@@ -145,7 +145,7 @@ def test_autograde_writes_the_report_next_to_the_grades(canvas_graded):
 def test_the_cheap_share_is_copydetect_s_share():
     from copydetect import compare_files
 
-    from course_utils.grading.similarity import _fingerprint, share_of
+    from course_admin.grading.similarity import _fingerprint, share_of
 
     given = list(_fingerprint(STUB).hashes)
     prints = [_fingerprint(code, given) for code in (ORIGINAL, COPIED, HONEST)]

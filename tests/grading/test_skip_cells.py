@@ -9,7 +9,7 @@ import nbformat
 import pytest
 from submissions import ASSIGNMENT, cell_index, grading_path, load, with_answer, write
 
-from course_utils.grading.skip_cells import PIN, kernel_tests, marks, skipped_in
+from course_admin.grading.skip_cells import PIN, kernel_tests, marks, skipped_in
 from course_utils.paths import SOLUTIONS
 
 
@@ -76,8 +76,8 @@ def test_graded_both_ways_the_grades_and_feedback_are_the_same(tmp_path_factory,
     graded with the marked cells skipped and with every cell run."""
     import csv
 
-    from course_utils import grading
-    from course_utils.grading.sandbox import Limits
+    from course_admin import grading
+    from course_admin.grading.sandbox import Limits
 
     solution, student = load("solution"), load("student")
     folder = tmp_path_factory.mktemp("both-ways")

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from course_utils import grading
-from course_utils.grading import student_notebooks
+from course_admin import grading
+from course_admin.grading import student_notebooks
 from course_utils.paths import ROOT
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from course_utils.grading.autograder import Report, _write_csv
-from course_utils.grading.intake import Submission
-from course_utils.grading.summary_html import histogram_svg, summary_html
+from course_admin.grading.autograder import Report, _write_csv
+from course_admin.grading.intake import Submission
+from course_admin.grading.summary_html import histogram_svg, summary_html
 
 
 def _submission(name, score, grades, flags=(), problems=()):

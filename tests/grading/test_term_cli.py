@@ -11,7 +11,7 @@ def test_the_term_options_reach_autograde(monkeypatch, tmp_path):
         seen.update(kwargs, folder=folder)
         raise SystemExit(0)
 
-    from course_utils import grading
+    from course_admin import grading
 
     monkeypatch.setattr(grading, "autograde", fake, raising=False)
     try:

@@ -4,10 +4,10 @@ the missing students."""
 
 from pathlib import Path
 
-from course_utils.grading.autograder import Report
-from course_utils.grading.intake import Submission
-from course_utils.grading.late import Lateness
-from course_utils.grading.summary_html import summary_html
+from course_admin.grading.autograder import Report
+from course_admin.grading.intake import Submission
+from course_admin.grading.late import Lateness
+from course_admin.grading.summary_html import summary_html
 
 ORDER = {"02_colour_replay": ["test_replay_memory", "think_forgetting", "test_discounted_returns"]}
 

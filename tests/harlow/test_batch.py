@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
+from course_admin.harlow import bench, solutions
 from course_utils import harlow
 from course_utils.harlow import batch as hb
-from course_utils.harlow import bench, solutions
 from course_utils.harlow.env import VectorHarlowEnv
 from course_utils.returns import discounted_returns
 

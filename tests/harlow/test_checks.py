@@ -18,8 +18,8 @@ import pytest
 import torch
 from submissions import cell_index, load
 
+from course_admin.harlow import solutions
 from course_utils import harlow
-from course_utils.harlow import solutions
 from course_utils.harlow.checks import check_evaluate_individual, check_genetic_algorithm
 from course_utils.harlow.checks_lamarck import check_lamarckian_individual
 

@@ -11,9 +11,9 @@ import json
 import pytest
 from verdicts import graded
 
+from course_admin.grading import judging
+from course_admin.harlow import solutions
 from course_utils import checking
-from course_utils.grading import judging
-from course_utils.harlow import solutions
 from course_utils.harlow.agent import train_evaluate_agent
 from course_utils.harlow.checks import EVOLUTION, EXERCISES, FITNESS
 from course_utils.harlow.checks_lamarck import LAMARCK

@@ -31,7 +31,7 @@ def test_the_survival_question_agrees_with_update_population(monkeypatch):
     old population's best is still there after about 9 generations in 10, not always."""
     import random
 
-    from course_utils.harlow import solutions
+    from course_admin.harlow import solutions
     from course_utils.harlow.sizes import SIZES
 
     question = questions.BEST_SURVIVES

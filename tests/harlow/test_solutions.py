@@ -7,8 +7,8 @@ import random
 import numpy as np
 import torch
 
+from course_admin.harlow import solutions
 from course_utils import harlow
-from course_utils.harlow import solutions
 
 
 def test_evaluate_individual_leaves_the_agent_unchanged():

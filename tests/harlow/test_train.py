@@ -6,7 +6,7 @@ import pytest
 
 from course_utils import checkpoints, harlow
 from course_utils.harlow.agent import DEFAULT_HYPERPARAMETERS
-from course_utils.harlow.train import CHECKPOINT
+from course_utils.harlow.pretrained import CHECKPOINT
 
 
 def test_evolved_agent_is_registered_and_loads():

@@ -4,8 +4,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from course_utils.lunar.harness import Experience, TrainerLoop
-from course_utils.lunar.solutions import (
+from course_admin.lunar.solutions import (
     AACPolicyGradientLoss,
     ActionEntropyLoss,
     BaselinePolicyGradientLoss,
@@ -14,6 +13,7 @@ from course_utils.lunar.solutions import (
     PolicyNet,
     VanillaPolicyGradientLoss,
 )
+from course_utils.lunar.harness import Experience, TrainerLoop
 
 
 class ReversedQvals(Episode):

@@ -6,6 +6,7 @@ import pytest
 import torch
 from torch import nn
 
+from course_admin.lunar.solutions import Episode
 from course_utils.lunar.aac import (
     DEFAULT_AAC,
     FAST_EVAL_THRESHOLD,
@@ -19,7 +20,6 @@ from course_utils.lunar.aac import (
 from course_utils.lunar.env import EVAL_SEEDS, make_env_for
 from course_utils.lunar.episodes import collect_episodes
 from course_utils.lunar.harness import greedy_policy
-from course_utils.lunar.solutions import Episode
 
 
 def test_aac_training_is_deterministic_and_bootstraps_only_on_truncation():

@@ -2,7 +2,7 @@
 
 import pytest
 
-from course_utils.lunar.bench import bench_lunar, bench_lunar_experiments, bench_lunar_student
+from course_admin.lunar.bench import bench_lunar, bench_lunar_experiments, bench_lunar_student
 
 
 def test_bench_lunar_returns_positive_figures():
@@ -35,7 +35,7 @@ def test_bench_lunar_student_reports_both_runs_on_the_same_evaluation():
 
 
 def test_a_benchmark_given_a_wrong_size_refuses_at_once_instead_of_training():
-    from course_utils.lunar.bench import bench_lunar_solve, sb3_until_solved
+    from course_admin.lunar.bench import bench_lunar_solve, sb3_until_solved
 
     for call, match in [
         (lambda: bench_lunar_solve([1.0, 2.0], 0.9), "max_steps must be a positive integer"),

@@ -2,6 +2,19 @@
 
 import pytest
 
+from course_admin.lunar.solutions import (
+    AACPolicyAgent,
+    AACPolicyGradientLoss,
+    AACPolicyNet,
+    ActionEntropyLoss,
+    BaselinePolicyGradientLoss,
+    Episode,
+    PolicyAgent,
+    PolicyNet,
+    PolicyTrainer,
+    TrainBatch,
+    VanillaPolicyGradientLoss,
+)
 from course_utils.lunar.checks import (
     check_aac_agent,
     check_aac_loss,
@@ -15,19 +28,6 @@ from course_utils.lunar.checks import (
     check_policy_net,
     check_policy_trainer,
     check_vpg_loss,
-)
-from course_utils.lunar.solutions import (
-    AACPolicyAgent,
-    AACPolicyGradientLoss,
-    AACPolicyNet,
-    ActionEntropyLoss,
-    BaselinePolicyGradientLoss,
-    Episode,
-    PolicyAgent,
-    PolicyNet,
-    PolicyTrainer,
-    TrainBatch,
-    VanillaPolicyGradientLoss,
 )
 
 from .mistakes import (

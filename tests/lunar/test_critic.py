@@ -3,14 +3,14 @@
 import torch
 from torch import nn
 
-from course_utils.lunar.critic import CriticFit, critic_parameters
-from course_utils.lunar.solutions import (
+from course_admin.lunar.solutions import (
     AACPolicyGradientLoss,
     AACPolicyNet,
     ActionEntropyLoss,
     PolicyNet,
     PolicyTrainer,
 )
+from course_utils.lunar.critic import CriticFit, critic_parameters
 
 
 class SharedBody(nn.Module):

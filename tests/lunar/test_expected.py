@@ -6,10 +6,10 @@ import json
 import pytest
 import torch
 
-from course_utils.lunar import reference
+from course_admin.lunar import reference
+from course_admin.lunar.solutions import Episode, TrainBatch
 from course_utils.lunar.checks.stored_batch import expected_batch
 from course_utils.lunar.expected import StoredEpisode, load_expected
-from course_utils.lunar.solutions import Episode, TrainBatch
 
 
 def test_expected_file_is_what_make_expected_produces():
@@ -71,8 +71,9 @@ def test_stored_episodes_are_no_episode_class():
 def test_course_release_writes_and_checks_the_expected_values(monkeypatch, tmp_path, capsys):
     from argparse import Namespace
 
-    from course_utils import checking, cli, grading
-    from course_utils.grading import harvest, judging
+    from course_admin import cli, grading
+    from course_admin.grading import harvest, judging
+    from course_utils import checking
 
     monkeypatch.setattr(harvest, "write_solutions", lambda: [])
     monkeypatch.setattr(grading, "release", lambda: [])

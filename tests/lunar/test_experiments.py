@@ -7,7 +7,15 @@ import numpy as np
 import pytest
 import torch
 
-from course_utils.lunar import reference
+from course_admin.lunar import reference
+from course_admin.lunar.solutions import (
+    ActionEntropyLoss,
+    Episode,
+    PolicyNet,
+    PolicyTrainer,
+    TrainBatch,
+    VanillaPolicyGradientLoss,
+)
 from course_utils.lunar.experiments import (
     EXPERIMENTS,
     SEEDS,
@@ -17,14 +25,6 @@ from course_utils.lunar.experiments import (
     run_experiments,
     seed_band,
     stored_results,
-)
-from course_utils.lunar.solutions import (
-    ActionEntropyLoss,
-    Episode,
-    PolicyNet,
-    PolicyTrainer,
-    TrainBatch,
-    VanillaPolicyGradientLoss,
 )
 from course_utils.paths import SOLUTIONS
 

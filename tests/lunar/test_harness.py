@@ -10,10 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from course_utils.lunar.env import make_env
-from course_utils.lunar.episodes import collect_episodes
-from course_utils.lunar.harness import VectorBatchDataset, monitor_episode, side_by_side
-from course_utils.lunar.solutions import (
+from course_admin.lunar.solutions import (
     ActionEntropyLoss,
     BaselinePolicyGradientLoss,
     Episode,
@@ -22,6 +19,9 @@ from course_utils.lunar.solutions import (
     PolicyTrainer,
     TrainBatch,
 )
+from course_utils.lunar.env import make_env
+from course_utils.lunar.episodes import collect_episodes
+from course_utils.lunar.harness import VectorBatchDataset, monitor_episode, side_by_side
 from course_utils.paths import SOLUTIONS
 
 SOLUTIONS_NOTEBOOK = SOLUTIONS / "03_policy_gradients.ipynb"
@@ -188,7 +188,7 @@ def test_the_learning_rate_falls_to_a_tenth_over_the_decay_episodes_then_stays(t
 
 
 def test_the_long_runs_decay_in_the_notebook_is_the_one_the_benchmark_and_the_slow_test_use():
-    from course_utils.lunar.reference import FINAL_LR_DECAY_EPISODES
+    from course_admin.lunar.reference import FINAL_LR_DECAY_EPISODES
 
     cells = json.loads(SOLUTIONS_NOTEBOOK.read_text())["cells"]
     (cell,) = [c for c in cells if "final AAC" in "".join(c["source"])]
@@ -233,7 +233,7 @@ def test_the_progress_bar_survives_the_live_view(tmp_path):
     code = """
 import torch
 from course_utils import lunar
-from course_utils.lunar.solutions import BaselinePolicyGradientLoss, PolicyNet, PolicyTrainer, TrainBatch
+from course_admin.lunar.solutions import BaselinePolicyGradientLoss, PolicyNet, PolicyTrainer, TrainBatch
 
 def batches():
     for k in range(4):
@@ -267,9 +267,9 @@ def _evaluation_cell() -> str:
 def _run_evaluation_cell(passes_checks=True):
     """Run the evaluation cell with stand-ins: the course's network class as the student's, a random
     actor-critic as "the course's agent", three evaluation landscapes. Returns (its printout, its namespace)."""
+    from course_admin.lunar.solutions import AACPolicyNet
     from course_utils import lunar
     from course_utils.animation import animate, record_episode
-    from course_utils.lunar.solutions import AACPolicyNet
 
     torch.manual_seed(5)
     course_agent = AACPolicyNet(8, 4, (8,))
@@ -289,9 +289,9 @@ def _run_evaluation_cell(passes_checks=True):
 
 
 def test_the_evaluation_cell_puts_the_students_checkpoint_beside_the_course_agent(tmp_path, monkeypatch):
+    from course_admin.lunar.solutions import AACPolicyNet
     from course_utils import lunar
     from course_utils.lunar.harness import save_checkpoint
-    from course_utils.lunar.solutions import AACPolicyNet
 
     monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
     torch.manual_seed(9)
@@ -319,9 +319,9 @@ def test_the_evaluation_cell_says_which_cell_to_run_without_a_checkpoint(tmp_pat
 
 
 def test_the_evaluation_cell_says_what_to_do_with_a_checkpoint_of_other_sizes(tmp_path, monkeypatch):
+    from course_admin.lunar.solutions import AACPolicyNet
     from course_utils import lunar
     from course_utils.lunar.harness import save_checkpoint
-    from course_utils.lunar.solutions import AACPolicyNet
 
     monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
     lunar.experiment_cache_dir().mkdir(parents=True)

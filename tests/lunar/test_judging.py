@@ -8,9 +8,9 @@ import pytest
 import torch
 from verdicts import graded
 
+from course_admin.grading import judging
+from course_admin.lunar import solutions
 from course_utils import checking
-from course_utils.grading import judging
-from course_utils.lunar import solutions
 from course_utils.lunar.checks.losses import (
     AAC_AGENT,
     AAC_LOSS,

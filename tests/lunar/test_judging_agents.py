@@ -8,8 +8,14 @@ import pytest
 import torch
 from verdicts import graded
 
+from course_admin.grading import judging
+from course_admin.lunar.solutions import (
+    Episode,
+    PolicyAgent,
+    PolicyNet,
+    TrainBatch,
+)
 from course_utils import checking, records
-from course_utils.grading import judging
 from course_utils.lunar.checks.agents import (
     AGENT_DISTRIBUTION,
     AGENT_EXERCISES,
@@ -19,12 +25,6 @@ from course_utils.lunar.checks.agents import (
     POLICY_NET,
 )
 from course_utils.lunar.expected import StoredEpisode
-from course_utils.lunar.solutions import (
-    Episode,
-    PolicyAgent,
-    PolicyNet,
-    TrainBatch,
-)
 
 from .mistakes import (
     ArgmaxAgent,
@@ -163,8 +163,8 @@ def test_hidden_cases_catch_sizes_the_public_ones_do_not():
 
 
 def test_the_aac_variant_needs_no_stored_record():
+    from course_admin.lunar.solutions import AACPolicyAgent
     from course_utils.lunar.checks.agents import AAC_DISTRIBUTION, check_agent_distribution
-    from course_utils.lunar.solutions import AACPolicyAgent
 
     assert AAC_DISTRIBUTION.grade_id == "test_aac_agent" and AAC_DISTRIBUTION.reference == ("AACPolicyAgent",)
     assert check_agent_distribution(AACPolicyAgent, strict=True, aac=True)

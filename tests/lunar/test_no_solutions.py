@@ -1,9 +1,9 @@
 """Tutorial 3's checks never use its reference solutions: students do not get
-``course_utils.lunar.solutions``, so nothing the checks import may import it.
+``course_admin.lunar.solutions``, so nothing the checks import may import it.
 
 Shown twice: statically (every import in ``checks/`` and ``expected``, also inside functions,
 and the course modules they reach), and by running every check on the reference solutions in
-a fresh interpreter where ``course_utils.lunar.solutions`` cannot be imported, the solutions
+a fresh interpreter where ``course_admin.lunar.solutions`` cannot be imported, the solutions
 being loaded from their file under another module name."""
 
 import ast
@@ -21,7 +21,7 @@ import course_utils
 PACKAGE = Path(course_utils.__file__).parent
 LUNAR = PACKAGE / "lunar"
 STUDENT_SIDE = sorted((LUNAR / "checks").glob("*.py")) + [LUNAR / "expected.py"]
-FORBIDDEN = ("course_utils.lunar.solutions", "course_utils.lunar.reference")
+FORBIDDEN = ("course_admin.lunar.solutions", "course_admin.lunar.reference")
 """``reference`` computes the expected values from the solutions: it imports them."""
 
 
@@ -93,7 +93,7 @@ RUN_WITHOUT_SOLUTIONS = textwrap.dedent(
     import importlib.util, json, sys, types
     from pathlib import Path
 
-    BLOCKED = ("course_utils.lunar.solutions", "course_utils.lunar.reference")
+    BLOCKED = ("course_admin.lunar.solutions", "course_admin.lunar.reference")
     for name in BLOCKED:
         sys.modules[name] = None  # `import` of these now raises ImportError
 

@@ -5,8 +5,8 @@ mistake gets its named hint, and an unanswered exercise prints a message and nev
 import numpy as np
 import pytest
 
+from course_admin.lunar.solutions import bootstrapped_qvals, gae
 from course_utils.lunar import optional
-from course_utils.lunar.solutions import bootstrapped_qvals, gae
 
 
 def test_the_notebooks_solutions_pass(capsys):

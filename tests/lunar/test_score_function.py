@@ -7,12 +7,12 @@ import pytest
 import torch
 from verdicts import graded
 
+from course_admin.grading import judging
+from course_admin.lunar.solutions import score_function_gradient
 from course_utils import checking, records
-from course_utils.grading import judging
 from course_utils.lunar.checks import EXERCISES, SCORE_FUNCTION, check_score_function
 from course_utils.lunar.checks import bandit_judge as bj
 from course_utils.lunar.checks.bandit import _score_cases, draw
-from course_utils.lunar.solutions import score_function_gradient
 
 # --------------------------------------------------------------------------------------
 # Other right answers, and the typical mistakes

@@ -6,9 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from course_utils.lunar.env import ENV_ID
-from course_utils.lunar.harness import Experience
-from course_utils.lunar.solutions import (
+from course_admin.lunar.solutions import (
     AACPolicyGradientLoss,
     AACPolicyNet,
     ActionEntropyLoss,
@@ -18,6 +16,8 @@ from course_utils.lunar.solutions import (
     TrainBatch,
     VanillaPolicyGradientLoss,
 )
+from course_utils.lunar.env import ENV_ID
+from course_utils.lunar.harness import Experience
 
 
 def _episode(rewards):

@@ -56,9 +56,9 @@ def test_until_solved_evaluates_the_greedy_policy_on_schedule_and_stops_at_the_b
     due points; the course's agent passes the bar on the evaluation landscapes, a fresh network does not."""
     import torch
 
+    from course_admin.lunar.solutions import AACPolicyNet
     from course_utils.lunar.aac import evaluate, load_pretrained
     from course_utils.lunar.env import EVAL_SEEDS
-    from course_utils.lunar.solutions import AACPolicyNet
 
     seeds = EVAL_SEEDS[:10]
     agent = load_pretrained()
@@ -87,11 +87,8 @@ def test_the_students_actor_critic_solves_the_lander_at_full_size(tmp_path, monk
     its training mean (sampled actions) stays below the greedy return that passed."""
     import torch
 
-    from course_utils.lunar import reference
-    from course_utils.lunar.env import make_env
-    from course_utils.lunar.harness import VectorBatchDataset
-    from course_utils.lunar.sizes import SIZES
-    from course_utils.lunar.solutions import (
+    from course_admin.lunar import reference
+    from course_admin.lunar.solutions import (
         AACPolicyGradientLoss,
         AACPolicyNet,
         ActionEntropyLoss,
@@ -99,6 +96,9 @@ def test_the_students_actor_critic_solves_the_lander_at_full_size(tmp_path, monk
         PolicyTrainer,
         TrainBatch,
     )
+    from course_utils.lunar.env import make_env
+    from course_utils.lunar.harness import VectorBatchDataset
+    from course_utils.lunar.sizes import SIZES
 
     from .test_experiments import _notebook_dict
 

@@ -1,4 +1,4 @@
-from course_utils.replay.bench import bench_per
+from course_admin.replay.bench import bench_per
 
 
 def test_bench_per_reports_positive_figures_on_tiny_settings():

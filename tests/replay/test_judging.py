@@ -10,10 +10,10 @@ import pytest
 import torch
 from verdicts import graded
 
+from course_admin.grading import judging
+from course_admin.replay import solutions
 from course_utils import checking, records
 from course_utils.checking import Problem
-from course_utils.grading import judging
-from course_utils.replay import solutions
 from course_utils.replay.checks import ADD, BUFFER, TREES, SlowMinTree, SlowSumTree
 from course_utils.replay.memory import CircularReplayMemory
 from replay.test_memory import WRONG_ADDS, _ModuloIndexing

@@ -1,9 +1,9 @@
 import pytest
 import torch
 
+from course_admin.replay.solutions import CircularMemory  # the exercise's reference (instructor side)
 from course_utils.replay.checks import _numbered_batch, check_memory_add
 from course_utils.replay.memory import CircularReplayMemory, ReplayMemoryError, cartpole_batches, plot_memory
-from course_utils.replay.solutions import CircularMemory  # the exercise's reference (instructor side)
 
 
 @pytest.fixture(scope="module")

@@ -3,10 +3,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from course_admin.replay.solutions import PrioritizedReplayBuffer  # the exercise's reference (instructor side)
 from course_utils.replay.checks import check_prioritized_buffer
 from course_utils.replay.dqn import DQNConfig
 from course_utils.replay.per import ReplayBuffer, beta_schedule
-from course_utils.replay.solutions import PrioritizedReplayBuffer  # the exercise's reference (instructor side)
 from course_utils.replay.trees import validate_priorities
 from course_utils.replay.vector_per import VectorPrioritizedReplayBuffer
 

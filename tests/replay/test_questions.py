@@ -4,8 +4,9 @@ connect Section 1's memory to the agent's."""
 import numpy as np
 import pytest
 
+from course_admin.replay import solutions
 from course_utils.questions import ConceptCheck, ThinkQuestion
-from course_utils.replay import dqn, per, questions, solutions, vector_per
+from course_utils.replay import dqn, per, questions, vector_per
 from course_utils.replay.sizes import SIZES
 
 CHECKS = [questions.TERMINAL_TARGET, questions.UNIFORM_WEIGHTS, questions.BETA_BIAS]

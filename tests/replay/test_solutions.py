@@ -1,4 +1,4 @@
-"""Tutorial 4's harvested reference solutions (``course_utils.replay.solutions``, from the solution
+"""Tutorial 4's harvested reference solutions (``course_admin.replay.solutions``, from the solution
 notebook's cells: instructor side) against the course's vectorised trees and buffer (``trees``,
 ``per``), which the student package keeps: on the same seeded work they give the same answers."""
 
@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from course_utils.replay import solutions, trees, vector_per
+from course_admin.replay import solutions, trees, vector_per
 
 
 @pytest.mark.parametrize("kind", ["sum", "min"])

@@ -8,9 +8,10 @@ import torch
 import torch.nn.functional as F
 from verdicts import graded
 
+from course_admin.grading import judging
+from course_admin.replay import solutions
 from course_utils import checking
-from course_utils.grading import judging
-from course_utils.replay import dqn, solutions
+from course_utils.replay import dqn
 from course_utils.replay.checks import TD, check_td_loss
 from course_utils.replay.td_judge import td_quantities
 

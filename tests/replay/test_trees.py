@@ -3,8 +3,8 @@ import math
 import numpy as np
 import pytest
 
+from course_admin.replay.solutions import MinSegmentTree, SumSegmentTree  # the exercise's reference (instructor side)
 from course_utils.replay.checks import SlowMinTree, SlowSumTree, check_segment_trees
-from course_utils.replay.solutions import MinSegmentTree, SumSegmentTree  # the exercise's reference (instructor side)
 from course_utils.replay.trees import (
     VectorMinTree,
     VectorSumTree,

@@ -4,7 +4,7 @@ loss (``losses`` re-exports them with the other checks of exercises 6-8).
 As in ``losses``, each exercise is an ``Exercise``: ``drive`` runs the student's class on the
 cases (stand-in environments and networks of its own, the batches of ``loss_records``) and
 records what came back; ``judge`` compares the record with the course's own answer's record on
-the same cases. Nothing here uses the reference solutions (``course_utils.lunar.solutions``).
+the same cases. Nothing here uses the reference solutions (``course_admin.lunar.solutions``).
 """
 
 from __future__ import annotations

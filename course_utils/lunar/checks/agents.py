@@ -12,7 +12,7 @@ Every check tests one piece in isolation: where a piece needs others (an agent n
 network, a batch needs episodes), the check supplies its own stand-ins (``agent_standins``:
 fixed-score networks, a toy environment of any size, the stored episodes), so a student who
 skipped an early exercise still gets credit for the later ones. Nothing here uses the reference
-solutions (``course_utils.lunar.solutions``), which students do not get.
+solutions (``course_admin.lunar.solutions``), which students do not get.
 """
 
 from __future__ import annotations

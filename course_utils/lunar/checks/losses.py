@@ -11,7 +11,7 @@ stand-in losses was handed (``loss_input`` ignored);
 check cell runs both on the public cases (the fixed batch of ``assets/lunar_expected.json``);
 grading drives the hidden cases (other batches, sizes, betas, deltas, networks and seeds) in the
 student's kernel and judges them in the grader. Nothing here uses the reference solutions
-(``course_utils.lunar.solutions``), which students do not get.
+(``course_admin.lunar.solutions``), which students do not get.
 """
 
 from __future__ import annotations

@@ -1,0 +1,16 @@
+"""The instructor's side of rl-course, beside the student package ``course_utils``.
+
+Students install ``course_utils`` alone (the student wheel of ``course bundle``); instructors and
+the course's developers install both. ``course_utils`` never imports this package (``make lint``
+holds the contract). What is here:
+
+- ``grading/``: releasing student notebooks, harvesting solutions, autograding a class
+  (``course release``, ``course autograde``, ``course bundle``)
+- ``harlow``, ``colour``, ``lunar``, ``replay``: per tutorial, the reference solutions harvested
+  from ``solutions/`` (``solutions``), ``course train`` (``train``; tutorial 3's stored runs and
+  expected values: ``lunar.reference``) and the benchmarks (``bench``)
+- ``bench``: the ``course bench`` registry; ``ci``: CI timed on a clean clone;
+  ``notebook_timing``: every tutorial run at full size, timed per cell
+- ``cli``: the instructor's ``course`` commands (``course_utils.cli`` adds them when this package
+  is installed)
+"""

@@ -1,0 +1,193 @@
+"""``course bench grading``: submissions per minute with 1 and 2 Dask workers and through a
+``dask scheduler``, on the synthetic assignment (``synthetic``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from course_admin.grading.synthetic import student_version, synthetic_assignment
+
+
+def _start_dask_cluster(workers: int) -> tuple[str, list[subprocess.Popen]]:
+    """``dask scheduler`` and ``workers`` single-threaded ``dask worker`` processes on
+    127.0.0.1, started with the command-line tools as an instructor would."""
+    scripts = Path(sys.executable).parent
+    dask = str(scripts / "dask")
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        scheduler_file = f.name
+    os.unlink(scheduler_file)
+    env = {**os.environ, "PATH": str(scripts) + os.pathsep + os.environ.get("PATH", "")}
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
+    processes = [
+        subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--dashboard-address", ":0",
+                          "--scheduler-file", scheduler_file], **quiet)
+    ]
+    deadline = time.time() + 120
+    while not os.path.exists(scheduler_file) or not Path(scheduler_file).read_text().strip():
+        if time.time() > deadline:
+            raise RuntimeError("dask scheduler did not start")
+        time.sleep(0.2)
+    time.sleep(0.2)
+    address = json.loads(Path(scheduler_file).read_text())["address"]
+    for _ in range(workers):
+        processes.append(
+            subprocess.Popen([dask, "worker", address, "--nthreads", "1", "--nworkers", "1", "--host", "127.0.0.1",
+                              "--memory-limit", "0", "--no-dashboard"], **quiet)
+        )
+    from distributed import Client
+
+    with Client(address) as client:
+        client.wait_for_workers(workers, timeout=180)
+    return address, processes
+
+
+def bench_grading(submissions: int = 40, workers: int = 2, train_steps: int = 80_000) -> dict:
+    """Submissions per minute for ``submissions`` synthetic submissions (a third full marks,
+    a third partial, a third untouched) graded with 1 worker, with ``workers`` workers (local
+    cluster), and through a ``dask scheduler`` plus ``workers`` ``dask worker`` processes on
+    127.0.0.1. ``records_*`` grades the same submissions with hidden tests that record and a
+    grader that judges (``judging``, the course's way) with 1 and ``workers`` workers;
+    ``records_vs_kernel_*`` is its cost per submission over the asserts judged in the kernel.
+
+    Each submission first trains a small model for ``train_steps`` gradient steps (about 1 s
+    of CPU; real submissions of this course train for 20 to 70 s), so that the figures are
+    about grading work. ``overhead_*`` repeats 1 and ``workers`` workers with no training
+    (``train_steps=0``): what is left is nbgrader's and the kernels' own cost per submission,
+    where latencies (kernel start-up, polling) weigh most and parallel workers gain least.
+
+    Each run starts from an empty course folder, so nothing is skipped as unchanged.
+    ``*_per_minute`` is end to end (course set-up and cluster start-up included);
+    ``*_grading_phase_per_minute`` counts from the tasks sent (cluster up) to the last result
+    merged. ``*_cores_used`` is the tasks' CPU seconds (grading and kernels) plus the
+    coordinator's over the grading phase's wall seconds. On a shared machine the wall
+    figures are inflated by other load: see ``load_average_*``."""
+    from course_admin.grading import autograder as grading
+
+    figures: dict = {"benchmark": "grading", "submissions": submissions, "workers": workers, "cores": os.cpu_count()}
+    figures["train_steps"] = train_steps
+    figures["load_average_before"] = round(os.getloadavg()[0], 2)
+    scores: dict[str, list] = {}
+    with tempfile.TemporaryDirectory(prefix="course-bench-grading-") as tmp:
+        tmp = Path(tmp)
+
+        def submissions_folder(label: str, steps: int, records: bool = False) -> tuple[Path, Path]:
+            source = tmp / f"solutions-{label}"
+            solution = json.loads(synthetic_assignment(source, train_steps=steps, records=records).read_text())
+            folder = tmp / f"submissions-{label}"
+            folder.mkdir()
+            variants = [student_version(solution, "add", "square"), student_version(solution, "add"), student_version(solution)]
+            for i in range(submissions):
+                (folder / f"student{i:03d}.ipynb").write_text(json.dumps(variants[i % 3]))
+            return folder, source
+
+        def run(label: str, folder: Path, source: Path, **kwargs) -> None:
+            course = tmp / f"course-{label}"
+            children = os.times()
+            start, cpu = time.perf_counter(), time.process_time()
+            report = grading.autograde(folder, out=tmp / f"out-{label}", course_dir=course, source=source,
+                                       progress=False, **kwargs)
+            wall = time.perf_counter() - start
+            after = os.times()
+            graded = sum(s.assignment is not None and not s.problems for s in report.submissions)
+            figures[f"{label}_wall_s"] = round(wall, 2)
+            figures[f"{label}_coordinator_cpu_s"] = round(time.process_time() - cpu, 2)
+            figures[f"{label}_children_cpu_s"] = round(after.children_user + after.children_system
+                                                       - children.children_user - children.children_system, 2)
+            figures[f"{label}_worker_cpu_s"] = round(sum(report.task_cpu_seconds.values()), 2)
+            figures[f"{label}_per_minute"] = round(60 * submissions / wall, 1)
+            figures[f"{label}_grading_phase_per_minute"] = round(60 * submissions / report.grading_seconds, 1)
+            task_cpu = figures[f"{label}_worker_cpu_s"] + figures[f"{label}_coordinator_cpu_s"]
+            figures[f"{label}_cores_used"] = round(task_cpu / report.grading_seconds, 2)
+            figures[f"{label}_graded_ok"] = graded
+            scores[label] = sorted((s.name, s.score) for s in report.submissions)
+
+        work = submissions_folder("train", train_steps)
+        run("workers_1", *work, workers=1)
+        run(f"workers_{workers}", *work, workers=workers)
+        recorded = submissions_folder("records", train_steps, records=True)
+        run("records_workers_1", *recorded, workers=1)
+        run(f"records_workers_{workers}", *recorded, workers=workers)
+        address, processes = _start_dask_cluster(workers)
+        try:
+            run("scheduler", *work, scheduler=address)
+        finally:
+            for process in processes[::-1]:
+                process.terminate()
+            for process in processes:
+                try:
+                    process.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+        empty = submissions_folder("overhead", 0)
+        run("overhead_workers_1", *empty, workers=1)
+        run(f"overhead_workers_{workers}", *empty, workers=workers)
+    figures[f"speedup_{workers}_vs_1"] = round(figures[f"workers_{workers}_per_minute"] / figures["workers_1_per_minute"], 2)
+    figures[f"speedup_{workers}_vs_1_grading_phase"] = round(
+        figures[f"workers_{workers}_grading_phase_per_minute"] / figures["workers_1_grading_phase_per_minute"], 2
+    )
+    figures[f"overhead_speedup_{workers}_vs_1"] = round(
+        figures[f"overhead_workers_{workers}_per_minute"] / figures["overhead_workers_1_per_minute"], 2
+    )
+    # Judging from records (the hidden tests drive and record in the kernel, the grader judges)
+    # against today's way (asserts judged in the kernel), same submissions and work otherwise.
+    for kind in ("wall_s", "worker_cpu_s"):
+        figures[f"records_vs_kernel_{kind}"] = round(figures[f"records_workers_1_{kind}"] / figures[f"workers_1_{kind}"], 3)
+    figures["records_same_scores"] = scores["records_workers_1"] == scores["workers_1"] == scores[f"records_workers_{workers}"]
+    figures[f"records_speedup_{workers}_vs_1"] = round(
+        figures[f"records_workers_{workers}_per_minute"] / figures["records_workers_1_per_minute"], 2
+    )
+    figures.update(bench_course_grading(workers))
+    figures["load_average_after"] = round(os.getloadavg()[0], 2)
+    figures["note"] = "shared machine: wall figures include contention from other jobs; see the cpu figures"
+    return figures
+
+
+def bench_course_grading(workers: int = 2) -> dict:
+    """A real course submission set: the four solution notebooks (as handed in, whole), graded
+    with 1 worker today's way (hidden tests driven apart, ``drive_apart``; given cells no grade
+    needs not run, ``skip_cells``), then with every cell run (``every_cell``), then with the
+    hidden tests in the kernel (the way before, where wrapping course code passed), then today's
+    way with ``workers`` workers. Per submission (``*_cpu_s``: each notebook's worker CPU) and in
+    total; whether the scores are the same every way."""
+    from course_admin.grading import autograder as grading
+    from course_admin.grading.sandbox import Limits
+    from course_utils.exercises import TUTORIALS
+    from course_utils.paths import SOLUTIONS
+
+    figures: dict = {"load_average_before": round(os.getloadavg()[0], 2)}
+    scores: dict[str, list] = {}
+    names = {f"student{number}": notebook for number, notebook in enumerate(TUTORIALS.values())}
+    with tempfile.TemporaryDirectory(prefix="course-bench-course-") as tmp:
+        tmp = Path(tmp)
+        folder = tmp / "submissions"
+        folder.mkdir()
+        for student, notebook in names.items():
+            (folder / f"{student}.ipynb").write_bytes((SOLUTIONS / f"{notebook}.ipynb").read_bytes())
+        runs = (("course_workers_1", Limits(), 1), ("course_every_cell_workers_1", Limits(skip_given=False), 1),
+                ("course_kernel_workers_1", Limits(drive_apart=False), 1), (f"course_workers_{workers}", Limits(), workers))
+        for label, limits, count in runs:
+            start = time.perf_counter()
+            report = grading.autograde(folder, out=tmp / f"out-{label}", course_dir=tmp / f"course-{label}",
+                                       workers=count, limits=limits, progress=False)
+            figures[f"{label}_wall_s"] = round(time.perf_counter() - start, 2)
+            figures[f"{label}_worker_cpu_s"] = round(sum(report.task_cpu_seconds.values()), 2)
+            if count == 1:
+                figures[f"{label}_cpu_s"] = {names[key.split("/")[0]]: round(cpu, 2)
+                                              for key, cpu in sorted(report.task_cpu_seconds.items())}
+            scores[label] = sorted((s.name, s.score) for s in report.submissions)
+    for kind in ("wall_s", "worker_cpu_s"):
+        for other in ("every_cell", "kernel"):
+            figures[f"course_vs_{other}_{kind}"] = round(
+                figures[f"course_workers_1_{kind}"] / figures[f"course_{other}_workers_1_{kind}"], 3)
+    figures[f"course_speedup_{workers}_vs_1"] = round(
+        figures["course_workers_1_wall_s"] / figures[f"course_workers_{workers}_wall_s"], 2)
+    figures["course_same_scores"] = len(set(map(tuple, scores.values()))) == 1
+    figures["course_scores"] = scores["course_workers_1"]
+    figures["load_average_after"] = round(os.getloadavg()[0], 2)
+    return figures

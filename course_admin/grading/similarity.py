@@ -1,0 +1,195 @@
+"""Answers that look copied: a similarity report over the class, with copydetect.
+
+After grading, every exercise's answer cells (nbgrader ``solution`` code cells, by grade id)
+are compared across the class with copydetect's fingerprints (k-grams of the tokenized code,
+as in MOSS's winnowing, Schleimer et al. 2003; see ``K, WINDOW``). copydetect tokenizes the
+code first (names become ``V``, functions ``F``, strings ``S``, comments and spacing are
+dropped), so renamed variables change nothing, and a
+fingerprint is a short run of tokens wherever it occurs, so reordered statements still share
+theirs. What the released notebook gives in the cell (the stub, the given code) is boilerplate:
+its fingerprints are removed from every answer before comparing.
+
+A pair is listed when either answer shares at least ``threshold`` of its fingerprinted tokens
+with the other (copydetect's own rule). Answers with fewer than ``MIN_TOKENS`` tokens of their
+own are not compared: a one-line answer is the same in every honest notebook. The report
+(``similarity.csv`` and ``similarity.html``, side by side with the shared code highlighted)
+is for the instructor to look at; like the cheat report, it never changes a grade.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import itertools
+import json
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+K, WINDOW = 25, 1
+"""k-grams of 25 filtered characters (copydetect's default noise threshold), every one kept
+(a winnowing window of 1). Winnowing keeps the smallest hash per window, and copydetect hashes
+with Python's ``hash``, which is salted per process: with its default window of 6 the same class
+scored a copied answer 0.59 to 0.73 from one run to the next. Answer cells are small, so
+keeping every k-gram costs nothing and gives the same report every run."""
+HTML_PAIRS = 200
+"""Most pairs shown side by side in ``similarity.html`` (the highest first); the CSV has them all."""
+MIN_TOKENS = 40
+"""Fewest fingerprinted characters (after filtering and boilerplate) an answer needs to be compared."""
+
+
+@dataclass
+class Pair:
+    """Two students' answers to one exercise and how much each shares with the other (0-1)."""
+
+    assignment: str
+    exercise: str
+    student_a: str
+    student_b: str
+    share_a: float
+    share_b: float
+    overlap: int  # characters of filtered code in common
+    code_a: str = ""
+    code_b: str = ""
+    slices_a: object = None
+    slices_b: object = None
+
+    @property
+    def score(self) -> float:
+        return max(self.share_a, self.share_b)
+
+
+def _source(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def answer_cells(notebook: dict) -> dict[str, str]:
+    """{grade id: source} of a notebook's answer code cells (nbgrader ``solution`` cells)."""
+    found = {}
+    for cell in notebook.get("cells", []) if isinstance(notebook, dict) else []:
+        info = (cell.get("metadata") or {}).get("nbgrader") or {}
+        if cell.get("cell_type") == "code" and info.get("solution") and info.get("grade_id"):
+            found.setdefault(info["grade_id"], _source(cell))
+    return found
+
+
+def _fingerprint(code: str, boilerplate=None):
+    from copydetect import CodeFingerprint
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return CodeFingerprint("answer.py", K, WINDOW, boilerplate=boilerplate, language="python", fp=io.StringIO(code))
+
+
+def share_of(fingerprint, shared: set) -> float:
+    """The share of ``fingerprint``'s code covered by the k-grams whose hashes are in ``shared``:
+    copydetect's ``compare_files`` similarity (the union of the k-long spans at every position of
+    a shared hash, over its token coverage), without its arrays and slices: about 700 times
+    cheaper per pair, so only pairs at the threshold pay for ``compare_files``."""
+    positions = sorted(p for h in shared for p in fingerprint.hash_idx[h])
+    covered, end = 0, -1
+    for p in positions:
+        covered += min(K, p + K - end) if p < end else K
+        end = max(end, p + K)
+    return covered / fingerprint.token_coverage if fingerprint.token_coverage else 0.0
+
+
+def similar_pairs(answers: dict[str, dict[str, str]], released: dict[str, str], assignment: str,
+                  threshold: float) -> list[Pair]:
+    """Pairs of students whose answers to an exercise share at least ``threshold``.
+
+    answers: {student: {grade id: answer source}}; released: {grade id: the released cell's
+    source} (its fingerprints are boilerplate)."""
+    from copydetect import compare_files
+
+    pairs = []
+    exercises = sorted({grade_id for cells in answers.values() for grade_id in cells})
+    for exercise in exercises:
+        given = _fingerprint(released.get(exercise, "")).hashes
+        prints = {}
+        for student in sorted(answers):
+            code = answers[student].get(exercise)
+            if code is None or code.strip() == released.get(exercise, "").strip():
+                continue  # not answered: the stub is the same for everyone
+            try:
+                found = _fingerprint(code, list(given))
+            except Exception:  # code pygments or copydetect cannot read: nothing to compare
+                continue
+            if found.token_coverage >= MIN_TOKENS:
+                prints[student] = (code, found)
+        for (a, (code_a, fa)), (b, (code_b, fb)) in itertools.combinations(sorted(prints.items()), 2):
+            shared = fa.hashes & fb.hashes
+            if not shared or max(share_of(fa, shared), share_of(fb, shared)) < threshold:
+                continue  # below the threshold: no need for copydetect's slices (most pairs of a class)
+            overlap, (share_a, share_b), (slices_a, slices_b) = compare_files(fa, fb)
+            if max(share_a, share_b) >= threshold:
+                pairs.append(Pair(assignment, exercise, a, b, float(share_a), float(share_b), int(overlap),
+                                  code_a, code_b, slices_a, slices_b))
+    return sorted(pairs, key=lambda p: (-p.score, p.assignment, p.exercise, p.student_a, p.student_b))
+
+
+def class_pairs(submissions, released: dict[str, dict], threshold: float) -> list[Pair]:
+    """``similar_pairs`` for every tutorial of a graded class (``intake.Submission``s with
+    their content; ``released``: per assignment, the released notebook)."""
+    pairs = []
+    for assignment in sorted({s.assignment for s in submissions if s.assignment and s.content}):
+        answers = {}
+        for sub in submissions:
+            if sub.assignment == assignment and sub.content:
+                try:
+                    answers[sub.name] = answer_cells(json.loads(sub.content))
+                except (ValueError, RecursionError):
+                    continue
+        pairs += similar_pairs(answers, answer_cells(released[assignment]), assignment, threshold)
+    return pairs
+
+
+def _highlighted(code: str, slices) -> str:
+    from copydetect.utils import highlight_overlap
+
+    if slices is None or getattr(slices, "shape", (0,))[0] == 0 or slices.shape[-1] == 0:
+        return html.escape(code)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        marked, _ = highlight_overlap(code, slices, "<mark>", "</mark>", escape_html=True)
+    return marked
+
+
+def write_report(pairs: list[Pair], out: Path, threshold: float) -> tuple[Path, Path]:
+    """``similarity.csv`` (one row per pair) and ``similarity.html`` (each pair side by side,
+    shared code marked; student code escaped, no script) in ``out``."""
+    from course_admin.grading.escaping import csv_cell, plain_text
+
+    out.mkdir(parents=True, exist_ok=True)
+    table = out / "similarity.csv"
+    with table.open("w", newline="", encoding="utf-8", errors="backslashreplace") as f:
+        writer = csv.writer(f)
+        writer.writerow(["assignment", "exercise", "student_a", "student_b", "share_a", "share_b", "overlap_chars"])
+        for p in pairs:
+            writer.writerow([p.assignment, p.exercise, csv_cell(plain_text(p.student_a)), csv_cell(plain_text(p.student_b)),
+                             f"{p.share_a:.2f}", f"{p.share_b:.2f}", p.overlap])
+    parts = [f"<h1>Similar answers</h1><p>Pairs whose answers to one exercise share at least {threshold:.0%} of either"
+             " answer's code after the given code is removed (copydetect's winnowed fingerprints; names and spacing do"
+             " not count). This never changes a grade: look before you conclude.</p>"]
+    if not pairs:
+        parts.append("<p>None.</p>")
+    if len(pairs) > HTML_PAIRS:
+        parts.append(f"<p>{len(pairs)} pairs: the {HTML_PAIRS} highest are shown; similarity.csv lists them all.</p>")
+    for p in pairs[:HTML_PAIRS]:
+        a, b = html.escape(plain_text(p.student_a)), html.escape(plain_text(p.student_b))
+        parts.append(
+            f'<h2>{html.escape(p.assignment)} · {html.escape(p.exercise)}: {a} {p.share_a:.0%} · {b} {p.share_b:.0%}</h2>'
+            f'<div class="pair"><div><h3>{a}</h3><pre>{_highlighted(p.code_a, p.slices_a)}</pre></div>'
+            f'<div><h3>{b}</h3><pre>{_highlighted(p.code_b, p.slices_b)}</pre></div></div>'
+        )
+    style = ("body{font-family:system-ui,sans-serif;margin:2em;color:#222}.pair{display:flex;gap:1em}"
+             ".pair>div{flex:1;min-width:0}pre{background:#f6f6f6;padding:.6em;overflow:auto}mark{background:#ffe08a}")
+    csp = "default-src 'none'; style-src 'unsafe-inline'"
+    page = out / "similarity.html"
+    page.write_text(
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" '
+        f'content="{csp}"><title>Similar answers</title><style>{style}</style></head><body>{"".join(parts)}</body></html>\n',
+        encoding="utf-8", errors="backslashreplace")
+    return table, page

@@ -1,0 +1,113 @@
+"""Student notebooks from the instructor's: ``course release``.
+
+``release()`` turns every ``solutions/*.ipynb`` into a student notebook in ``notebooks/``
+(nbgrader ``generate_assignment`` underneath); ``stale_notebooks()`` says which released
+notebooks no longer match (``course release --check``). Each tutorial is one nbgrader
+assignment named after its notebook, e.g. ``02_colour_replay``; ``solutions/`` stays the one
+place exercises are written (``grading/source/`` is copied from it each time).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+from course_admin.grading.nbgrader_run import course_config, nbgrader, run_converter, tools_on_path
+from course_utils.paths import NOTEBOOKS, SOLUTIONS
+
+
+def assignments(source: Path = SOLUTIONS) -> list[str]:
+    """Assignment names: the stems of the notebooks in ``solutions/`` (or ``source``)."""
+    return sorted(p.stem for p in Path(source).glob("*.ipynb"))
+
+
+def _normalise(path: Path) -> str:
+    """A released notebook as stored: no outputs, no execution counts, stable JSON."""
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    return nbformat.writes(nb) + "\n"
+
+
+def _copy_sources(course_dir: Path, names: list[str], source: Path) -> None:
+    """Each ``source/<name>.ipynb`` into the course folder, where nbgrader looks for it."""
+    for name in names:
+        target = course_dir / "source" / name
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(Path(source) / f"{name}.ipynb", target / f"{name}.ipynb")
+
+
+def _generate(course_dir: Path, names: list[str], source: Path = SOLUTIONS) -> dict[str, Path]:
+    """Run nbgrader's ``generate_assignment`` without a gradebook for every name, one process
+    per notebook, as many at once as there are cores."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    _copy_sources(course_dir, names, source)
+
+    def generate(name: str) -> None:
+        nbgrader("generate_assignment", name, "--force", "--no-db", course_dir=course_dir)
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        list(pool.map(generate, names))
+    return {name: course_dir / "release" / name / f"{name}.ipynb" for name in names}
+
+
+def generate_here(course_dir: Path, names: list[str], source: Path = SOLUTIONS) -> dict[str, Path]:
+    """``_generate`` with the gradebook, run in this process (saves nbgrader's start-up)."""
+    from nbgrader.converters import GenerateAssignment
+
+    tools_on_path()
+    _copy_sources(course_dir, names, source)
+    for name in names:
+        result = run_converter(GenerateAssignment, course_config(course_dir), name)
+        if not result.get("success"):
+            details = (result.get("error") or result.get("log") or "")[-3000:]
+            raise RuntimeError(f"nbgrader generate_assignment {name} failed:\n{details}")
+    return {name: course_dir / "release" / name / f"{name}.ipynb" for name in names}
+
+
+_RELEASED: dict[tuple, dict[str, str]] = {}
+"""Released texts by the exact contents of the solution notebooks they came from: generation is
+deterministic and costs an nbgrader run per notebook, so a process generates each content once."""
+
+
+def _released_texts() -> dict[str, str]:
+    names = assignments(SOLUTIONS)  # read here, not bound at import: a test may point it elsewhere
+    key = tuple((name, hashlib.sha256((SOLUTIONS / f"{name}.ipynb").read_bytes()).hexdigest()) for name in names)
+    if key not in _RELEASED:
+        with tempfile.TemporaryDirectory() as tmp:
+            generated = _generate(Path(tmp), names, source=SOLUTIONS)
+            _RELEASED[key] = {name: _normalise(path) for name, path in generated.items()}
+    return dict(_RELEASED[key])
+
+
+def release() -> list[Path]:
+    """Write ``notebooks/<name>.ipynb`` for every solution notebook; returns the paths."""
+    NOTEBOOKS.mkdir(exist_ok=True)
+    written = []
+    for name, text in _released_texts().items():
+        target = NOTEBOOKS / f"{name}.ipynb"
+        target.write_text(text)
+        written.append(target)
+    return written
+
+
+def stale_notebooks() -> list[str]:
+    """Descriptions of every way ``notebooks/`` differs from a fresh release (empty: current)."""
+    expected = _released_texts()
+    problems = []
+    for name, text in expected.items():
+        target = NOTEBOOKS / f"{name}.ipynb"
+        if not target.exists():
+            problems.append(f"notebooks/{target.name} is missing")
+        elif target.read_text() != text:
+            problems.append(f"notebooks/{target.name} differs from solutions/{name}.ipynb")
+    for extra in sorted(set(p.stem for p in NOTEBOOKS.glob("*.ipynb")) - set(expected)):
+        problems.append(f"notebooks/{extra}.ipynb has no solution notebook")
+    return problems

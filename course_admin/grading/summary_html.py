@@ -1,0 +1,122 @@
+"""``summary.html``: the autograding summary as a page an instructor would rather look at.
+
+One histogram of scores per exercise (inline SVG, no script, no file beside it), the submissions
+flagged for review (``flags``), and every problem found. Every text that comes from a student
+(ids, file names, messages) is HTML-escaped, with control and bidirectional characters shown
+as escapes (``escaping.plain_text``), and the page forbids scripts and remote content
+with its own Content-Security-Policy.
+"""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+
+from course_admin.grading.escaping import plain_text
+
+BAR_W, BAR_GAP, PLOT_H = 34, 8, 90
+
+
+def histogram_svg(scores: list[float], points: float) -> str:
+    """Bars of how many submissions got each score (every score from 0 to ``points`` that
+    occurs, and 0 and full marks always), with counts above and scores below."""
+    counts = Counter(scores)
+    values = sorted(set(counts) | {0.0, float(points)})
+    top = max(counts.values(), default=1)
+    width = len(values) * (BAR_W + BAR_GAP) + BAR_GAP
+    parts = [f'<svg role="img" width="{width}" height="{PLOT_H + 40}" aria-label="histogram of scores">']
+    for i, value in enumerate(values):
+        n = counts.get(value, 0)
+        h = round(PLOT_H * n / top)
+        x, y = BAR_GAP + i * (BAR_W + BAR_GAP), 15 + PLOT_H - h
+        colour = "#1f8f3a" if value == points else ("#c0392b" if value == 0 else "#e0a800")
+        parts.append(f'<rect x="{x}" y="{y}" width="{BAR_W}" height="{h}" fill="{colour}"><title>{n} at {value:g}</title></rect>')
+        parts.append(f'<text x="{x + BAR_W / 2}" y="{y - 3}" text-anchor="middle" font-size="11">{n}</text>')
+        parts.append(f'<text x="{x + BAR_W / 2}" y="{PLOT_H + 30}" text-anchor="middle" font-size="11">{value:g}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(plain_text(str(c)))}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+STYLE = """body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
+.grid{display:flex;flex-wrap:wrap;gap:1.5em}.card{border:1px solid #ddd;border-radius:6px;padding:.8em}
+.card h3{margin:.2em 0;font-size:1em}table{border-collapse:collapse;margin:.5em 0}
+td,th{border:1px solid #ddd;padding:.3em .6em;text-align:left;vertical-align:top}th{background:#f4f4f4}"""
+
+
+def summary_html(report) -> str:
+    """The page for ``report`` (a ``grading.autograder.Report``)."""
+    graded = [s for s in report.submissions if s.assignment is not None]
+    groups: dict[str, list[str]] = {}
+    for row in report.exercise_table():  # tutorials in order, each exercise in its notebook's order
+        scores = [s.grades[row["exercise"]] for s in graded if row["exercise"] in s.grades and row["exercise"] not in s.awaiting]
+        waiting = f" · {row['awaiting']} awaiting manual grading" if row["awaiting"] else ""
+        marks = (f"mean {row['mean']:.2f} · {row['failed']}/{row['n']} short of full marks" if row["n"]
+                 else "not graded yet")
+        groups.setdefault(row["assignment"], []).append(
+            f'<div class="card"><h3>{html.escape(row["exercise"])}</h3>'
+            f"<div>{row['points']:g} points · {marks}{waiting}</div>"
+            f"{histogram_svg(scores, row['points']) if scores else ''}</div>"
+        )
+    cards = [f'<h3>{html.escape(name)}</h3><div class="grid">{"".join(group)}</div>' for name, group in groups.items()]
+    ordered = sorted(report.submissions, key=lambda s: (s.name, s.assignment or "", s.student, s.source))
+    flagged = [[s.name, s.assignment or "-", _score(s), "; ".join(s.flags)] for s in ordered if s.flags]
+    problems = [[s.name, s.assignment or "-", _score(s), "; ".join(s.problems)] for s in ordered if s.problems]
+    sections = [
+        "<h1>Autograding summary</h1>",
+        f"<p>{len(graded)} submissions graded ({report.graded_now} now, {report.unchanged} unchanged since the last run).</p>",
+        "<h2>Scores per exercise</h2>",
+        "".join(cards) if cards else "<p>No graded cells.</p>",
+        *_class_view(report),
+        "<h2>Flagged for review</h2>",
+        "<p>Code that no answer needs (patched modules or objects' methods, frames, IPython hooks, the course's "
+        "internals, course code not listed for the exercise, rigged comparisons). Grades were judged outside the "
+        "students' kernels; this list is for you to look at.</p>",
+        _table(["student", "assignment", "score", "what the code does"], flagged) if flagged else "<p>None.</p>",
+        "<h2>Similar answers</h2>",
+        "<p>Pairs whose answers to one exercise share much of their code once the given code is removed; "
+        "<code>similarity.html</code> shows them side by side. This never changes a grade.</p>",
+        _table(["assignment", "exercise", "student", "student", "shares"],
+               [[p.assignment, p.exercise, p.student_a, p.student_b, f"{p.share_a:.0%} / {p.share_b:.0%}"]
+                for p in getattr(report, "similar", [])]) if getattr(report, "similar", []) else "<p>None.</p>",
+        "<h2>Problems found</h2>",
+        _table(["student", "assignment", "score", "problems"], problems) if problems else "<p>None.</p>",
+    ]
+    csp = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+    return (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
+        f"<title>Autograding summary</title><style>{STYLE}</style></head><body>{''.join(sections)}</body></html>\n"
+    )
+
+
+def _class_view(report) -> list[str]:
+    """Per student and tutorial: raw and final score, lateness, how matched, flags; then the
+    roster students with no submission."""
+    rows = []
+    for s in sorted(report.submissions + list(getattr(report, "missing", [])),
+                    key=lambda s: (s.name, s.assignment or s.missing_assignment)):
+        late = s.lateness
+        rows.append([s.name, s.display_name, s.assignment or s.missing_assignment or "-", _score(s),
+                     late.late_text() if late else "", f"{late.penalty_percent:g}%" if late and late.penalty_percent else "",
+                     f"{late.final:g}" if late else "", s.matched_by, "; ".join(s.flags)])
+    if not rows:
+        return []
+    missing = sorted({f"{s.name} ({s.display_name}): {s.missing_assignment}" for s in getattr(report, "missing", [])})
+    return [
+        "<h2>The class</h2>",
+        _table(["student", "name", "tutorial", "raw", "late by", "penalty", "final", "matched by", "flags"], rows),
+        "<h3>No submission</h3>",
+        ("<ul>" + "".join(f"<li>{html.escape(plain_text(m))}</li>" for m in missing) + "</ul>") if missing else "<p>None.</p>",
+    ]
+
+
+def _score(submission) -> str:
+    if submission.missing_assignment:
+        return f"0/{submission.max_score:g}"
+    return f"{submission.score:g}/{submission.max_score:g}" if submission.assignment else "not graded"
