@@ -20,6 +20,7 @@ import course_utils
 
 PACKAGE = Path(course_utils.__file__).parent
 LUNAR = PACKAGE / "lunar"
+SOLUTIONS_FILE = PACKAGE.parent / "course_admin" / "lunar" / "solutions.py"
 STUDENT_SIDE = sorted((LUNAR / "checks").glob("*.py")) + [LUNAR / "expected.py"]
 FORBIDDEN = ("course_admin.lunar.solutions", "course_admin.lunar.reference")
 """``reference`` computes the expected values from the solutions: it imports them."""
@@ -100,6 +101,7 @@ RUN_WITHOUT_SOLUTIONS = textwrap.dedent(
     import course_utils
 
     LUNAR = Path(course_utils.__file__).parent / "lunar"
+    SOLUTIONS_FILE = Path(course_utils.__file__).parent.parent / "course_admin" / "lunar" / "solutions.py"
     try:
         import course_utils.lunar
         front_door = "imported"
@@ -116,7 +118,7 @@ RUN_WITHOUT_SOLUTIONS = textwrap.dedent(
     from course_utils.lunar import checks
 
     # The harvested reference solutions, from their file under another name.
-    spec = importlib.util.spec_from_file_location("harvested_reference", LUNAR / "solutions.py")
+    spec = importlib.util.spec_from_file_location("harvested_reference", SOLUTIONS_FILE)
     ref = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = ref
     spec.loader.exec_module(ref)
@@ -139,7 +141,7 @@ RUN_WITHOUT_SOLUTIONS = textwrap.dedent(
     every_check = {name for name in checks.__all__ if name.startswith("check_")}
     assert set(CANDIDATES) == every_check, set(CANDIDATES) ^ every_check
     passed = {name: getattr(checks, name)(candidate, strict=True) for name, candidate in CANDIDATES.items()}
-    solutions_file = str(LUNAR / "solutions.py")
+    solutions_file = str(SOLUTIONS_FILE)
     loaded = sorted(
         name for name, module in sys.modules.items()
         if module is not None and getattr(module, "__file__", None) == solutions_file and name != spec.name
