@@ -9,7 +9,7 @@ from course_utils.claims import Claim
 
 
 def _comparison(stored: dict) -> dict:
-    from course_utils.replay.dqn import summarize_comparison, verdict
+    from course_utils.replay.dqn import comparison_verdict, summarize_comparison
 
     summary = summarize_comparison(stored)
     curves = stored["curves"]
@@ -20,7 +20,7 @@ def _comparison(stored: dict) -> dict:
         "uniform_solved": summary["uniform"]["solved"], "prioritized_solved": summary["prioritized"]["solved"],
         "uniform_span": float(np.ptp(finals["uniform"])), "prioritized_span": float(np.ptp(finals["prioritized"])),
         "cpu_minutes": sum(sum(curve["cpu_s"]) for curve in curves.values()) / 60,
-        "verdict": verdict(summary),
+        "verdict": comparison_verdict(summary),
     }
 
 

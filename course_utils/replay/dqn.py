@@ -480,11 +480,11 @@ def describe_comparison(summary: dict) -> str:
         lines.append(f"Seed by seed: prioritized replay solved sooner in {paired['prioritized_sooner']} of "
                      f"{paired['seeds']} seeds, "
                      f"uniform replay in {paired['uniform_sooner']}, {paired['ties']} tied.")
-    lines.append(verdict(summary))
+    lines.append(comparison_verdict(summary))
     return "\n".join(lines)
 
 
-def verdict(summary: dict) -> str:
+def comparison_verdict(summary: dict) -> str:
     """What ``summarize_comparison``'s numbers allow one to conclude. Fewer than ``MIN_SEEDS``
     paired seeds: nothing. Otherwise a memory is called better only if it solved sooner in every
     seed but at most one, and solved in at least two more seeds."""

@@ -195,14 +195,15 @@ def test_the_verdict_calls_a_memory_better_only_when_the_seeds_agree():
         return dqn.summarize_comparison({"config": {"num_frames": 10_000}, "curves": curves})
 
     clear = summary([3000, 3100, 3200, 3300, None], [None, None, None, 3400, 9000])
-    assert dqn.verdict(clear).startswith("Verdict: prioritized replay did better")
-    assert dqn.verdict(summary([3000, None, 3200, None, None], [None, 3100, None, None, None])).startswith(
+    assert dqn.comparison_verdict(clear).startswith("Verdict: prioritized replay did better")
+    assert dqn.comparison_verdict(summary([3000, None, 3200, None, None], [None, 3100, None, None, None])).startswith(
         "Verdict: the difference (2 against 1")
-    assert dqn.verdict(summary([None] * 5, [3000, 3000, 3000, 3000, None])).startswith("Verdict: uniform replay did better")
+    uniform_better = summary([None] * 5, [3000, 3000, 3000, 3000, None])
+    assert dqn.comparison_verdict(uniform_better).startswith("Verdict: uniform replay did better")
     three = {"config": {"num_frames": 10_000}, "curves": {
         kind: {"seeds": [0, 1, 2], "frames_to_solve": f, "scores": [[100.0]] * 3, "cpu_s": [1.0] * 3}
         for kind, f in (("prioritized", [3000, 3100, None]), ("uniform", [None, None, None]))}}
-    assert dqn.verdict(dqn.summarize_comparison(three)).startswith("Verdict: 3 seeds are too few")
+    assert dqn.comparison_verdict(dqn.summarize_comparison(three)).startswith("Verdict: 3 seeds are too few")
 
 
 def test_td_loss_masks_terminal_steps_weights_the_loss_and_gives_abs_delta_priorities():
@@ -293,7 +294,7 @@ def test_full_size_comparison_reproduces_the_stored_results(tmp_path):
     for summary in (again, before):  # CPU seconds depend on the machine; everything the verdict reads must not
         for kind in ("uniform", "prioritized"):
             summary[kind].pop("cpu_s")
-    assert again == before and dqn.verdict(again) == dqn.verdict(before)
+    assert again == before and dqn.comparison_verdict(again) == dqn.comparison_verdict(before)
 
 
 def test_defaults_are_the_ones_the_notebook_describes():

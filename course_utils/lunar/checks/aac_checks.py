@@ -14,7 +14,7 @@ from torch import nn
 
 from course_utils import facts
 from course_utils.checking import Exercise, Problem, attempt, fmt, raise_if_error
-from course_utils.lunar.checks import loss_records as lr
+from course_utils.lunar.checks import loss_records
 from course_utils.lunar.checks.common import _FakeEnv, tensor_of
 from course_utils.lunar.env import make_env
 from course_utils.records import encode
@@ -48,12 +48,12 @@ def _drive_aac_net(cases, AACPolicyNet) -> list[dict]:  # noqa: N803 (the exerci
         net = attempt(what, AACPolicyNet.build_for_env, env)
         if case["env"] == "lunar":
             env.close()
-        if lr.is_error(net):
+        if loss_records.is_error(net):
             out.append({"error": net})
             continue
         x = torch.randn(case["rows"], n_obs, generator=torch.Generator().manual_seed(case["seed"]))
         result = attempt("net(x)", net, x)
-        if lr.is_error(result):
+        if loss_records.is_error(result):
             out.append({"error": result})
             continue
         pair = isinstance(result, tuple) and len(result) == 2
@@ -148,7 +148,7 @@ def _drive_aac_agent(cases, AACPolicyAgent) -> list[dict]:  # noqa: N803 (the ex
         net = _LinearPair(case["net"], case["value"])
         agent = attempt(f"AACPolicyAgent(env, p_net, seed={seed})", AACPolicyAgent, env, net, seed)
         state = torch.as_tensor(env.reset(seed=seed)[0])
-        if lr.is_error(agent):
+        if loss_records.is_error(agent):
             out.append({"state": state, "error": agent})
         else:
             attempt("setting agent.curr_state", setattr, agent, "curr_state", state.clone())
@@ -166,7 +166,7 @@ def _judge_aac_agent(got: list, expected: list, cases) -> None:
         d = tensor_of("current_action_distribution()", mine.get("distribution")).reshape(-1).double()
         if d.numel() != 4:
             raise Problem(f"expected 4 probabilities (one per action), got {d.numel()} values.")
-        if (d < 0).any() or not lr.close(float(d.sum()), 1.0, 1e-5):
+        if (d < 0).any() or not loss_records.close(float(d.sum()), 1.0, 1e-5):
             raise Problem(
                 f"the probabilities {fmt(d)} should be non-negative and sum to 1 (they sum to "
                 f"{float(d.sum()):.4f}). Hint: apply a softmax to the action scores."
@@ -203,8 +203,8 @@ def _aac_loss_cases(hidden: bool) -> list[dict]:
     if not hidden:
         return [{"batch": "stored", "delta": 1.0}, {"batch": "stored", "delta": 0.5}]
     return [
-        {"batch": lr.HIDDEN_BATCHES[0], "delta": 1.0},
-        {"batch": lr.HIDDEN_BATCHES[0], "delta": 0.3},
+        {"batch": loss_records.HIDDEN_BATCHES[0], "delta": 1.0},
+        {"batch": loss_records.HIDDEN_BATCHES[0], "delta": 0.3},
         {"batch": {"seed": 505, "lengths": [31, 26, 47]}, "delta": 0.01},
     ]
 
@@ -214,20 +214,20 @@ def _drive_aac_loss(cases, AACPolicyGradientLoss) -> list[dict]:  # noqa: N803 (
     for case in cases:
         what = f"AACPolicyGradientLoss(delta={case['delta']:g})"
         loss_fn = attempt(what, AACPolicyGradientLoss, case["delta"])
-        if lr.is_error(loss_fn):
+        if loss_records.is_error(loss_fn):
             out.append({"error": loss_fn})
             continue
-        batch, scores, values = lr.make_inputs(case["batch"])
+        batch, scores, values = loss_records.make_inputs(case["batch"])
         s, v = scores.requires_grad_(True), values.view(-1, 1).clone().requires_grad_(True)
-        record, loss = lr.observe_loss(f"{what}(batch, (action_scores, state_values))", loss_fn, batch, (s, v))
-        record["backward"] = lr.backward(loss)
-        record["values_grad"] = lr.grad_of(v)
+        record, loss = loss_records.observe_loss(f"{what}(batch, (action_scores, state_values))", loss_fn, batch, (s, v))
+        record["backward"] = loss_records.backward(loss)
+        record["values_grad"] = loss_records.grad_of(v)
         pair = f"{what}(batch, (action_scores, state_values))"
-        record["flat"], _ = lr.observe_loss(pair, loss_fn, batch, (s.detach(), v.detach().view(-1)))
-        record["row_shifted"], _ = lr.observe_loss(pair, loss_fn, batch, (lr.row_shifted(s), v.detach()))
-        batch, scores, values = lr.make_inputs(case["batch"], shift=lr.SHIFT)
+        record["flat"], _ = loss_records.observe_loss(pair, loss_fn, batch, (s.detach(), v.detach().view(-1)))
+        record["row_shifted"], _ = loss_records.observe_loss(pair, loss_fn, batch, (loss_records.row_shifted(s), v.detach()))
+        batch, scores, values = loss_records.make_inputs(case["batch"], shift=loss_records.SHIFT)
         raised = (scores, values.view(-1, 1))
-        record["shifted"], _ = lr.observe_loss(f"{what}(batch, (action_scores, state_values))", loss_fn, batch, raised)
+        record["shifted"], _ = loss_records.observe_loss(f"{what}(batch, (action_scores, state_values))", loss_fn, batch, raised)
         out.append(record)
     return out
 
@@ -247,30 +247,31 @@ def _judge_aac_loss(got: list, expected: list, cases) -> None:
     for case, mine, reference in zip(cases, got, expected, strict=True):
         raise_if_error(mine.get("error"))
         delta, spec = case["delta"], case["batch"]
-        got_loss, want = lr.loss_value(mine, name), lr.loss_value(reference, name)
-        parts = lr.info(reference)
+        got_loss, want = loss_records.loss_value(mine, name), loss_records.loss_value(reference, name)
+        parts = loss_records.info(reference)
         loss_p, loss_v = parts["loss_p"], parts["loss_v"]
-        if not lr.close(got_loss, want):
+        if not loss_records.close(got_loss, want):
             try:
-                blind = lr.close(lr.loss_value(mine.get("shifted", {}), name), got_loss)
+                blind = loss_records.close(loss_records.loss_value(mine.get("shifted", {}), name), got_loss)
             except Problem:
                 blind = True
-            if lr.changed(mine, "flat", got_loss, name):
+            if loss_records.changed(mine, "flat", got_loss, name):
                 hint = BROADCAST_HINT
-            elif lr.changed(mine, "row_shifted", got_loss, name):
-                hint = lr.AXIS_HINT
+            elif loss_records.changed(mine, "row_shifted", got_loss, name):
+                hint = loss_records.AXIS_HINT
             elif not blind:
                 hint = "the policy part should weigh log pi by the advantage q - v, not by q."
-            elif lr.close(got_loss, loss_p):
+            elif loss_records.close(got_loss, loss_p):
                 hint = "add the value loss: delta * mean((v - q)^2)."
-            elif lr.close(got_loss, delta * loss_v - loss_p):
+            elif loss_records.close(got_loss, delta * loss_v - loss_p):
                 hint = "the sign of the policy part is flipped: minimise -(q - v) * log pi."
-            elif lr.close(got_loss, loss_p + loss_v):
+            elif loss_records.close(got_loss, loss_p + loss_v):
                 hint = "weigh the value loss by delta."
             else:
                 hint = "loss = -mean((q - v) * log pi(a|s)) + delta * mean((v - q)^2)."
             raise Problem(
-                f"on {lr.describe(spec)} with delta={delta:g} the loss should be {want:.4f}, got {got_loss:.4f}. Hint: {hint}"
+                f"on {loss_records.describe(spec)} with delta={delta:g} the loss should be {want:.4f}, "
+                f"got {got_loss:.4f}. Hint: {hint}"
             )
         raise_if_error(mine.get("backward"))
         grad, want_grad = mine.get("values_grad"), reference["values_grad"]
@@ -279,10 +280,12 @@ def _judge_aac_loss(got: list, expected: list, cases) -> None:
                 "the gradient with respect to the state values should come from the value loss alone. "
                 "Hint: use state_values.detach() in the advantage, so the policy loss does not move v."
             )
-        got_raised, want_raised = lr.loss_value(mine.get("shifted", {}), name), lr.loss_value(reference["shifted"], name)
-        if not lr.close(got_raised, want_raised):
+        got_raised = loss_records.loss_value(mine.get("shifted", {}), name)
+        want_raised = loss_records.loss_value(reference["shifted"], name)
+        if not loss_records.close(got_raised, want_raised):
             raise Problem(
-                f"on {lr.describe(spec)} with every q-value and state value raised by {lr.SHIFT:g}, the loss should be "
+                f"on {loss_records.describe(spec)} with every q-value and state value raised by {loss_records.SHIFT:g}, "
+                "the loss should be "
                 f"{want_raised:.4f}, got {got_raised:.4f}. Hint: the advantage q - v and the value loss do not change."
             )
 

@@ -23,7 +23,7 @@ from torch import nn
 
 from course_utils import facts
 from course_utils.checking import Exercise, Problem, attempt, raise_if_error
-from course_utils.lunar.checks import loss_records as lr
+from course_utils.lunar.checks import loss_records
 from course_utils.lunar.checks.aac_checks import AAC_AGENT, AAC_LOSS, AAC_NET
 from course_utils.lunar.checks.aac_checks import check_aac_agent as check_aac_agent
 from course_utils.lunar.checks.aac_checks import check_aac_loss as check_aac_loss
@@ -37,21 +37,22 @@ from course_utils.runtime import seed_torch
 
 def _pg_cases(hidden: bool) -> list:
     """The batches the loss is called on (see ``loss_records``)."""
-    return list(lr.HIDDEN_BATCHES) if hidden else ["stored"]
+    return list(loss_records.HIDDEN_BATCHES) if hidden else ["stored"]
 
 
 def _drive_pg(name: str):
     def drive(cases, Loss) -> dict:  # noqa: N803 (the exercise's class name)
         loss_fn = attempt(f"{name}()", Loss)
-        if lr.is_error(loss_fn):
+        if loss_records.is_error(loss_fn):
             return {"error": loss_fn}
         out = []
         for spec in cases:
-            batch, scores, _ = lr.make_inputs(spec)
-            record, _ = lr.observe_loss(f"{name}(batch, action_scores)", loss_fn, batch, scores.requires_grad_(True))
-            record["row_shifted"], _ = lr.observe_loss(f"{name}(batch, action_scores)", loss_fn, batch, lr.row_shifted(scores))
-            shifted, scores, _ = lr.make_inputs(spec, shift=lr.SHIFT)
-            record["shifted"], _ = lr.observe_loss(f"{name}(batch, action_scores)", loss_fn, shifted, scores)
+            batch, scores, _ = loss_records.make_inputs(spec)
+            record, _ = loss_records.observe_loss(f"{name}(batch, action_scores)", loss_fn, batch, scores.requires_grad_(True))
+            shifted = loss_records.row_shifted(scores)
+            record["row_shifted"], _ = loss_records.observe_loss(f"{name}(batch, action_scores)", loss_fn, batch, shifted)
+            shifted, scores, _ = loss_records.make_inputs(spec, shift=loss_records.SHIFT)
+            record["shifted"], _ = loss_records.observe_loss(f"{name}(batch, action_scores)", loss_fn, shifted, scores)
             out.append(record)
         return {"calls": out}
 
@@ -68,27 +69,27 @@ def _calls(got: dict, cases) -> list:
 
 def _loss_checked(name: str, mine: dict, reference: dict, spec, hints) -> float:
     """The recorded loss, which must have a gradient and equal the course's (else the first hint that fits)."""
-    got = lr.loss_value(mine, f"{name}(batch, action_scores)")
-    want = lr.loss_value(reference, "the course's loss")
+    got = loss_records.loss_value(mine, f"{name}(batch, action_scores)")
+    want = loss_records.loss_value(reference, "the course's loss")
     if mine.get("requires_grad") is not True:
         raise Problem(
             "the loss has no gradient with respect to the action scores: do not detach them or "
             "convert them to numbers before computing the loss."
         )
-    if not lr.close(got, want):
-        hints = [(lambda got, want: lr.changed(mine, "row_shifted", got, name), lr.AXIS_HINT), *hints]
+    if not loss_records.close(got, want):
+        hints = [(lambda got, want: loss_records.changed(mine, "row_shifted", got, name), loss_records.AXIS_HINT), *hints]
         hint = next((h for test, h in hints if test(got, want)), "compare with the formula above.")
-        raise Problem(f"on {lr.describe(spec)} the loss should be {want:.4f}, got {got:.4f}. Hint: {hint}")
+        raise Problem(f"on {loss_records.describe(spec)} the loss should be {want:.4f}, got {got:.4f}. Hint: {hint}")
     return got
 
 
 def _is(value):
-    return lambda got, want: lr.close(got, value(want))
+    return lambda got, want: loss_records.close(got, value(want))
 
 
 def _judge_vpg(got: dict, expected: dict, cases) -> None:
     for spec, mine, reference in zip(cases, _calls(got, cases), expected["calls"], strict=True):
-        steps, episodes = lr.batch_size(spec)
+        steps, episodes = loss_records.batch_size(spec)
         hints = [
             (_is(lambda w: -w), "the sign is flipped: we minimise the NEGATIVE of q * log pi."),
             (_is(lambda w, n=steps: w * n), "take the mean over the batch's steps, not the sum."),
@@ -116,12 +117,12 @@ def check_vpg_loss(VanillaPolicyGradientLoss, strict: bool = False) -> bool:  # 
 def _judge_bpg(got: dict, expected: dict, cases) -> None:
     name = "BaselinePolicyGradientLoss"
     for spec, mine, reference in zip(cases, _calls(got, cases), expected["calls"], strict=True):
-        steps, _ = lr.batch_size(spec)
+        steps, _ = loss_records.batch_size(spec)
         raised = mine.get("shifted", {})
 
         def unshifted(got, want, raised=raised):  # subtracting the mean q makes the loss blind to the shift
             try:
-                return not lr.close(lr.loss_value(raised, name), got)
+                return not loss_records.close(loss_records.loss_value(raised, name), got)
             except Problem:
                 return False
 
@@ -131,16 +132,18 @@ def _judge_bpg(got: dict, expected: dict, cases) -> None:
             (_is(lambda w, n=steps: w * n), "take the mean over the batch's steps, not the sum."),
         ]
         _loss_checked(name, mine, reference, spec, hints)
-        values, want = lr.info(mine), lr.info(reference)["baseline"]
+        values, want = loss_records.info(mine), loss_records.info(reference)["baseline"]
         if "baseline" not in values:
             raise Problem("the dict should also record the baseline: dict(loss_p=..., baseline=...).")
         baseline = values["baseline"]
-        if not (lr.is_number(baseline) and lr.close(lr.number(baseline, "the baseline"), want)):
-            raise Problem(f"the baseline should be the mean q-value of the batch, {want:.4f}, got {lr.shown(baseline)}.")
-        got_raised, want_raised = lr.loss_value(raised, name), lr.loss_value(reference["shifted"], name)
-        if not lr.close(got_raised, want_raised):
+        if not (loss_records.is_number(baseline) and loss_records.close(loss_records.number(baseline, "the baseline"), want)):
+            raise Problem(f"the baseline should be the mean q-value of the batch, {want:.4f}, "
+                          f"got {loss_records.shown(baseline)}.")
+        got_raised, want_raised = loss_records.loss_value(raised, name), loss_records.loss_value(reference["shifted"], name)
+        if not loss_records.close(got_raised, want_raised):
             raise Problem(
-                f"on {lr.describe(spec)} with every q-value raised by {lr.SHIFT:g}, the loss should be {want_raised:.4f}, "
+                f"on {loss_records.describe(spec)} with every q-value raised by {loss_records.SHIFT:g}, "
+                f"the loss should be {want_raised:.4f}, "
                 f"got {got_raised:.4f}. Hint: with the baseline subtracted, raising every q-value changes nothing."
             )
 
@@ -175,7 +178,7 @@ def _entropy_cases(hidden: bool) -> list:
         ("max_entropy", 6),
         ("loss", 6, 1.0, batch),
         ("loss", 6, 0.35, batch),
-        ("loss", 4, 1.0, lr.HIDDEN_BATCHES[1]),
+        ("loss", 4, 1.0, loss_records.HIDDEN_BATCHES[1]),
         ("loss", 3, 1.0, {"uniform": 9}),
         ("loss", 3, 0.6, {"uniform": 5}),
     ]
@@ -186,18 +189,18 @@ def _drive_entropy(cases, ActionEntropyLoss) -> list:  # noqa: N803 (the exercis
     for step in cases:
         if step[0] == "max_entropy":
             loss_fn = attempt(f"ActionEntropyLoss({step[1]})", ActionEntropyLoss, step[1])
-            value = loss_fn if lr.is_error(loss_fn) else attempt("max_entropy", getattr, loss_fn, "max_entropy", None)
+            value = loss_fn if loss_records.is_error(loss_fn) else attempt("max_entropy", getattr, loss_fn, "max_entropy", None)
             out.append({"max_entropy": encode(value)})
             continue
         _, n_actions, beta, spec = step
         loss_fn = attempt(f"ActionEntropyLoss({n_actions}, {beta:g})", ActionEntropyLoss, n_actions, beta)
-        if lr.is_error(loss_fn):
+        if loss_records.is_error(loss_fn):
             out.append({"error": loss_fn})
             continue
-        batch, scores, _ = lr.make_inputs(spec, n_actions)
+        batch, scores, _ = loss_records.make_inputs(spec, n_actions)
         what = f"ActionEntropyLoss({n_actions}, {beta:g})(batch, action_scores)"
-        record, _ = lr.observe_loss(what, loss_fn, batch, scores.requires_grad_(True))
-        record["row_shifted"], _ = lr.observe_loss(what, loss_fn, batch, lr.row_shifted(scores))
+        record, _ = loss_records.observe_loss(what, loss_fn, batch, scores.requires_grad_(True))
+        record["row_shifted"], _ = loss_records.observe_loss(what, loss_fn, batch, loss_records.row_shifted(scores))
         out.append(record)
     return out
 
@@ -209,23 +212,23 @@ def _judge_entropy(got: list, expected: list, cases) -> None:
         if step[0] == "max_entropy":
             n_actions, value = step[1], mine.get("max_entropy")
             want = math.log(n_actions)
-            if not (lr.is_number(value) and lr.close(lr.number(value, "max_entropy"), want, 1e-5)):
+            if not (loss_records.is_number(value) and loss_records.close(loss_records.number(value, "max_entropy"), want, 1e-5)):
                 raise Problem(
                     f"max_entropy for {n_actions} actions should be log({n_actions}) = {want:.5f} (a uniform distribution), "
-                    f"got {lr.shown(value)}."
+                    f"got {loss_records.shown(value)}."
                 )
             continue
         _, n_actions, beta, spec = step
         what = f"ActionEntropyLoss({n_actions}, {beta:g})"
         if "uniform" in spec:
-            got_loss = lr.loss_value(mine, what)
-            if not lr.close(got_loss, -beta, 1e-5):
+            got_loss = loss_records.loss_value(mine, what)
+            if not loss_records.close(got_loss, -beta, 1e-5):
                 raise Problem(
                     f"for uniform probabilities the loss (beta={beta:g}) should be {-beta:g}, got {got_loss:.4f}."
                 )
             continue
         if beta == 1.0:
-            steps, _ = lr.batch_size(spec)
+            steps, _ = loss_records.batch_size(spec)
             top = math.log(n_actions)
             hints = [
                 (_is(lambda w: -w),
@@ -236,10 +239,11 @@ def _judge_entropy(got: list, expected: list, cases) -> None:
             ]
             _loss_checked(what, mine, reference, spec, hints)
             continue
-        got_loss, want = lr.loss_value(mine, what), lr.loss_value(reference, what)
-        if not lr.close(got_loss, want):
+        got_loss, want = loss_records.loss_value(mine, what), loss_records.loss_value(reference, what)
+        if not loss_records.close(got_loss, want):
             raise Problem(
-                f"with beta={beta:g} the loss on {lr.describe(spec)} should be {want:.4f} ({beta:g} times the loss with "
+                f"with beta={beta:g} the loss on {loss_records.describe(spec)} should be {want:.4f} "
+                f"({beta:g} times the loss with "
                 f"beta=1), got {got_loss:.4f}. Hint: multiply by beta."
             )
 
@@ -342,8 +346,8 @@ def _trainer_cases(hidden: bool) -> list[dict]:
         ]
     return [
         {"seed": 7, "hidden": 24, "weight": 0.8, "lr": 0.02, "batch": {"seed": 404, "lengths": [22, 35, 18]}, "steps": 3},
-        {"seed": 3, "hidden": 8, "weight": 0.2, "lr": 0.05, "batch": lr.HIDDEN_BATCHES[1], "steps": 2},
-        {"seed": 5, "hidden": 10, "weight": 0.6, "lr": 0.03, "batch": lr.HIDDEN_BATCHES[0], "steps": 2, "values": True},
+        {"seed": 3, "hidden": 8, "weight": 0.2, "lr": 0.05, "batch": loss_records.HIDDEN_BATCHES[1], "steps": 2},
+        {"seed": 5, "hidden": 10, "weight": 0.6, "lr": 0.03, "batch": loss_records.HIDDEN_BATCHES[0], "steps": 2, "values": True},
     ]
 
 
@@ -359,20 +363,20 @@ def _drive_trainer(cases, PolicyTrainer) -> list[dict]:  # noqa: N803 (the exerc
         seed_torch(case["seed"])
         values = case.get("values", False)
         model = _TrainerNet(case["hidden"], values=values)
-        batch, _, _ = lr.make_inputs(case["batch"])
+        batch, _, _ = loss_records.make_inputs(case["batch"])
         optimizer = torch.optim.SGD(model.parameters(), lr=case["lr"])
         losses = [_ImitationLoss(), _ScoreSizeLoss(case["weight"])] + ([_ValueLoss(case["weight"])] if values else [])
         record = {"initial": _params(model), "steps": []}
         trainer = attempt(
             "PolicyTrainer(model, optimizer, loss_fns, dataloader=None)", PolicyTrainer, model, optimizer, losses, None
         )
-        if lr.is_error(trainer):
+        if loss_records.is_error(trainer):
             record["error"] = trainer
             out.append(record)
             continue
         for _ in range(case["steps"]):
             result = attempt("train_batch(batch)", getattr(trainer, "train_batch", None), batch)
-            if lr.is_error(result):
+            if loss_records.is_error(result):
                 record["steps"].append({"error": result})
                 break
             pair = isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)
@@ -430,10 +434,12 @@ def _judge_trainer(got: list, expected: list, cases) -> None:
             raise_if_error(step.get("error"))
             if step.get("pair") is not True:
                 raise Problem(f"train_batch should return (total_loss, dict of losses), got {step.get('returned')!s:.200}.")
-            total, want_total = step.get("total"), lr.number(want["total"], "the course's total")
-            if not (lr.is_number(total) and lr.close(lr.number(total, "the total loss"), want_total)):
+            total, want_total = step.get("total"), loss_records.number(want["total"], "the course's total")
+            total_number = loss_records.is_number(total) and loss_records.number(total, "the total loss")
+            if not (loss_records.is_number(total) and loss_records.close(total_number, want_total)):
                 raise Problem(
-                    f"the total loss should be the sum of all loss functions' losses ({want_total:.4f}), got {lr.shown(total)}."
+                    f"the total loss should be the sum of all loss functions' losses ({want_total:.4f}), "
+                    f"got {loss_records.shown(total)}."
                 )
             values = step.get("info")
             missing = set(want["info"]) - set(values if type(values) is dict else {})
