@@ -52,24 +52,27 @@ def _bench(args) -> int:
     return 0
 
 
-def _stale() -> list[str]:
-    """What ``course release`` would change: the harvested solutions, the released notebooks,
-    tutorial 3's expected values and the check cells' stored records (``course release --check``;
-    ``course bundle`` refuses a stale tree)."""
-    from course_admin import grading
-    from course_admin.grading import harvest, judging
-    from course_admin.lunar import reference
-    from course_utils import notebook, schedule
+RELEASE = (
+    ("timetable written into", "course_utils.schedule:write_schedule", "course_utils.schedule:stale_schedule"),
+    ("harvested", "course_admin.grading.harvest:write_solutions", "course_admin.grading.harvest:stale_solutions"),
+    ("released", "course_admin.grading:release", "course_admin.grading:stale_notebooks"),
+    ("wrote", "course_utils.notebook:write_names", "course_utils.notebook:stale_names"),
+    # after the harvest: the expected values and the check records come from the solutions just written
+    ("wrote", "course_admin.lunar.reference:write_expected", "course_admin.lunar.reference:stale_expected"),
+    ("wrote", "course_admin.grading.judging:write_check_records", "course_admin.grading.judging:stale_check_records"),
+)
+"""What ``course release`` writes, in order, as (verb, ``module:write``, ``module:stale``): each
+``write()`` returns the path or paths it wrote, each ``stale()`` the descriptions of what differs
+from ``solutions/`` (empty: current)."""
 
-    stale = schedule.stale_schedule() + notebook.stale_names() + harvest.stale_solutions() + grading.stale_notebooks()
-    return stale + reference.stale_expected() + judging.stale_check_records()
+
+def _stale() -> list[str]:
+    """What ``course release`` would change (``course release --check``; ``course bundle``
+    refuses a stale tree)."""
+    return [line for _, _, stale in RELEASE for line in _resolve(stale)()]
 
 
 def _release(args) -> int:
-    from course_admin import grading
-    from course_admin.grading import harvest
-    from course_utils import notebook, schedule
-
     if args.check:
         from course_utils import claims
 
@@ -89,19 +92,10 @@ def _release(args) -> int:
             return 1
         print("notebooks/, the harvested solutions and the expected values are up to date with solutions/.")
         return 0
-    for path in schedule.write_schedule():
-        print(f"timetable written into {path}")
-    for path in harvest.write_solutions():
-        print(f"harvested {path}")
-    for path in grading.release():
-        print(f"released {path}")
-    for path in notebook.write_names():
-        print(f"wrote {path}")
-    from course_admin.grading import judging
-    from course_admin.lunar import reference  # imported after the harvest: it runs the solutions just written
-
-    print(f"wrote {reference.write_expected()}")
-    print(f"wrote {judging.write_check_records()}")
+    for verb, write, _ in RELEASE:
+        written = _resolve(write)()
+        for path in written if isinstance(written, list | tuple) else [written]:
+            print(f"{verb} {path}")
     return 0
 
 
