@@ -69,6 +69,11 @@ CLAIMS = (
           "One step's autograd graph saves {graph_kb:.1f} kB (the weights not counted); its experience is "
           "{kept_kb:.1f} kB, {times:.0f} times less.",
           lambda f: f["times"] >= 5),
+    Claim("colour.logits_run_apart", "Section 3, the ablation", "live:colour.logit_gap of the replaying agents",
+          lambda gaps: dict(gaps),
+          "On the remembered trials the actor's two logits end {without:.0f} apart (median) without the ratio, "
+          "{with_ratio:.1f} with it.",
+          lambda f: f["with_ratio"] <= 20 and f["without"] >= 10 * f["with_ratio"]),
     Claim("colour.replay_buys_no_speed", "Section 3, the model answer of the Think! on replay's cost",
           "live:colour.compare_on_mode2", _speed,
           "On mode 2, replay reaches 90% after {replay_reach} steps and no replay after {plain_reach}: replay buys no "
