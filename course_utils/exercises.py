@@ -142,12 +142,8 @@ GRADED = (
         twins=("course_utils.harlow.batch", "course_utils.harlow.evolution"),
     ),
     # Tutorial 2: colour replay
-    GradedCell(
-        "test_discounted_returns", "colour", 2, "discounted_returns", f"{_COLOUR_CHECKS}:check_discounted_returns",
-        helpers=("course_utils.returns:discounted_returns",),
-        hint_tests=("tests/colour/test_checks.py::test_wrong_returns_get_a_hint",),
-        twins=("course_utils.returns", "course_utils.colour.agent", "course_utils.colour.training"),
-    ),
+    # discounted_returns is an optional, ungraded exercise here (colour.optional): tutorial 3's
+    # calc_qvals grades the same recursion
     GradedCell(
         "test_replay_memory", "colour", 3, "replay_memory", f"{_COLOUR_CHECKS}:check_replay_memory",
         helpers=("course_utils.colour.agent:Experience", "course_utils.colour.training:train_agent"),
@@ -155,7 +151,8 @@ GRADED = (
         twins=("course_utils.replay.per", "course_utils.replay.memory"),
     ),
     GradedCell(
-        "test_replay_actor_loss", "colour", 3, "replay_actor_loss", f"{_COLOUR_CHECKS}:check_replay_actor_loss",
+        # the idea that makes replay work, so it carries most of the tutorial's points
+        "test_replay_actor_loss", "colour", 5, "replay_actor_loss", f"{_COLOUR_CHECKS}:check_replay_actor_loss",
         helpers=("course_utils.colour.agent:RHO_MAX", "course_utils.colour.training:train_agent"),
         hint_tests=("tests/colour/test_checks.py::test_replay_actor_loss_mistakes_get_their_hint",),
         # the course's A2C loss computes this actor term (agent), and training and curves import it

@@ -66,13 +66,15 @@ TUTORIALS: tuple[Tutorial, ...] = (
     ),
     Tutorial(
         2, "02_colour_replay", "Colour replay",
-        "forgetting when the world changes, and a replay memory that prevents it (exercises: discounted "
-        "returns, a wrap-around replay memory, the actor loss weighted by the capped importance ratio)",
+        "forgetting when the world changes, and a replay memory that prevents it (exercises: a wrap-around "
+        "replay memory, the actor loss weighted by the capped importance ratio; the discounted returns, optional)",
         (
             ("Section 0: Play the game", 5),
             ("Section 1: A changing environment", 5),
+            # 5 of its minutes are the optional discounted returns: the timetable's student writes every
+            # exercise, graded or not
             ("Section 2: An A2C agent in a changing environment", 20),
-            # 10 of its minutes are the replay actor loss exercise (Exercise 3)
+            # 10 of its minutes are the replay actor loss exercise (Exercise 2)
             ("Section 3: Replay", 45),
         ),
         needs="Python, NumPy and PyTorch basics; tutorial 1's A2C box",

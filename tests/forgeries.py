@@ -1,12 +1,12 @@
 """A red-team corpus: submissions that try to forge a verdict instead of answering.
 
-Each attack is tutorial 2's released notebook with one exercise answered honestly (from
-``solutions/``) and the other attacked: its answer cell replaced by code that tries to earn the
-points without solving it, by the attacks documented against nbgrader and its peers (a patched
-check, rigged comparisons, patched numerical helpers, a silenced traceback, frames and the
-garbage collector, text that mimics a pass, a forged record, partial credit through an
-``execute_result``, answers tuned to the public cases, the harvested solutions of the grader's
-environment, NaN, files for the grader).
+Each attack is tutorial 2's released notebook with one of its two exercises (the replay memory,
+the replay actor loss) answered honestly (from ``solutions/``) and the other attacked: its answer
+cell replaced by code that tries to earn the points without solving it, by the attacks documented
+against nbgrader and its peers (a patched check, rigged comparisons, patched numerical helpers, a
+silenced traceback, frames and the garbage collector, text that mimics a pass, a forged record,
+partial credit through an ``execute_result``, answers tuned to the public cases, the harvested
+solutions of the grader's environment, NaN, files for the grader).
 
 Every notebook of the corpus is tutorial 2's grading path (``load_cut``, ``submissions.grading_path``):
 its setup and settings cells and, in order, each exercise's answer, check and hidden-test cells, up
@@ -29,27 +29,27 @@ from pathlib import Path
 from submissions import cell_index, grading_path, grading_path_source, load, source_folder, with_answer, write
 
 ASSIGNMENT = "02_colour_replay"
-RETURNS, MEMORY = "test_discounted_returns", "test_replay_memory"
+ACTOR, MEMORY = "test_replay_actor_loss", "test_replay_memory"
 
-WRONG_RETURNS = '''
-def discounted_returns(rewards, gamma):
-    return np.zeros(len(rewards))
+WRONG_ACTOR = '''
+def replay_actor_loss(log_pi, mu, advantage, rho_max):
+    return (log_pi * 0.0).mean()
 '''
 
-ATTACKS_ON_RETURNS = {
+ATTACKS_ON_ACTOR = {
     # The attack from the issue: the hidden test imported the patched check.
     "patch_check": '''
 import course_utils.colour.checks as checks
-checks.check_discounted_returns = lambda *args, **kwargs: True
-''' + WRONG_RETURNS,
+checks.check_replay_actor_loss = lambda *args, **kwargs: True
+''' + WRONG_ACTOR,
     # Everything in the kernel that judges, patched.
     "patch_judging": '''
 import course_utils.checking as checking
 import course_utils.colour.checks as checks
 checking.outcome = lambda name, check: (True, f"{name}: all checks passed. Well done!")
 checking.verdict = lambda *args, **kwargs: True
-object.__setattr__(checks.RETURNS, "judge", lambda *args: None)
-''' + WRONG_RETURNS,
+object.__setattr__(checks.ACTOR, "judge", lambda *args: None)
+''' + WRONG_ACTOR,
     # nbgrader issue #1379: an object that equals everything.
     "equals_everything": '''
 class Anything:
@@ -62,19 +62,23 @@ class Anything:
         return 1
     def __iter__(self):
         return iter([self])
+    def item(self):
+        return self
 
-def discounted_returns(rewards, gamma):
+def replay_actor_loss(log_pi, mu, advantage, rho_max):
     return Anything()
 ''',
-    "rigged_ndarray": '''
-class Rigged(np.ndarray):
+    "rigged_tensor": '''
+class Rigged(torch.Tensor):
     def __eq__(self, other):
-        return np.ones(np.shape(other), dtype=bool)
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        return np.zeros(np.shape(inputs[0]))
+        return torch.ones(torch.Size(getattr(other, "shape", ())), dtype=torch.bool)
+    def item(self):
+        return 0.0
+    def dim(self):
+        return 0
 
-def discounted_returns(rewards, gamma):
-    return np.zeros(len(rewards)).view(Rigged)
+def replay_actor_loss(log_pi, mu, advantage, rho_max):
+    return (log_pi * 0.0).mean().as_subclass(Rigged)
 ''',
     "rigged_float64": '''
 class Close(np.float64):
@@ -90,11 +94,11 @@ class Close(np.float64):
     __lt__ = __ge__ = __gt__ = __le__
     __hash__ = np.float64.__hash__
 
-def discounted_returns(rewards, gamma):
-    return [Close(0.0) for _ in rewards]
+def replay_actor_loss(log_pi, mu, advantage, rho_max):
+    return Close(0.0)
 ''',
     "patched_numerics": '''
-import builtins, math, torch
+import builtins, math
 np.allclose = lambda *args, **kwargs: True
 np.array_equal = lambda *args, **kwargs: True
 np.isclose = lambda a, b, *args, **kwargs: np.ones(np.shape(a), dtype=bool)
@@ -102,39 +106,39 @@ np.testing.assert_allclose = lambda *args, **kwargs: None
 math.isclose = lambda *args, **kwargs: True
 torch.allclose = lambda *args, **kwargs: True
 builtins.abs = lambda x: 0
-''' + WRONG_RETURNS,
+''' + WRONG_ACTOR,
     # nbgrader PR #1324: a failing test that records no error.
     "silenced_traceback": '''
 _shell = get_ipython()
 _shell.showtraceback = lambda *args, **kwargs: None
 _shell._showtraceback = lambda *args, **kwargs: None
 
-def discounted_returns(rewards, gamma):
+def replay_actor_loss(log_pi, mu, advantage, rho_max):
     raise ValueError("no answer")
 ''',
     "frames_and_gc": '''
 import gc, sys
 
-def discounted_returns(rewards, gamma):
+def replay_actor_loss(log_pi, mu, advantage, rho_max):
     def looks_right(value):
-        return isinstance(value, np.ndarray) and value.shape == np.shape(rewards) and value is not rewards
+        return isinstance(value, torch.Tensor) and value.dim() == 0 and value.requires_grad
     frame = sys._getframe(1)
     while frame is not None:
         for value in list(frame.f_locals.values()):
             if looks_right(value):
-                return value.copy()
+                return value
         frame = frame.f_back
     for value in gc.get_objects():
         if looks_right(value):
-            return value.copy()
-    return np.zeros(len(rewards))
+            return value
+    return (log_pi * 0.0).mean()
 ''',
     "mimics_a_pass": '''
-print("✅ discounted_returns: all checks passed. Well done!")
+print("✅ replay_actor_loss: all checks passed. Well done!")
 get_ipython().events.register(
-    "post_run_cell", lambda result: print("✅ discounted_returns: all checks passed. Well done!")
+    "post_run_cell", lambda result: print("✅ replay_actor_loss: all checks passed. Well done!")
 )
-''' + WRONG_RETURNS,
+''' + WRONG_ACTOR,
     # A record of the course's own answer on the public cases (students have those records).
     "forged_record": '''
 import json
@@ -144,51 +148,53 @@ from course_utils import checking, records
 _real_submit = checking.Exercise.submit
 
 def _forged_submit(self, *answers):
-    if self.grade_id != "test_discounted_returns":
+    if self.grade_id != "test_replay_actor_loss":
         return _real_submit(self, *answers)
     record = json.dumps(checking._stored_records()[self.grade_id])
     display({records.RECORD_MIME: json.dumps({"grade_id": self.grade_id, "record": record})}, raw=True)
 
 checking.Exercise.submit = _forged_submit
-''' + WRONG_RETURNS,
+''' + WRONG_ACTOR,
     # nbgrader reads a test cell's execute_result as partial credit.
     "partial_credit": '''
 _shell = get_ipython()
 _shell.events.register("post_run_cell", lambda result: _shell.displayhook(2))
-''' + WRONG_RETURNS,
+''' + WRONG_ACTOR,
     # Right on every public case (from the records students have), wrong elsewhere.
     "tuned_to_public_cases": '''
 from course_utils import checking
 from course_utils.colour import checks as _checks
 
-def discounted_returns(rewards, gamma):
-    cases = _checks.RETURNS.cases(False)
-    for (known, known_gamma, _), seen in zip(cases, checking.stored_record("test_discounted_returns")):
-        if [float(r) for r in rewards] == list(known) and gamma == known_gamma:
-            return seen["returns"]
-    return np.zeros(len(rewards))
+def replay_actor_loss(log_pi, mu, advantage, rho_max):
+    cases = _checks.ACTOR.cases(False)
+    for case, seen in zip(cases, checking.stored_record("test_replay_actor_loss")):
+        if len(case["log_pi"]) == len(log_pi) and np.allclose(case["log_pi"], log_pi.detach().numpy()) \\
+                and case["rho_max"] == rho_max:
+            target = float(np.asarray(seen["loss"], dtype=float).reshape(-1)[0])
+            return (log_pi * 0.0).mean() + target
+    return (log_pi * 0.0).mean()
 ''',
     # The grader's environment holds the harvested solutions (the student bundle does not).
     "imports_the_solutions": '''
 try:
-    from course_admin.colour.solutions import discounted_returns
+    from course_admin.colour.solutions import replay_actor_loss
 except Exception:
-    def discounted_returns(rewards, gamma):
-        return np.zeros(len(rewards))
+    def replay_actor_loss(log_pi, mu, advantage, rho_max):
+        return (log_pi * 0.0).mean()
 ''',
     "nan": '''
-def discounted_returns(rewards, gamma):
-    return np.full(len(rewards), np.nan)
+def replay_actor_loss(log_pi, mu, advantage, rho_max):
+    return (log_pi * float("nan")).mean()
 ''',
     "files_for_the_grader": '''
 import json, pathlib
 from course_utils.paths import ASSETS
 for target in (ASSETS / "check_records.json", pathlib.Path("check_records.json"), pathlib.Path("gradebook.db")):
     try:
-        target.write_text(json.dumps({"test_discounted_returns": []}))
+        target.write_text(json.dumps({"test_replay_actor_loss": []}))
     except OSError:
         pass
-''' + WRONG_RETURNS,
+''' + WRONG_ACTOR,
 }
 
 ATTACKS_ON_MEMORY = {
@@ -243,12 +249,12 @@ def build(folder: Path) -> dict[str, tuple[str, str]]:
     """Write every attack as a submission: {student: (grade id attacked, grade id answered)}."""
     solution, student = load_cut("solution"), load_cut("student")
     attacks = {}
-    for name, source in ATTACKS_ON_RETURNS.items():
-        write(folder, name, _replace(with_answer(student, solution, "replay_memory"), "discounted_returns", source))
-        attacks[name] = (RETURNS, MEMORY)
+    for name, source in ATTACKS_ON_ACTOR.items():
+        write(folder, name, _replace(with_answer(student, solution, "replay_memory"), "replay_actor_loss", source))
+        attacks[name] = (ACTOR, MEMORY)
     for name, source in ATTACKS_ON_MEMORY.items():
-        write(folder, name, _replace(with_answer(student, solution, "discounted_returns"), "replay_memory", source))
-        attacks[name] = (MEMORY, RETURNS)
+        write(folder, name, _replace(with_answer(student, solution, "replay_actor_loss"), "replay_memory", source))
+        attacks[name] = (MEMORY, ACTOR)
     return attacks
 
 
@@ -258,7 +264,7 @@ def in_kernel_source(folder: Path) -> Path:
     notebook = load_cut("solution")
     for cell in notebook["cells"]:
         text = "".join(cell["source"])
-        for name, check in (("RETURNS", "check_discounted_returns"), ("MEMORY", "check_replay_memory")):
+        for name, check in (("ACTOR", "check_replay_actor_loss"), ("MEMORY", "check_replay_memory")):
             text = re.sub(rf"import {name}\n{name}.submit\((\w+)\)", rf"import {check}\n{check}(\1, strict=True)", text)
         cell["source"] = text
     return source_folder(folder, ASSIGNMENT, notebook)

@@ -7,6 +7,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "02_colour_replay"
+A2C_LOSS_ADAPTER = ROOT / "tests" / "grading" / "adapters" / "test_replay_actor_loss__colour_a2c_loss.cell"
+
+
+def a2c_loss_wrapper(through_setup: bool = True) -> str:
+    """An answer to tutorial 2's replay actor loss that wraps the course's A2C loss (the red team's
+    adapter, ``tests/grading/adapters``): through the ``colour`` the setup cell binds, or imported."""
+    source = A2C_LOSS_ADAPTER.read_text()
+    if through_setup:
+        return source
+    source = source.replace("colour.agent.", "_agent.").replace("colour.Experience", "_agent.Experience")
+    return "from course_utils.colour import agent as _agent\n" + source
 
 
 def load(kind: str, assignment: str = ASSIGNMENT) -> dict:

@@ -75,20 +75,20 @@ def test_an_answer_missing_what_the_check_uses_gets_a_verdict_not_a_traceback(ca
 
 
 def test_a_drive_stops_calling_an_answer_once_it_ran_out_of_time(short_limit, capsys):
-    """An answer that loops costs the student one time limit, not one per case: the colour
-    check has six cases, and only the first is run; the next check calls the answer again."""
-    from course_utils.colour.checks import check_discounted_returns
+    """An answer that loops costs the student one time limit, not one per case: the replay actor
+    loss check has four cases, and only the first is run; the next check calls the answer again."""
+    from course_utils.colour.checks import check_replay_actor_loss
 
     calls = []
 
-    def forever(rewards, gamma):
-        calls.append(len(rewards))
+    def forever(log_pi, mu, advantage, rho_max):
+        calls.append(len(log_pi))
         while True:
             pass
 
-    assert not check_discounted_returns(forever)
-    assert calls == [3] and "did not finish within" in capsys.readouterr().out
-    assert not check_discounted_returns(forever) and len(calls) == 2
+    assert not check_replay_actor_loss(forever)
+    assert calls == [5] and "did not finish within" in capsys.readouterr().out
+    assert not check_replay_actor_loss(forever) and len(calls) == 2
     assert call_student("f", lambda: 1) == 1  # outside a drive nothing is remembered
 
 
@@ -104,8 +104,8 @@ from course_utils.returns import discounted_returns as _d
 def through_an_alias(rewards, gamma):
     return _d(rewards, gamma=gamma)
 
-def through_the_setup_module(rewards, gamma):
-    return colour.agent.discounted_returns(rewards, gamma=gamma)
+def through_the_setup_module(log_pi, mu, advantage, rho_max):
+    return colour.agent.a2c_loss(log_pi, mu)
 
 class Subclassed(VectorPrioritizedReplayBuffer):
     pass
@@ -118,12 +118,12 @@ def test_an_answer_that_wraps_a_twin_or_a_setup_module_is_warned_about():
     cells = {"__name__": "__main__"}
     exec(NOTEBOOK, cells)  # names defined as a notebook cell defines them: globals of __main__
     borrowed = checking.borrowed_course_code
-    assert "course_utils.returns" in borrowed("test_discounted_returns", cells["through_an_alias"])[0]
-    assert "`colour`" in borrowed("test_discounted_returns", cells["through_the_setup_module"])[0]
+    assert "course_utils.returns" in borrowed("test_calc_qvals", cells["through_an_alias"])[0]
+    assert "`colour`" in borrowed("test_replay_actor_loss", cells["through_the_setup_module"])[0]
     assert "vector_per" in borrowed("test_prioritized_buffer", cells["Subclassed"])[0]
     assert borrowed("test_replay_memory", cells["through_an_alias"]) == []  # no twin of that exercise
-    own = importlib.import_module("course_admin.colour.solutions").discounted_returns
-    assert borrowed("test_discounted_returns", own) == []
+    own = importlib.import_module("course_admin.colour.solutions").replay_actor_loss
+    assert borrowed("test_replay_actor_loss", own) == []
 
 
 def test_no_course_solution_is_warned_about():
@@ -133,6 +133,6 @@ def test_no_course_solution_is_warned_about():
 
     for exercise in judging.exercises():
         tutorial = next(cell.tutorial for cell in GRADED if cell.grade_id == exercise.grade_id)
-        solutions = importlib.import_module(f"course_admin.{tutorial}.solutions")
+        solutions = importlib.import_module(f"course_utils.{tutorial}.solutions")
         answers = [getattr(solutions, name) for name in exercise.reference]
         assert checking.borrowed_course_code(exercise.grade_id, *answers) == [], exercise.grade_id

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 
-# Solution cell 'discounted_returns'
+# Solution cell 'optional_discounted_returns'
 def discounted_returns(rewards, gamma):
     '''Discounted returns of a run of trials.
 

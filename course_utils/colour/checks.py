@@ -1,5 +1,6 @@
-"""Tutorial 2's exercise checks (colour replay): discounted returns, the replay memory and the
-replay actor loss (the advantage-weighted log-probability times the capped, detached ratio).
+"""Tutorial 2's exercise checks (colour replay): the replay memory and the replay actor loss (the
+advantage-weighted log-probability times the capped, detached ratio). The optional discounted
+returns have their own, ungraded check (``colour.optional``).
 
 Each exercise is an ``Exercise`` (see ``checking``): ``drive`` runs the student's answer on a
 list of cases and records what came back; ``judge`` compares that with the course's own answer
@@ -16,100 +17,13 @@ from course_utils import facts
 from course_utils.checking import Exercise, Problem, attempt, fmt, raise_if_error
 from course_utils.records import Opaque, StudentError, encode
 
-# --------------------------------------------------------------------------------------
-# Exercise 1: discounted returns
-
-
-def _returns_cases(hidden: bool) -> list[tuple[list[float], float, str]]:
-    """(rewards, gamma, description) for each call; the hidden ones have other lengths and gammas."""
-    if not hidden:
-        rng = np.random.default_rng(2)
-        return [
-            ([1.0, 1.0, 1.0], 0.5, "three rewards of 1 with gamma 0.5"),
-            ([0.0, 0.0, 1.0], 0.9, "a single reward at the end"),
-            ([2.0], 0.91, "a single trial"),
-            ([0.25, 0.5, 0.75, 1.0], 0.0, "gamma 0: each return is its own reward"),
-            ([0.25, 0.5, 0.75, 1.0], 1.0, "gamma 1: each return is the sum of what is left"),
-            (list(rng.integers(1, 5, 100) / 4), 0.91, "100 trials like the agent's, gamma 0.91"),
-        ]
-    rng = np.random.default_rng(7919)
-    return [
-        ([3.0, -1.0], 0.8, "two rewards, the second negative, gamma 0.8"),
-        ([0.5] * 7, 0.95, "seven rewards of 0.5 with gamma 0.95"),
-        ([0.0, 4.0, 0.0, 0.0, 1.0], 0.6, "rewards with gaps, gamma 0.6"),
-        (list(rng.integers(1, 5, 37) / 4), 0.73, "37 trials, gamma 0.73"),
-        (list(rng.integers(1, 5, 250) / 4), 0.99, "250 trials, gamma 0.99"),
-    ]
-
-
 # Bound when this module is imported (the notebook's setup cell, before any answer runs): an answer
-# that later replaces np.array_equal, or np.array (to hand back the array it was given, changed or
-# not), cannot change what the drive records with them.
-_arrays_equal, _np_array = np.array_equal, np.array
-
-
-def _drive_returns(cases, discounted_returns) -> list[dict]:
-    out = []
-    for rewards, gamma, _ in cases:
-        given = _np_array(rewards)
-        returned = encode(attempt("discounted_returns", discounted_returns, given, gamma))
-        out.append({"returns": returned, "changed_input": not _arrays_equal(given, _np_array(rewards))})
-    return out
-
-
-def _numbers(value, what: str) -> np.ndarray:
-    """A decoded value as a flat float array, or a ``Problem`` saying what came back instead."""
-    raise_if_error(value)
-    if isinstance(value, Opaque):
-        raise Problem(f"{what}: expected numbers, got {value.description}.")
-    try:
-        return np.asarray(value, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        raise Problem(f"{what}: expected numbers, got {value!r}.") from None
-
-
-def _judge_returns(got: list[dict], expected: list[dict], cases) -> None:
-    if len(got) != len(cases):
-        raise Problem(f"the record holds {len(got)} cases instead of {len(cases)}.")
-    for (rewards, gamma, description), mine, reference in zip(cases, got, expected, strict=True):
-        raise_if_error(mine["returns"])
-        if mine["changed_input"] is not False:
-            raise Problem("your function changed the rewards it was given; build a new array instead.")
-        values = _numbers(mine["returns"], f"for {description}")
-        want = np.asarray(reference["returns"], dtype=float)
-        if values.shape != want.shape:
-            raise Problem(
-                f"for {description} (T = {len(rewards)}), expected {len(want)} returns, got {values.size}. "
-                "Hint: there is one return per trial."
-            )
-        if not np.allclose(values, want, rtol=1e-5, atol=1e-6):
-            hint = (
-                "Hint: your returns are in reverse order."
-                if np.allclose(values[::-1], want, rtol=1e-5, atol=1e-6)
-                else "Hint: work backwards from the last trial, Q_t = r_t + gamma * Q_(t+1)."
-            )
-            raise Problem(
-                f"for {description}: rewards {fmt(rewards)}, gamma {gamma}: expected {fmt(want)}, got {fmt(values)}. {hint}"
-            )
-
-
-RETURNS = Exercise(
-    name="discounted_returns",
-    grade_id="test_discounted_returns",
-    cases=_returns_cases,
-    drive=_drive_returns,
-    judge=_judge_returns,
-    reference=("discounted_returns",),
-)
-
-
-def check_discounted_returns(discounted_returns, strict: bool = False) -> bool:
-    """Check ``discounted_returns(rewards, gamma)`` -> returns of shape (T,)."""
-    return RETURNS.check(discounted_returns, strict=strict)
+# that later replaces np.array_equal cannot change what the drive records with it.
+_arrays_equal = np.array_equal
 
 
 # --------------------------------------------------------------------------------------
-# Exercise 2: the replay memory
+# Exercise 1: the replay memory
 #
 # A case is a script: ("new", capacity), ("write", item), or a look at the memory, ("slots",
 # first_n_or_None, what), ("write_pointer", what), ("len", what), ("read", n, what, last_n_or_None),
@@ -260,7 +174,7 @@ def check_replay_memory(ReplayMemory, strict: bool = False) -> bool:  # noqa: N8
 
 
 # --------------------------------------------------------------------------------------
-# Exercise 3: the replay actor loss
+# Exercise 2: the replay actor loss
 #
 # A case is plain data: the log-probabilities log_pi (T,) the current policy gives the stored
 # actions, the probabilities mu (T,) the acting policy gave them, the advantages (T,) and the cap.
@@ -399,5 +313,5 @@ def check_replay_actor_loss(replay_actor_loss, strict: bool = False) -> bool:
     return ACTOR.check(replay_actor_loss, strict=strict)
 
 
-EXERCISES = {exercise.grade_id: exercise for exercise in (RETURNS, MEMORY, ACTOR)}
+EXERCISES = {exercise.grade_id: exercise for exercise in (MEMORY, ACTOR)}
 """This tutorial's exercises by the grade id of their hidden-test cell."""

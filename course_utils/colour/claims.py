@@ -29,7 +29,56 @@ def _forgetting(evaluations: dict) -> dict:
             "mode2": accuracy(evaluations["mode2_on_2"])}
 
 
+def _mode1_agent(evaluations: dict) -> dict:
+    """``evaluations``: {"mode1_on_1", "mode1_on_2"}: ``evaluate_agent`` results of the pretrained
+    mode-1 agent on both modes (the notebook's Section 2)."""
+    from course_utils.colour.training import accuracy, pair_accuracy
+
+    pairs, on_2 = pair_accuracy(evaluations["mode1_on_1"]), pair_accuracy(evaluations["mode1_on_2"])
+    return {"mode1": accuracy(evaluations["mode1_on_1"]), "red_green": pairs["red/green"],
+            "red_yellow": pairs["red/yellow"], "yellow_green": pairs["yellow/green"], "green_blue": on_2["green/blue"]}
+
+
+def _memory_sizes(sizes: dict) -> dict:
+    """``sizes``: {"graph": bytes of one step's stored autograd graph, "kept": bytes of its experience}."""
+    return {"graph_kb": sizes["graph"] / 1e3, "kept_kb": sizes["kept"] / 1e3, "times": sizes["graph"] / sizes["kept"]}
+
+
+def _speed(curves: dict) -> dict:
+    replay, plain = curves["replay"], curves["no replay"]
+    every = replay.steps[1] - replay.steps[0]
+    return {"replay_reach": replay.steps_to_reach(0.9), "plain_reach": plain.steps_to_reach(0.9), "every": every}
+
+
+def _no_speed(f: dict) -> bool:
+    if f["plain_reach"] is None:  # without replay mode 2 never reached 90%: nothing for replay to beat
+        return True
+    return f["replay_reach"] is not None and f["replay_reach"] >= f["plain_reach"] - 2 * f["every"]
+
+
 CLAIMS = (
+    Claim("colour.mode1_agent", "Section 2, the agent on mode 1", "live:colour.evaluate_agent of the pretrained mode-1 agent",
+          _mode1_agent,
+          "On mode 1 the agent picks the better colour in {mode1:.1%} of trials, and its mistakes are between colours "
+          "whose rewards are close: red/green {red_green:.1%} right, red/yellow {red_yellow:.1%}, yellow/green "
+          "{yellow_green:.1%}. On mode 2 it picks the unknown blue over green in only {green_blue:.1%} of those trials.",
+          lambda f: f["mode1"] >= 0.95 and f["red_green"] >= max(f["red_yellow"], f["yellow_green"])
+          and f["green_blue"] < 0.5),
+    Claim("colour.graph_outweighs_experience", "Section 3, what the memory keeps", "live:colour.graph_nbytes",
+          _memory_sizes,
+          "One step's autograd graph saves {graph_kb:.1f} kB (the weights not counted); its experience is "
+          "{kept_kb:.1f} kB, {times:.0f} times less.",
+          lambda f: f["times"] >= 5),
+    Claim("colour.logits_run_apart", "Section 3, the ablation", "live:colour.logit_gap of the replaying agents",
+          lambda gaps: dict(gaps),
+          "On the remembered trials the actor's two logits end {without:.0f} apart (median) without the ratio, "
+          "{with_ratio:.1f} with it.",
+          lambda f: f["with_ratio"] <= 20 and f["without"] >= 10 * f["with_ratio"]),
+    Claim("colour.replay_buys_no_speed", "Section 3, the model answer of the Think! on replay's cost",
+          "live:colour.compare_on_mode2", _speed,
+          "On mode 2, replay reaches 90% after {replay_reach} steps and no replay after {plain_reach}: replay buys no "
+          "speed.",
+          _no_speed),
     Claim("colour.replay_keeps_mode1", "Section 3, the curves", "live:colour.compare_on_mode2", _mode2,
           "With replay and its importance ratio the agent ends mode 2 at {replay_mode1:.0%} right on mode 1, "
           "against {plain_mode1:.0%} without replay, and learns mode 2 as well ({replay_mode2:.0%}).",

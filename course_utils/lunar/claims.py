@@ -51,7 +51,88 @@ def _experiments_figures(stored: dict) -> dict:
     }
 
 
+def _first_batches(stored: dict) -> dict:
+    """The first batch of every stored run: an untrained network, before any gradient step."""
+    import numpy as np
+
+    runs = [run for experiment in stored["runs"].values() for run in experiment["runs"]]
+    first = [run["mean_reward"][0] for run in runs]
+    # the entropy loss of the first batch is -beta * H / H_max: how close to uniform a fresh network acts
+    # (in the two policy-gradient experiments with an entropy bonus, whose beta is pg_hp's)
+    entropy = [-run["loss_e"][0] / stored["pg_hp"]["beta"] for name in ("epg", "cpg") for run in stored["runs"][name]["runs"]]
+    return {"runs": len(runs), "start": float(np.mean(first)), "low": min(first), "high": max(first),
+            "entropy": float(min(entropy))}
+
+
+def _variance(results: dict) -> dict:
+    """``results``: ``run_variance_experiment`` (policy name -> ``variance.Measurement``)."""
+    import numpy as np
+
+    from course_utils.lunar.variance import ESTIMATORS, POLICIES, summarise
+
+    fresh_name, agent_name = POLICIES
+    total, to_go, batch_mean, critic = ESTIMATORS
+
+    summary = {policy: summarise(result) for policy, result in results.items()}
+    figures = {}
+    for key, policy in (("fresh", fresh_name), ("agent", agent_name)):
+        for short, name in (("to_go", to_go), ("batch_mean", batch_mean), ("critic", critic)):
+            figures[f"{key}_{short}"] = summary[policy][name]["relative"]
+        figures[f"{key}_ordered"] = all(summary[policy][a]["variance"] > summary[policy][b]["variance"]
+                                        for a, b in zip(ESTIMATORS, ESTIMATORS[1:], strict=False))
+    cos = {name: summary[fresh_name][name]["cosine"] for name in ESTIMATORS}
+    fresh, agent = results[fresh_name], results[agent_name]
+    return figures | {
+        "cos_without": max(cos[total], cos[to_go]), "cos_with": min(cos[batch_mean], cos[critic]),
+        "agent_best_cos": max(summary[agent_name][name]["cosine"] for name in ESTIMATORS), "fresh_critic_cos": cos[critic],
+        "agent_positive": float(np.mean(np.asarray(agent.returns) > 0)), "agent_return": float(np.mean(agent.returns)),
+        "fresh_episodes": len(fresh.lengths), "fresh_truncated": fresh.truncated,
+        "fresh_length": float(np.mean(fresh.lengths)),
+    }
+
+
+def _sanity(data: dict) -> dict:
+    """``data``: what ``PolicyTrainer.train`` returned for Section 5's sanity run (batches of 16)."""
+    return {"reward": data["mean_reward"][-1], "batches": len(data["mean_reward"]), "episodes": data["episode_num"][-1]}
+
+
 CLAIMS = (
+    Claim("lunar.fresh_network_crashes_early", "Section 3, where the targets are biased",
+          "live:lunar.run_variance_experiment", _variance,
+          "{fresh_truncated} of the {fresh_episodes} episodes of a fresh network were cut off at 300 steps; they last "
+          "{fresh_length:.0f} steps on average.",
+          lambda f: f["fresh_truncated"] < 0.05 * f["fresh_episodes"] and f["fresh_length"] < 150),
+    Claim("lunar.fresh_network_acts_uniformly", "Section 4, the measurement", "lunar_experiments", _first_batches,
+          "In the first batch of every stored run with an entropy bonus, a fresh network's policy has at least "
+          "{entropy:.1%} of the largest entropy there is: it acts almost uniformly at random.",
+          lambda f: f["entropy"] > 0.99),
+    Claim("lunar.baselines_cut_variance", "Section 4, what the measurement shows", "live:lunar.run_variance_experiment",
+          _variance,
+          "Relative to the total reward's, one batch's gradient variance is {fresh_to_go:.0%} with the reward-to-go, "
+          "{fresh_batch_mean:.1%} with the batch-mean baseline and {fresh_critic:.1%} with the critic for a fresh "
+          "network; {agent_to_go:.0%}, {agent_batch_mean:.1%} and {agent_critic:.1%} for the course's agent.",
+          lambda f: f["fresh_ordered"] and f["agent_ordered"] and f["fresh_batch_mean"] < 0.5 * f["fresh_to_go"]),
+    Claim("lunar.baselines_point_the_way", "Section 4, what the measurement shows", "live:lunar.run_variance_experiment",
+          _variance,
+          "For a fresh network, a batch's gradient has a mean cosine of at least {cos_with:+.2f} with the mean gradient "
+          "with a baseline, and at most {cos_without:+.2f} without.",
+          lambda f: f["cos_with"] > f["cos_without"] + 0.2),
+    Claim("lunar.near_a_good_policy", "Section 4, what the measurement shows", "live:lunar.run_variance_experiment",
+          _variance,
+          "{agent_positive:.0%} of the course's agent's episodes end with a positive total reward (mean "
+          "{agent_return:.0f}); the critic leaves it {agent_critic:.1%} of the variance (a fresh network "
+          "{fresh_critic:.1%}), and even its best estimator's batches have a mean cosine of only {agent_best_cos:+.2f}.",
+          lambda f: f["agent_positive"] > 0.8 and f["agent_critic"] < f["fresh_critic"]
+          and f["agent_best_cos"] < f["fresh_critic_cos"]),
+    Claim("lunar.untrained_start", "Section 5, a sanity check", "lunar_experiments", _first_batches,
+          "An untrained policy scores {start:.0f} on average: the first batch of the {runs} stored runs, from {low:.0f} "
+          "to {high:.0f}.",
+          lambda f: -230 < f["start"] < -150 and f["high"] < -150),
+    Claim("lunar.sanity_run_passes", "Section 5, a sanity check", "live:the notebook's sanity run (PolicyTrainer.train)",
+          _sanity,
+          "The sanity run reached a mean of {reward:.0f} over its last 10 episodes after {batches} batches of 16 "
+          "episodes: past -150 within 12 batches.",
+          lambda f: f["reward"] >= -150 and f["batches"] <= 12 and f["episodes"] <= 12 * 16),
     Claim("lunar.course_agent_solves", "Section 8, the course's agent", "lunar_training", _lander,
           "Over {episodes} new landscapes the course's agent scores a mean of {mean:.0f} with a standard deviation "
           "of {std:.0f}: mean minus deviation {margin:.0f}, at least 200, so it solves LunarLander.",

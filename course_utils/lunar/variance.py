@@ -150,11 +150,13 @@ def batch_gradients(net, states: torch.Tensor, actions: torch.Tensor, weights: d
 @dataclass
 class Measurement:
     """What ``measure`` found for one policy: ``gradients[name]`` is (K, P), one row per batch;
-    ``lengths`` the length of every episode measured, ``truncated`` how many of them the time
-    limit cut off; ``critic_r2`` how well the critic fitted its own training episodes."""
+    ``lengths`` the length and ``returns`` the total reward of every episode measured,
+    ``truncated`` how many of them the time limit cut off; ``critic_r2`` how well the critic
+    fitted its own training episodes."""
 
     gradients: dict[str, np.ndarray]
     lengths: list[int] = field(default_factory=list)
+    returns: list[float] = field(default_factory=list)
     truncated: int = 0
     critic_r2: float = float("nan")
 
@@ -175,6 +177,7 @@ def measure(net, batches: int, episodes_per_batch: int, critic_episodes: int, se
     for k in range(batches):
         episodes = play_episodes(net, range(first + k * episodes_per_batch, first + (k + 1) * episodes_per_batch), generator)
         result.lengths += [len(e.rewards) for e in episodes]
+        result.returns += [float(np.sum(e.rewards)) for e in episodes]
         result.truncated += sum(e.truncated for e in episodes)
         states = torch.cat([e.states for e in episodes])
         actions = torch.cat([e.actions for e in episodes])
@@ -283,7 +286,8 @@ def report(results: dict[str, Measurement]) -> str:
     for policy, result in results.items():
         k, n = len(result.gradients[ESTIMATORS[0]]), len(result.lengths)
         lines.append(f"{policy}: {k} batches of {n // k} episodes, {np.mean(result.lengths):.0f} steps per episode on "
-                     f"average, {result.truncated} of {n} episodes cut off at {MAX_EPISODE_STEPS} steps; the critic "
+                     f"average, {result.truncated} of {n} episodes cut off at {MAX_EPISODE_STEPS} steps, "
+                     f"{np.mean(np.asarray(result.returns) > 0):.0%} with a positive total reward; the critic "
                      f"explains {result.critic_r2:.0%} of the reward-to-go's variance")
         for name, s in summarise(result).items():
             lines.append(f"  {name:>26}: total variance {s['variance']:9.3g} ({s['relative']:6.1%} of the total return's), "

@@ -274,7 +274,7 @@ def test_student_notebook_runs_as_a_student_sees_it(page, lab, notebook):
         if "setup" in cell["tags"]:
             assert not errors(cell) and "Traceback" not in text(cell), f"setup cell {cell['index']} failed"
         # A plotting cell must show its plot, unless it says it waits for an exercise
-        # (e.g. "Your discounted_returns does not pass its check yet ...: this plot needs it.").
+        # (e.g. "Your ReplayMemory does not pass its check yet ...: the learning curves need it.").
         waits_for_exercise = "Complete Exercise" in text(cell) or re.search(r"pass (its|their) checks? yet", text(cell))
         if not errors(cell) and not waits_for_exercise and re.search(r"plt\.show\(\)|\bplot_\w+\(", cell["source"]):
             assert images(cell) >= 1, f"cell {cell['index']} should draw a plot: {cell['source'][:120]!r}"

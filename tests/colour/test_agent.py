@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from course_utils import colour
+from course_utils.claims import claim
 from course_utils.colour.agent import RHO_MAX, a2c_loss, importance_ratios
 from course_utils.colour.training import run_trials
 
@@ -80,3 +81,9 @@ def test_a_stored_graph_is_many_times_the_experience():
     agent, experience = _fresh()
     assert colour.graph_nbytes(agent, experience) >= 5 * experience.nbytes()
     assert colour.graph_nbytes(agent, experience) < 100 * experience.nbytes()  # weights not counted
+    # the notebook's step: the mode-1 agent's 100 trials
+    agent = colour.load_agent("mode1")
+    one_step = colour.evaluate_agent(colour.ColourEnv(), agent, mode=1, num_trials=100, rng=0).experience()
+    holds, figures = claim("colour.graph_outweighs_experience").check(
+        {"graph": colour.graph_nbytes(agent, one_step), "kept": one_step.nbytes()})
+    assert holds, figures

@@ -63,8 +63,10 @@ def evaluations():
     }
 
 
-def test_claim_mode1_agent_picks_better_colour_90_percent(evaluations):
-    assert colour.accuracy(evaluations["mode1", 1]) >= 0.90
+def test_claim_mode1_agent_is_nearly_perfect_and_prefers_green_to_blue(evaluations):
+    holds, figures = claim("colour.mode1_agent").check({"mode1_on_1": evaluations["mode1", 1],
+                                                        "mode1_on_2": evaluations["mode1", 2]})
+    assert holds, figures
 
 
 def test_claim_mode2_training_forgets_red_vs_yellow(evaluations):

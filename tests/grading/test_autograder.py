@@ -8,7 +8,7 @@ import json
 import zipfile
 
 import pytest
-from submissions import ASSIGNMENT, cell_index, grading_path, load, with_answer, write
+from submissions import ASSIGNMENT, a2c_loss_wrapper, cell_index, grading_path, load, with_answer, write
 
 from course_admin import grading
 
@@ -21,12 +21,12 @@ def graded(tmp_path_factory, dask_scheduler):
     solution, student = load("solution"), load("student")
     write(folder, "full", solution)
     write(folder, "zero", student)
-    write(folder, "partial", grading_path(with_answer(student, solution, "discounted_returns")))
-    edited = with_answer(student, solution, "discounted_returns")
+    write(folder, "partial", grading_path(with_answer(student, solution, "replay_actor_loss")))
+    edited = with_answer(student, solution, "replay_actor_loss")
     edited["cells"][cell_index(edited, "test_replay_memory")]["source"] = "pass  # the student emptied the test cell"
     edited["cells"][cell_index(edited, "replay_memory")]["source"] = "class ReplayMemory:\n    pass\n"
     write(folder, "edited", grading_path(edited))
-    deleted = with_answer(student, solution, "discounted_returns")
+    deleted = with_answer(student, solution, "replay_actor_loss")
     del deleted["cells"][cell_index(deleted, "test_replay_memory")]
     write(folder, "deleted", grading_path(deleted))
     # an honest student who copy-pasted cells in JupyterLab (their nbgrader metadata came along)
@@ -36,16 +36,13 @@ def graded(tmp_path_factory, dask_scheduler):
         copied["cells"].insert(at + 1, json.loads(json.dumps(copied["cells"][at])))
     write(folder, "copied", grading_path(copied))
     with zipfile.ZipFile(folder / "zipped.zip", "w") as archive:  # a hostile path is never extracted
-        partial = grading_path(with_answer(student, solution, "discounted_returns"))
+        partial = grading_path(with_answer(student, solution, "replay_actor_loss"))
         archive.writestr(f"../../{ASSIGNMENT}.ipynb", json.dumps(partial))
-    # answers that wrap the course's own discounted returns (issue 27): an import, and a module the setup cell binds
+    # answers that wrap the course's own A2C loss (issue 27): an import, and a module the setup cell binds
     wrapped = with_answer(student, solution, "replay_memory")
-    wrapped["cells"][cell_index(wrapped, "discounted_returns")]["source"] = (
-        "from course_utils.returns import discounted_returns as _d\n"
-        "def discounted_returns(rewards, gamma):\n    return _d(rewards, gamma=gamma)\n")
+    wrapped["cells"][cell_index(wrapped, "replay_actor_loss")]["source"] = a2c_loss_wrapper(through_setup=False)
     write(folder, "wrapped", grading_path(wrapped))
-    wrapped["cells"][cell_index(wrapped, "discounted_returns")]["source"] = (
-        "def discounted_returns(rewards, gamma):\n    return colour.agent.discounted_returns(rewards, gamma=gamma)\n")
+    wrapped["cells"][cell_index(wrapped, "replay_actor_loss")]["source"] = a2c_loss_wrapper(through_setup=True)
     write(folder, "through_setup", grading_path(wrapped))
     (folder / "corrupt.ipynb").write_text('{"cells": [')
     (folder / "essay.docx").write_bytes(b"PK not really")
@@ -62,8 +59,8 @@ def score(rows, student):
 def test_solution_gets_full_marks(graded):
     _, rows, _ = graded
     assert score(rows, "full") == (8, 8)
-    assert rows["full"]["test_discounted_returns"] == "2" and rows["full"]["test_replay_memory"] == "3"
-    assert rows["full"]["test_replay_actor_loss"] == "3"
+    assert rows["full"]["test_replay_actor_loss"] == "5" and rows["full"]["test_replay_memory"] == "3"
+    assert "test_discounted_returns" not in rows["full"]  # optional: no marks
 
 
 def test_copied_cells_keep_an_honest_students_marks(graded):
@@ -79,24 +76,24 @@ def test_untouched_student_notebook_gets_zero(graded):
 
 def test_one_exercise_done_gets_exactly_its_points(graded):
     _, rows, _ = graded
-    assert score(rows, "partial") == (2, 8)
-    assert rows["partial"]["test_discounted_returns"] == "2" and rows["partial"]["test_replay_memory"] == "0"
+    assert score(rows, "partial") == (5, 8)
+    assert rows["partial"]["test_replay_actor_loss"] == "5" and rows["partial"]["test_replay_memory"] == "0"
 
 
 def test_edited_test_cell_is_restored_and_graded(graded):
     _, rows, _ = graded
-    assert score(rows, "edited") == (2, 8)
+    assert score(rows, "edited") == (5, 8)
 
 
 def test_deleted_test_cell_is_restored_and_graded(graded):
     _, rows, _ = graded
-    assert score(rows, "deleted") == (2, 8)
+    assert score(rows, "deleted") == (5, 8)
     assert "restored" in rows["deleted"]["problems"]
 
 
 def test_zip_submission_is_graded_without_extracting_paths(graded, tmp_path_factory):
     _, rows, _ = graded
-    assert score(rows, "zipped") == (2, 8)
+    assert score(rows, "zipped") == (5, 8)
 
 
 def test_broken_submissions_get_a_reason_not_a_crash(graded):
@@ -121,7 +118,7 @@ def test_summary_table_and_markdown(graded):
     table = {row["exercise"]: row for row in report.exercise_table()}
     assert table["test_replay_memory"]["points"] == 3 and table["test_replay_memory"]["failed"] == 5  # all but full, copied
     text = (out / "summary.md").read_text()
-    assert "| test_discounted_returns | 2 |" in text and "| corrupt |" in text and "| full |" not in text
+    assert "| test_replay_actor_loss | 5 |" in text and "| corrupt |" in text and "| full |" not in text
 
 
 @pytest.mark.slow
@@ -179,10 +176,10 @@ def test_new_gradebooks_get_nbgrader_s_own_alembic_revision(tmp_path):
 def test_an_answer_that_wraps_course_code_scores_zero_and_the_row_says_why(graded):
     """The same run gives the solution full marks (``test_solution_gets_full_marks``)."""
     _, rows, out = graded
-    for student, used in (("wrapped", "course_utils.returns"), ("through_setup", "`colour` of the setup cell")):
-        assert rows[student]["test_discounted_returns"] == "0" and rows[student]["test_replay_memory"] == "3"
-        assert f"test_discounted_returns: 0 points, its answer uses course code the exercise does not give it ({used})" \
+    for student, used in (("wrapped", "course_utils.colour"), ("through_setup", "`colour` of the setup cell")):
+        assert rows[student]["test_replay_actor_loss"] == "0" and rows[student]["test_replay_memory"] == "3"
+        assert f"test_replay_actor_loss: 0 points, its answer uses course code the exercise does not give it ({used}" \
             in rows[student]["problems"]
     feedback = (out / "feedback" / "wrapped" / f"{ASSIGNMENT}.html").read_text()
-    assert "course_utils.returns is not available to this exercise&#39;s answer when it is graded" in feedback \
-        or "course_utils.returns is not available to this exercise's answer when it is graded" in feedback
+    assert "is not available to this exercise&#39;s answer when it is graded" in feedback \
+        or "is not available to this exercise's answer when it is graded" in feedback

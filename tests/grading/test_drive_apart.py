@@ -105,15 +105,16 @@ def test_honest_answers_keep_their_marks_apart(tmp_path):
 
 def test_without_the_allow_list_the_adapter_would_pass(tmp_path):
     """The planted regression: every course module readable in the child, and the wrapper of
-    tutorial 2's returns passes again. The adapter test above is what notices."""
-    graded = _graded("test_discounted_returns")
-    adapter = ADAPTERS / "test_discounted_returns__returns_discounted_returns.cell"
-    source = adapter.read_text().replace("colour.agent.discounted_returns", "_returns")
-    source = "from course_utils.returns import discounted_returns as _returns\n" + source
+    tutorial 2's A2C loss passes again. The adapter test above is what notices."""
+    graded = _graded("test_replay_actor_loss")
+    adapter = ADAPTERS / "test_replay_actor_loss__colour_a2c_loss.cell"
+    source = (adapter.read_text().replace("colour.agent.RHO_MAX", "_agent.RHO_MAX")
+              .replace("colour.agent.a2c_loss", "_agent.a2c_loss").replace("colour.Experience", "_agent.Experience"))
+    source = "from course_utils.colour import agent as _agent\n" + source
     nb = _with_answer(_notebook("colour"), graded.solution, source)
     assert drive(nb, [graded.grade_id], tmp_path, allow_list=False)[graded.grade_id][0]
     passed, message = drive(nb, [graded.grade_id], tmp_path)[graded.grade_id]
-    assert not passed and "course_utils.returns is not available" in message, message
+    assert not passed and "course_utils.colour" in message and "is not available" in message, message
 
 
 @pytest.mark.parametrize("cell", [c for c in GRADED if c.check], ids=lambda c: c.grade_id)

@@ -6,7 +6,7 @@ the agent's own, how full a memory is, whether priorities carry a gradient, how 
 sums). Each case below is an answer cell that answers one exercise WRONGLY and forges the fact
 that gives it away: an override on its own object (a subclass's ``state_dict``, ``parameters``,
 ``__len__`` or ``requires_grad``), a class or module patch left in place while the drive runs
-(``torch.Tensor.requires_grad``, ``np.array``), or a tree that remembers its answers for the
+(``torch.Tensor.requires_grad``, ``torch.Tensor.grad``), or a tree that remembers its answers for the
 timed part. Before the drives read facts through ``course_utils.facts`` (functions bound at import
 and called on the object) every one of these passed both the check cell and the grader; each
 test here failed on that code. The same wrong answer without its forgery fails too, and the
@@ -55,26 +55,20 @@ def evaluate_individual(env, agent, optimizer_func, num_tasks=10, num_gradient_s
     return np.sum(scores), scores
 '''
 
-COLOUR_IN_PLACE = '''
-import numpy as np
+COLOUR_CRITIC_THROUGH_ACTOR = '''
+import torch
 
-_given = []
+_advantages = []
 
-def discounted_returns(rewards, gamma):
-    _given.append(rewards)
-    for t in reversed(range(len(rewards) - 1)):  # WRONG: overwrites the rewards it was given
-        rewards[t] += gamma * rewards[t + 1]
-    return rewards.copy()
+def replay_actor_loss(log_pi, mu, advantage, rho_max):
+    _advantages.append(advantage)
+    rho = torch.clamp(log_pi.detach().exp() / mu, max=rho_max)
+    return -(rho * log_pi * advantage).mean()  # WRONG: the advantage is not detached (the actor trains the critic)
 
-if FORGERY:  # np.array hands back the array the answer changed, so "changed" compares it with itself
-    _real_array = np.array
-
-    def _array(obj, *args, **kwargs):  # the drive's second np.array(rewards) of a case gets the changed one
-        if _given and type(obj) is list:
-            return _given.pop()
-        return _real_array(obj, *args, **kwargs)
-
-    patch(np, "array", _array)
+if FORGERY:  # the advantage's gradient reads as None, as if it had been detached
+    _real_grad = torch.Tensor.grad
+    patch(torch.Tensor, "grad", property(lambda self: None if any(self is a for a in _advantages)
+                                         else _real_grad.__get__(self)))
 '''
 
 LUNAR_DETACHED_NET = '''
@@ -179,7 +173,7 @@ def prioritized_td_loss(q_net, target_net, batch, gamma, prior_eps=1e-6):
 
 CASES = {
     "harlow: a reused copy whose state_dict reports the agent's weights": ("test_evaluate_individual", HARLOW_REUSED_COPY),
-    "colour: rewards changed in place, np.array patched": ("test_discounted_returns", COLOUR_IN_PLACE),
+    "colour: an attached advantage, torch.Tensor.grad patched": ("test_replay_actor_loss", COLOUR_CRITIC_THROUGH_ACTOR),
     "lunar: a detached network whose parameters() hands out a gradient": ("test_policy_net", LUNAR_DETACHED_NET),
     "lunar: a detached loss, torch.Tensor.requires_grad patched": ("test_vpg_loss", LUNAR_DETACHED_LOSS),
     "replay: an uncapped size behind an overridden __len__": ("test_memory_add", REPLAY_UNCAPPED_SIZE),

@@ -137,8 +137,8 @@ def test_a_note_on_course_code_the_answer_reached_for_is_still_said():
 def test_an_answer_that_wraps_course_code_is_told_which_module():
     from course_admin.grading.feedback_policy import feedback_verdict
 
-    failure = ("discounted_returns: not yet. checking your answer stopped at ModuleNotFoundError: course_utils.returns is"
-               " not available to this exercise's answer when it is graded (only the code the exercise gives you is).")
+    failure = ("replay_actor_loss: not yet. checking your answer stopped at ModuleNotFoundError: course_utils.colour.agent"
+               " is not available to this exercise's answer when it is graded (only the code the exercise gives you is).")
     outputs = [new_output("error", ename="NotYet", evalue=failure, traceback=[failure])]
-    [shown] = feedback_verdict("test_discounted_returns", outputs, "pass_fail")
-    assert "Note: course_utils.returns is not available to this exercise's answer when it is graded." in shown.evalue
+    [shown] = feedback_verdict("test_replay_actor_loss", outputs, "pass_fail")
+    assert "Note: course_utils.colour.agent is not available to this exercise's answer when it is graded." in shown.evalue

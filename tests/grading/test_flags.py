@@ -26,7 +26,7 @@ def test_every_forgery_is_flagged_with_what_it_does(corpus):
     released = load("student", forgeries.ASSIGNMENT)
     found = {name: flags(content, released) for name, content in corpus.items()}
     assert {name for name, hits in found.items() if not hits} == NOT_A_CHEAT
-    assert any("replaces checks.check_discounted_returns" in hit for hit in found["patch_check"])
+    assert any("replaces checks.check_replay_actor_loss" in hit for hit in found["patch_check"])
     assert any("sys._getframe" in hit for hit in found["frames_and_gc"])
     assert any("showtraceback" in hit for hit in found["silenced_traceback"])
     assert any("defines __eq__" in hit for hit in found["equals_everything"])
@@ -44,7 +44,7 @@ def test_the_course_s_own_answers_are_not_flagged(notebook):
 def test_code_in_cells_nbgrader_restores_is_not_flagged_but_a_new_cell_is():
     released = load("student", forgeries.ASSIGNMENT)
     notebook = json.loads(json.dumps(released))
-    test_cell = next(c for c in notebook["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == forgeries.RETURNS)
+    test_cell = next(c for c in notebook["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == forgeries.ACTOR)
     test_cell["source"] = "import sys\nsys.modules.clear()"
     assert flags(notebook, released) == []
     notebook["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,

@@ -12,8 +12,8 @@ from submissions import write
 
 from course_admin import grading
 
-POINTS = {forgeries.RETURNS: 2.0, forgeries.MEMORY: 3.0, "test_replay_actor_loss": 3.0}
-"""Tutorial 2's points by exercise (every attack leaves the replay actor loss unanswered: 0 there)."""
+POINTS = {forgeries.ACTOR: 5.0, forgeries.MEMORY: 3.0}
+"""Tutorial 2's points by exercise (its discounted returns are optional: no marks)."""
 
 
 def _grade(tmp_path_factory, scheduler, folder, **kwargs) -> dict[str, dict]:
@@ -58,7 +58,7 @@ def test_the_corpus_can_fail_when_judging_moves_back_into_the_kernel(tmp_path_fa
         if path.stem not in ("patch_check", "silenced_traceback"):
             path.unlink()
     rows = _grade(tmp_path_factory, dask_scheduler, folder, source=forgeries.in_kernel_source(tmp_path_factory.mktemp("source")))
-    assert rows["patch_check"][forgeries.RETURNS] == f"{POINTS[forgeries.RETURNS]:g}"
+    assert rows["patch_check"][forgeries.ACTOR] == f"{POINTS[forgeries.ACTOR]:g}"
 
 
 def test_the_cheat_report_lists_every_forgery_for_the_instructor(corpus):

@@ -7,15 +7,15 @@ import json
 
 import nbformat
 import pytest
-from colour.test_checks import WRONG_MEMORIES, WRONG_RETURNS
+from colour.test_checks import WRONG_ACTOR_LOSSES, WRONG_MEMORIES
 from verdicts import graded, record_output
 
 from course_admin.colour import solutions
 from course_admin.grading import judging
 from course_utils import checking, records
-from course_utils.colour.checks import MEMORY, RETURNS
+from course_utils.colour.checks import ACTOR, MEMORY
 
-CORPUS = [(RETURNS, solutions.discounted_returns, True)] + [(RETURNS, wrong, False) for wrong, _ in WRONG_RETURNS]
+CORPUS = [(ACTOR, solutions.replay_actor_loss, True)] + [(ACTOR, wrong, False) for wrong, _ in WRONG_ACTOR_LOSSES]
 CORPUS += [(MEMORY, solutions.ReplayMemory, True)] + [(MEMORY, wrong, False) for wrong, _ in WRONG_MEMORIES]
 
 
@@ -33,15 +33,24 @@ def test_hidden_cases_are_not_the_public_ones():
 
 
 def test_answers_tuned_to_the_public_cases_pass_the_check_but_not_the_grader():
-    cases, seen = RETURNS.cases(False), checking.stored_record(RETURNS.grade_id)
-    public = {(tuple(rewards), gamma): record["returns"] for (rewards, gamma, _), record in zip(cases, seen, strict=True)}
+    import numpy as np
+    import torch
 
-    def lookup(rewards, gamma):
-        return public.get((tuple(float(r) for r in rewards), gamma), [0.0] * len(rewards))
+    cases, seen = ACTOR.cases(False), checking.stored_record(ACTOR.grade_id)
+    public = [(case, record) for case, record in zip(cases, seen, strict=True)]
 
-    assert checking.passes(RETURNS.check, lookup)
-    passed, message = graded(RETURNS, lookup)
-    assert not passed and "expected" in message
+    def lookup(log_pi, mu, advantage, rho_max):
+        """The recorded loss and gradient of a public case (a loss linear in log_pi with that gradient)."""
+        for case, record in public:
+            if len(case["log_pi"]) == len(log_pi) and np.allclose(case["log_pi"], log_pi.detach().numpy()):
+                grad = torch.as_tensor(np.asarray(record["grad_log_pi"], dtype=np.float32))
+                linear = (grad * log_pi).sum()
+                return linear + (float(np.asarray(record["loss"]).reshape(-1)[0]) - linear).detach()
+        return (log_pi * 0.0).mean()
+
+    assert checking.passes(ACTOR.check, lookup)
+    passed, message = graded(ACTOR, lookup)
+    assert not passed and "should be" in message
 
 
 @pytest.mark.parametrize(
@@ -49,16 +58,16 @@ def test_answers_tuned_to_the_public_cases_pass_the_check_but_not_the_grader():
     [
         ([], "left no record"),
         ([{"output_type": "error", "ename": "NameError", "evalue": "name 'x' is not defined", "traceback": []}], "NameError"),
-        ([record_output(RETURNS.grade_id, "[]")] * 2, "2 records"),
+        ([record_output(ACTOR.grade_id, "[]")] * 2, "2 records"),
         ([record_output(MEMORY.grade_id, "[]")], "not for this cell"),
         ([{"output_type": "display_data", "metadata": {}, "data": {records.RECORD_MIME: "{broken"}}], "could not be read"),
-        ([record_output(RETURNS.grade_id, "{broken")], "could not be read"),
-        ([record_output(RETURNS.grade_id, "[]")], "holds 0 cases"),
+        ([record_output(ACTOR.grade_id, "{broken")], "could not be read"),
+        ([record_output(ACTOR.grade_id, "[]")], "holds 0 cases"),
     ],
 )
 def test_no_record_two_records_or_a_damaged_one_fail_with_a_reason(outputs, reason):
-    passed, message = judging.judge_outputs(RETURNS.grade_id, outputs)
-    assert not passed and reason in message and message.startswith("discounted_returns: not yet.")
+    passed, message = judging.judge_outputs(ACTOR.grade_id, outputs)
+    assert not passed and reason in message and message.startswith("replay_actor_loss: not yet.")
 
 
 def _test_cell(grade_id: str, source: str, outputs: list) -> nbformat.NotebookNode:
@@ -70,20 +79,20 @@ def _test_cell(grade_id: str, source: str, outputs: list) -> nbformat.NotebookNo
 
 def test_judged_cells_keep_only_the_verdict():
     forged = [
-        {"output_type": "stream", "name": "stdout", "text": "✅ discounted_returns: all checks passed. Well done!\n"},
+        {"output_type": "stream", "name": "stdout", "text": "✅ replay_actor_loss: all checks passed. Well done!\n"},
         {"output_type": "execute_result", "execution_count": 3, "metadata": {}, "data": {"text/plain": "2"}},
-        record_output(RETURNS.grade_id, RETURNS.record(lambda r, g: [0.0] * len(r), hidden=True)),
+        record_output(ACTOR.grade_id, ACTOR.record(lambda log_pi, mu, advantage, rho_max: (log_pi * 0.0).mean(), hidden=True)),
     ]
-    honest = [record_output(RETURNS.grade_id, RETURNS.record(solutions.discounted_returns, hidden=True))]
+    honest = [record_output(ACTOR.grade_id, ACTOR.record(solutions.replay_actor_loss, hidden=True))]
     notebook = nbformat.v4.new_notebook(cells=[
-        _test_cell(RETURNS.grade_id, "RETURNS.submit(discounted_returns)", forged),
-        _test_cell(RETURNS.grade_id, "RETURNS.submit(discounted_returns)", honest),
-        _test_cell(RETURNS.grade_id, "check_discounted_returns(discounted_returns, strict=True)", forged[:1]),
+        _test_cell(ACTOR.grade_id, "ACTOR.submit(replay_actor_loss)", forged),
+        _test_cell(ACTOR.grade_id, "ACTOR.submit(replay_actor_loss)", honest),
+        _test_cell(ACTOR.grade_id, "check_replay_actor_loss(replay_actor_loss, strict=True)", forged[:1]),
     ])
     judging.JudgeRecords().preprocess(notebook, {})
     wrong, right, old_style = notebook.cells
     assert [o.output_type for o in wrong.outputs] == ["error"] and wrong.outputs[0].ename == judging.NOT_YET
-    assert "expected" in wrong.outputs[0].evalue
+    assert "should be" in wrong.outputs[0].evalue
     assert [o.output_type for o in right.outputs] == ["stream"] and "all checks passed" in right.outputs[0].text
     assert old_style.outputs == [nbformat.from_dict(forged[0])]  # a test that judges in the kernel is nbgrader's
 

@@ -93,9 +93,9 @@ def test_a_kernel_reads_the_course_package_but_not_its_solutions_or_the_grader(t
     code = f"""
 kr.restrict_self(Path({str(work)!r}))
 sys.path.remove({str(SCRIPT.parent)!r})
-from course_utils.colour.checks import RETURNS
+from course_utils.colour.checks import ACTOR
 from course_utils.replay.per import ReplayBuffer
-print("checks import", RETURNS.name)
+print("checks import", ACTOR.name)
 for module in ("course_admin.colour.solutions", "course_admin.replay.solutions", "course_admin.lunar.reference",
                "course_admin.grading.judging"):
     try:
@@ -111,7 +111,7 @@ for path in (kr.ADMIN / "harlow" / "solutions.py", kr.ADMIN / "grading" / "bundl
         print("denied", path.name)
 """
     result = child(code)
-    assert "checks import discounted_returns" in result.stdout, result.stdout + result.stderr
+    assert "checks import replay_actor_loss" in result.stdout, result.stdout + result.stderr
     assert "LEAKED" not in result.stdout and result.stdout.count("denied") == 6, result.stdout + result.stderr
 
 

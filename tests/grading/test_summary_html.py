@@ -15,7 +15,7 @@ from course_admin.grading.summary_html import histogram_svg, summary_html
 def _submission(name, score, grades, flags=(), problems=()):
     sub = Submission(student=name, source=f"{name}.ipynb", assignment="02_colour_replay", name=name)
     sub.score, sub.max_score = score, 5.0
-    sub.grades, sub.grade_max = dict(grades), {"test_discounted_returns": 2.0, "test_replay_memory": 3.0}
+    sub.grades, sub.grade_max = dict(grades), {"test_replay_actor_loss": 5.0, "test_replay_memory": 3.0}
     sub.flags, sub.problems = list(flags), list(problems)
     return sub
 
@@ -29,8 +29,8 @@ def test_the_page_lists_flags_and_problems_with_student_text_escaped(tmp_path):
     hostile = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
     report = Report(
         submissions=[
-            _submission("ada", 5.0, {"test_discounted_returns": 2.0, "test_replay_memory": 3.0}),
-            _submission(hostile, 0.0, {"test_discounted_returns": 0.0, "test_replay_memory": 0.0},
+            _submission("ada", 8.0, {"test_replay_actor_loss": 5.0, "test_replay_memory": 3.0}),
+            _submission(hostile, 0.0, {"test_replay_actor_loss": 0.0, "test_replay_memory": 0.0},
                         flags=["cell 3 line 1: imports builtins"], problems=[hostile]),
         ],
         csv_path=Path(tmp_path / "grades.csv"),
@@ -46,7 +46,7 @@ def test_the_page_lists_flags_and_problems_with_student_text_escaped(tmp_path):
 def test_bidirectional_controls_in_names_are_shown_escaped_in_every_output(tmp_path):
     # U+202E (right-to-left override) makes "bob\u202egnp.exe" display as "bobexe.png"
     names = ["bob\u202egnp.exe", "a\u2066b\u2069c\u200e\u200f\u061cd\u202a\u202b\u202c\u202d"]
-    subs = [_submission(name, 1.0, {"test_discounted_returns": 1.0}, flags=[f"cell 2 line 1: imports {name}"],
+    subs = [_submission(name, 1.0, {"test_replay_actor_loss": 1.0}, flags=[f"cell 2 line 1: imports {name}"],
                         problems=[f"{name}.ipynb is a symbolic link"]) for name in names]
     subs[0].source = "bob\u202egnp.exe.ipynb"
     report = Report(submissions=subs, csv_path=tmp_path / "grades.csv", feedback_dir=tmp_path)

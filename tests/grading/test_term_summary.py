@@ -9,24 +9,24 @@ from course_admin.grading.intake import Submission
 from course_admin.grading.late import Lateness
 from course_admin.grading.summary_html import summary_html
 
-ORDER = {"02_colour_replay": ["test_replay_memory", "think_forgetting", "test_discounted_returns"]}
+ORDER = {"02_colour_replay": ["test_replay_memory", "think_forgetting", "test_replay_actor_loss"]}
 
 
 def _sub(name, grades, awaiting=(), final=None):
     sub = Submission(name, f"{name}.ipynb", "02_colour_replay", name=name)
     sub.grades = dict(grades)
-    sub.grade_max = {"test_discounted_returns": 2.0, "test_replay_memory": 3.0, "think_forgetting": 1.0}
-    sub.score, sub.max_score = sum(grades.values()), 6.0
+    sub.grade_max = {"test_replay_actor_loss": 5.0, "test_replay_memory": 3.0, "think_forgetting": 1.0}
+    sub.score, sub.max_score = sum(grades.values()), 9.0
     sub.awaiting = list(awaiting)
     sub.lateness = Lateness(final=sub.score if final is None else final, penalty_percent=0 if final is None else 10)
     return sub
 
 
 def _report(tmp_path):
-    subs = [_sub("ada", {"test_discounted_returns": 2, "test_replay_memory": 3, "think_forgetting": 0}, ["think_forgetting"]),
-            _sub("bob", {"test_discounted_returns": 0, "test_replay_memory": 3, "think_forgetting": 0}, ["think_forgetting"],
+    subs = [_sub("ada", {"test_replay_actor_loss": 5, "test_replay_memory": 3, "think_forgetting": 0}, ["think_forgetting"]),
+            _sub("bob", {"test_replay_actor_loss": 0, "test_replay_memory": 3, "think_forgetting": 0}, ["think_forgetting"],
                  final=2.7)]
-    missing = Submission("cy", "", None, name="cy", problems=["no submission"], max_score=6.0,
+    missing = Submission("cy", "", None, name="cy", problems=["no submission"], max_score=9.0,
                          missing_assignment="02_colour_replay")
     missing.display_name, missing.lateness = "Cy Young", Lateness(final=0.0)
     return Report(subs, Path(tmp_path / "grades.csv"), tmp_path, order=ORDER, missing=[missing])
@@ -38,12 +38,12 @@ def test_written_answers_not_graded_yet_are_awaiting_not_short(tmp_path):
     assert [row["exercise"] for row in report.exercise_table()] == ORDER["02_colour_replay"]  # the notebook's order
     written = table["think_forgetting"]
     assert (written["n"], written["awaiting"], written["failed"]) == (0, 2, 0)
-    assert table["test_discounted_returns"]["failed"] == 1 and table["test_discounted_returns"]["awaiting"] == 0
+    assert table["test_replay_actor_loss"]["failed"] == 1 and table["test_replay_actor_loss"]["awaiting"] == 0
     assert "| think_forgetting | 1 | - | - | - | - | 2 |" in report.markdown()
     page = summary_html(report)
     card = page.split("<h3>think_forgetting</h3>")[1].split("</div></div>")[0]
     assert "2 awaiting manual grading" in card and "short of full marks" not in card and "mean 0.00" not in card
-    assert page.index("<h3>test_replay_memory</h3>") < page.index("<h3>test_discounted_returns</h3>")
+    assert page.index("<h3>test_replay_memory</h3>") < page.index("<h3>test_replay_actor_loss</h3>")
 
 
 def test_the_class_view_shows_final_scores_lateness_and_who_is_missing(tmp_path):

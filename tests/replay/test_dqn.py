@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from course_admin.replay import solutions, train
+from course_utils.claims import claim
 from course_utils.paths import PACKAGE
 from course_utils.replay import dqn, vector_per
 
@@ -132,7 +133,7 @@ def test_same_seed_same_run():
 
 
 def test_prioritized_dqn_solves_cartpole_within_10k_frames_for_one_seed():
-    """Fast-size check of Section 0 and Section 3's seed: seed 1 solves (the 5-seed comparison is in the slow suite)."""
+    """Fast-size check of Section 0 and Section 4's seed: seed 1 solves (the 5-seed comparison is in the slow suite)."""
     stored = dqn.load_results()["curves"]["prioritized"]
     run = dqn.train_dqn(seed=1, config=dqn.DQNConfig(), stop_when_solved=True, loss_fn=LOSS)
     assert run.frames_to_solve == stored["frames_to_solve"][stored["seeds"].index(1)]
@@ -170,7 +171,7 @@ def test_plots_and_curves():
 
 
 # --------------------------------------------------------------------------------------
-# The stored comparison behind the notebook's Section 3
+# The stored comparison behind the notebook's Section 4
 
 
 def test_stored_results_are_measured_with_todays_defaults_and_summarized_faithfully():
@@ -236,8 +237,9 @@ def test_the_agent_learns_with_the_loss_it_is_given():
 
 
 def test_random_and_trained_side_by_side():
-    watch = dqn.random_and_trained(seed=1, every=4)
-    assert watch.trained_score == dqn.MAX_EPISODE_STEPS > watch.random_score
+    watch = dqn.random_and_trained(seed=1, episode_seed=100, every=4)  # the notebook's episode
+    holds, figures = claim("replay.trained_agent_balances").check(watch)
+    assert holds, figures
     assert watch.frames[0].shape[1] == 2 * 600 + 8  # two 600-pixel frames and the gap
     with pytest.raises(ValueError, match="at least one frame"):
         dqn.side_by_side([], watch.frames)

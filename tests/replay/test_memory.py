@@ -205,3 +205,24 @@ def test_check_rejects_common_mistakes_with_a_hint(wrong, message, capsys):
     assert "❌" in capsys.readouterr().out
     with pytest.raises(AssertionError, match=message):
         check_memory_add(wrong, strict=True)
+
+
+def test_the_largest_td_errors_of_the_notebooks_memory_are_on_the_last_steps():
+    """Section 1: the trained Q-network's |TD errors| on the transitions the notebook's memory of 20
+    slots holds at the end of its story (batches 9 to 12 of ``cartpole_batches(13, 5, seed=0)``)."""
+    import torch
+
+    from course_utils.claims import claim
+    from course_utils.replay import dqn
+    from course_utils.replay.memory import cartpole_batches
+
+    batches = cartpole_batches(n_batches=13, batch_size=5, seed=0)
+    held = {key: torch.cat([b[key] for b in batches[9:]]) for key in batches[0]}
+    trained_q, gamma = dqn.trained_q_network(), dqn.DQNConfig().gamma
+    with torch.no_grad():
+        q_taken = trained_q(held["state"]).gather(1, held["action"].unsqueeze(1)).squeeze(1)
+        target = held["reward"] + gamma * (1.0 - held["done"]) * trained_q(held["next_state"]).max(dim=1).values
+    holds, figures = claim("replay.largest_errors_at_the_end").check({"td_errors": (target - q_taken).abs(),
+                                                                       "done": held["done"]})
+    assert holds and figures["slots"] == 20, figures
+

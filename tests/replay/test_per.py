@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from course_admin.replay.solutions import PrioritizedReplayBuffer  # the exercise's reference (instructor side)
+from course_utils.claims import claim
 from course_utils.replay.checks import check_prioritized_buffer
 from course_utils.replay.dqn import DQNConfig
 from course_utils.replay.per import ReplayBuffer, beta_schedule
@@ -180,6 +181,8 @@ def test_compounding_beta_update_reaches_one_almost_at_once():
         beta = beta + (step / total) * (1.0 - beta)
     assert beta > 0.99
     assert beta_schedule(1000, total) == pytest.approx(0.406)
+    holds, figures = claim("replay.compounding_beta_early").check({"total_steps": 10_000, "beta0": 0.6})  # the notebook's
+    assert holds and figures["first"] == 270, figures
 
 
 # --------------------------------------------------------------------------------------
