@@ -133,6 +133,6 @@ def test_no_course_solution_is_warned_about():
 
     for exercise in judging.exercises():
         tutorial = next(cell.tutorial for cell in GRADED if cell.grade_id == exercise.grade_id)
-        solutions = importlib.import_module(f"course_utils.{tutorial}.solutions")
+        solutions = importlib.import_module(f"course_admin.{tutorial}.solutions")
         answers = [getattr(solutions, name) for name in exercise.reference]
         assert checking.borrowed_course_code(exercise.grade_id, *answers) == [], exercise.grade_id

@@ -41,9 +41,11 @@ import types
 from pathlib import Path
 
 if __package__:
+    from course_admin.grading import course_state
     from course_admin.grading.kernel_restrictions import drop_capabilities, restrict_self, restrict_syscalls, set_limits
     from course_admin.grading.process_tree import ProcessTree
 else:  # run as a script: its folder is sys.path[0], and the course package stays unloaded
+    import course_state
     from kernel_restrictions import drop_capabilities, restrict_self, restrict_syscalls, set_limits
     from process_tree import ProcessTree
 
@@ -159,6 +161,28 @@ def _run_cell(source: str, namespace: dict, transform, seconds: float | None = N
     return None
 
 
+def _import_checks(hidden: str) -> None:
+    """Import the course modules the hidden cell imports (its check) before the answers run, so
+    that ``course_state.snapshot`` keeps them as the course wrote them."""
+    import ast
+    import importlib
+
+    try:
+        tree = ast.parse(hidden)
+    except SyntaxError:
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("course_utils"):
+            try:
+                importlib.import_module(node.module)
+            except Exception:  # noqa: BLE001 (the hidden cell reports its own failure)
+                pass
+
+
+def _names(changed: list[str]) -> str:
+    return ", ".join(changed[:4]) + (f" and {len(changed) - 4} more" if len(changed) > 4 else "")
+
+
 def drive_one(exercise: dict, transform, out) -> None:
     """In the forked child: restrict, run the header, the answers and the hidden cell; write the
     result as one JSON line to ``out`` (a binary file)."""
@@ -188,6 +212,8 @@ def drive_one(exercise: dict, transform, out) -> None:
         failed = _run_cell(exercise["header"], namespace, lambda s: s)
         if failed:
             notes.append(f"the exercise's own imports failed here ({failed}): tell the course's maintainers")
+        _import_checks(exercise["hidden"])
+        before = course_state.snapshot()
         for index, source in exercise["answers"]:
             failed = _run_cell(source, namespace, transform, ANSWER_CELL_SECONDS)
             if failed and index == exercise.get("own_answer"):
@@ -201,10 +227,18 @@ def drive_one(exercise: dict, transform, out) -> None:
         for name in sorted(missing & setup):
             notes.append(f"your answer uses `{name}`, which the notebook's setup cell binds but this exercise does not "
                          "give its answer: use only the names the exercise gives you")
+        changed = course_state.restore(before)
+        if changed:
+            notes.append(f"your answer changed the course's own code ({_names(changed)}): the grader put it back before "
+                         "the hidden test, which grades what your code computes")
         failed = _run_cell(exercise["hidden"], namespace, lambda s: s)
         if failed:
             notes.append(f"the hidden test stopped at {failed}")
-        if len(sink) == 1 and type(sink[0]) is str:
+        changed = course_state.restore(before, objects=False)
+        if changed:
+            notes.append(f"your answer changed the course's own code while the hidden test ran ({_names(changed)}): "
+                         "its record is not graded")
+        elif len(sink) == 1 and type(sink[0]) is str:
             result["payload"] = sink[0]
         elif len(sink) > 1:
             notes.append("the hidden test submitted more than one record")

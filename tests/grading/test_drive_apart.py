@@ -93,7 +93,8 @@ def adapter_verdicts(tmp_path_factory) -> dict[str, tuple[bool, str]]:
 def test_an_adapter_around_course_code_scores_zero_with_the_reason(adapter, adapter_verdicts):
     passed, message = adapter_verdicts[adapter]
     assert not passed, message
-    assert "not available to this exercise" in message or "is not defined" in message, message
+    reasons = ("not available to this exercise", "is not defined", "changed the course's own code")
+    assert any(reason in message for reason in reasons), message
 
 
 def test_honest_answers_keep_their_marks_apart(tmp_path):
@@ -108,11 +109,17 @@ def test_without_the_allow_list_the_adapter_would_pass(tmp_path):
     tutorial 2's A2C loss passes again. The adapter test above is what notices."""
     graded = _graded("test_replay_actor_loss")
     adapter = ADAPTERS / "test_replay_actor_loss__colour_a2c_loss.cell"
-    source = (adapter.read_text().replace("colour.agent.RHO_MAX", "_agent.RHO_MAX")
-              .replace("colour.agent.a2c_loss", "_agent.a2c_loss").replace("colour.Experience", "_agent.Experience"))
+    # the cap is set for the call and put back after it, so that only the allow-list stands in the way
+    set_cap = "    cap, _agent.RHO_MAX = _agent.RHO_MAX, rho_max\n"
+    call = "    try:\n        return _agent.a2c_loss(_StandIn(log_pi), replayed)\n    finally:\n        _agent.RHO_MAX = cap"
+    source = (adapter.read_text().replace("    colour.agent.RHO_MAX = rho_max\n", set_cap)
+              .replace("    return colour.agent.a2c_loss(_StandIn(log_pi), replayed)", call)
+              .replace("colour.Experience", "_agent.Experience"))
+    assert "finally" in source
     source = "from course_utils.colour import agent as _agent\n" + source
     nb = _with_answer(_notebook("colour"), graded.solution, source)
-    assert drive(nb, [graded.grade_id], tmp_path, allow_list=False)[graded.grade_id][0]
+    without = drive(nb, [graded.grade_id], tmp_path, allow_list=False)[graded.grade_id]
+    assert without[0], without[1]
     passed, message = drive(nb, [graded.grade_id], tmp_path)[graded.grade_id]
     assert not passed and "course_utils.colour" in message and "is not available" in message, message
 
