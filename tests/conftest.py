@@ -9,7 +9,65 @@ def pytest_addoption(parser):
     parser.addoption("--run-slow", action="store_true", default=False, help="also run full-size (slow) tests")
 
 
+# `make test` spreads the test files over 2 pytest-xdist workers (`--dist loadfile
+# --no-loadscope-reorder`): a file runs whole in one worker, and files are handed out one at a
+# time, in the order of collection, to whichever worker is free. The files below go first, the
+# longest first, so that the last file to start is a short one and neither worker waits long for
+# the other at the end (xdist's own order, most tests first, started these few-test grading files
+# last). Files that share a session fixture form one group, run by one worker (`SHARED`).
+SLOWEST_FIRST = {
+    # group: its seconds (setup and calls) in a full run on 2 cores shared with other work (load
+    # 15, 2026-11-26): only their order matters. Unlisted files take under a minute each there
+    # and follow in file order.
+    "tests/grading/test_bundle.py": 790,
+    "student_lab": 740,
+    "tests/grading/test_forgery.py": 520,
+    "tests/grading/test_skip_cells.py": 495,
+    "tests/grading/test_hostile.py": 430,
+    "tests/grading/test_tutorial_lunar.py": 185,
+    "tests/grading/test_autograder.py": 130,
+    "tests/grading/test_tutorial_replay.py": 90,
+    "tests/grading/test_notebook_size.py": 90,
+    "tests/grading/test_tutorial_harlow.py": 75,
+    "tests/grading/test_judging.py": 40,
+    "tests/harlow/test_evolution.py": 40,
+    "tests/browser/test_manual_grading_browser.py": 35,
+    "tests/browser/test_formgrader_browser.py": 30,
+}
+SHARED = {
+    # one JupyterLab (the browser suite's session fixture `lab`) for both
+    "tests/browser/test_notebooks_browser.py": "student_lab",
+    "tests/browser/test_game_keys_browser.py": "student_lab",
+}
+
+
+def group(nodeid: str) -> str:
+    """The group a test runs in: its file, or the group of files it shares a fixture with."""
+    file = nodeid.split("::", 1)[0]
+    return SHARED.get(file, file)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile` by `group` instead of by file. (xdist's `loadgroup` names a test's
+    group in its node id, which pytest 9 no longer lets a plugin change.)"""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class GroupScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group(nodeid)
+
+    return GroupScheduling(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
+    first = {}
+    for index, item in enumerate(items):
+        first.setdefault(group(item.nodeid), index)
+    # a group's tests together, in file order (sorted() is stable); the slowest groups first
+    items[:] = sorted(items, key=lambda item: (-SLOWEST_FIRST.get(group(item.nodeid), 0), first[group(item.nodeid)]))
     if config.getoption("--run-slow"):
         return
     skip = pytest.mark.skip(reason="full-size run: use --run-slow (make test-slow)")

@@ -9,11 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from once_per_run import once_per_run
+
 from course_admin.grading.bundle import build_bundle
 
 SHIELD = '''"""Test harness, not part of the bundle: this environment has the instructor's package
 installed in editable mode, whose import finder fills in every module the student wheel leaves
-out (``course_admin.grading``, the solutions). A student has no such install: drop its finder."""
+out (``course_admin``: the grader, the solutions). A student has no such install: drop its finder."""
 import sys
 
 sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "__module__", "").startswith("__editable__")]
@@ -21,20 +23,29 @@ sys.path_hooks[:] = [h for h in sys.path_hooks if not getattr(h, "__module__", "
 '''
 
 
-def build(tmp_path_factory) -> dict:
-    """``course bundle`` into a new temporary folder: what ``build_bundle`` returns."""
-    return build_bundle(tmp_path_factory.mktemp("out") / "rl-course-bundle")
+def installed(tmp_path_factory) -> dict:
+    """The student bundle built (``course bundle``) and its wheel installed the way a student
+    installs it, once per test run for every test that runs notebooks from it (``once_per_run``:
+    the bundle tests and the browser suite's JupyterLab may run in different workers). Returns
+    what ``build_bundle`` returns, with ``site`` and ``pythonpath`` (``install``'s)."""
+
+    def build_and_install(folder: Path) -> dict:
+        bundle = build_bundle(folder / "out" / "rl-course-bundle")
+        site, path = install(bundle, folder)
+        return {**bundle, "site": site, "pythonpath": path}
+
+    return once_per_run(tmp_path_factory, "student-bundle", build_and_install)
 
 
-def install(bundle: dict, tmp_path_factory) -> tuple[Path, str]:
-    """The bundle's wheel installed (without dependencies: they are this environment's) into a new
-    folder. Returns the folder and the ``PYTHONPATH`` under which ``import course_utils`` finds
-    the student package and nothing of the instructor's (the editable install's finder is
-    dropped by a ``sitecustomize`` of the harness, in a folder of its own)."""
-    site = tmp_path_factory.mktemp("student-site")
+def install(bundle: dict, folder: Path) -> tuple[Path, str]:
+    """The bundle's wheel installed (without dependencies: they are this environment's) into
+    ``folder/student-site``. Returns that folder and the ``PYTHONPATH`` under which ``import
+    course_utils`` finds the student package and nothing of the instructor's (the editable
+    install's finder is dropped by a ``sitecustomize`` of the harness, in ``folder/harness``)."""
+    site, shield = folder / "student-site", folder / "harness"
+    shield.mkdir()
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(bundle["wheel"])],
                    check=True, capture_output=True, timeout=300)
-    shield = tmp_path_factory.mktemp("harness")
     (shield / "sitecustomize.py").write_text(SHIELD)
     return site, os.pathsep.join([str(site), str(shield)])
 

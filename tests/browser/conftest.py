@@ -122,8 +122,8 @@ def lab(tmp_path_factory):
     # the kernels' path (no solutions, no grader: `test_the_lab_runs_the_student_package`).
     import student_bundle
 
-    bundle = student_bundle.build(tmp_path_factory)
-    site, path = student_bundle.install(bundle, tmp_path_factory)
+    bundle = student_bundle.installed(tmp_path_factory)
+    site, path = bundle["site"], bundle["pythonpath"]
     root = tmp_path_factory.mktemp("served")
     for notebook in sorted((bundle["folder"] / "notebooks").glob("*.ipynb")):
         shutil.copy(notebook, root / notebook.name)

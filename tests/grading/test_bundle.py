@@ -21,7 +21,7 @@ from course_utils.paths import ROOT, SOLUTIONS
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory):
-    return student_bundle.build(tmp_path_factory)
+    return student_bundle.installed(tmp_path_factory)
 
 
 def test_an_existing_folder_or_a_stale_tree_is_refused_and_nothing_is_written(bundle, tmp_path):
@@ -96,9 +96,9 @@ def test_no_solution_code_and_no_hidden_test_is_in_the_bundle(bundle):
 
 
 @pytest.fixture(scope="module")
-def student_env(bundle, tmp_path_factory):
-    site, path = student_bundle.install(bundle, tmp_path_factory)
-    return {**os.environ, "PYTHONPATH": path, "COURSE_FAST": "1", "COURSE_HEADLESS": "1", "MPLBACKEND": "Agg"}, site
+def student_env(bundle):
+    env = {**os.environ, "PYTHONPATH": bundle["pythonpath"], "COURSE_FAST": "1", "COURSE_HEADLESS": "1", "MPLBACKEND": "Agg"}
+    return env, bundle["site"]
 
 
 def test_the_installed_student_package_checks_itself_and_lacks_the_instructor_commands(bundle, student_env):
@@ -114,31 +114,27 @@ def test_the_installed_student_package_checks_itself_and_lacks_the_instructor_co
     assert train.returncode == 2 and "invalid choice: 'train'" in train.stderr
 
 
-@pytest.mark.skipif(browser_missing() is None, reason="the browser suite runs every notebook unanswered from the "
-                    "bundle's wheel, in JupyterLab (tests/browser/test_notebooks_browser.py)")
-def test_every_notebook_runs_unanswered_from_the_bundle(bundle, student_env):
-    """Where the browser suite cannot run: every student notebook, unanswered, from the bundle."""
-    env, _ = student_env
+def _nbmake(notebooks: list[Path], env: dict, cwd: Path, overwrite: bool = False) -> str:
+    """``pytest --nbmake`` on ``notebooks``, in a Python started with ``env`` in ``cwd``: each
+    notebook runs top to bottom in its own folder (nbmake's working directory); with
+    ``overwrite`` its executed cells, outputs included, are written back over it. Asserts that
+    every notebook ran without an error; returns pytest's output."""
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbmake", "--nbmake-timeout=600",
-         *sorted(str(p) for p in (bundle["folder"] / "notebooks").glob("*.ipynb"))],
-        cwd=bundle["folder"], env=env, capture_output=True, text=True, timeout=1200,
+         *(["--overwrite"] if overwrite else []), *map(str, notebooks)],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=1500,
     )
-    assert run.returncode == 0, run.stdout[-4000:]
-    assert "4 passed" in run.stdout
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert f"{len(notebooks)} passed" in run.stdout, run.stdout[-2000:]
+    return run.stdout
 
 
-ANSWER_RUNNER = """
-import json, pathlib, sys
-import nbformat
-from nbclient import NotebookClient
-for path in sys.argv[1:]:
-    nb = nbformat.read(path, as_version=4)
-    folder = str(pathlib.Path(path).parent)
-    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": folder}}).execute()
-    text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
-    print(json.dumps({"notebook": path, "passed": text.count("\\u2705"), "failed": text.count("\\u274c")}))
-"""
+@pytest.mark.skipif(browser_missing() is None, reason="the browser suite runs every notebook unanswered from the "
+                    "bundle's wheel, in JupyterLab (tests/browser/test_notebooks_browser.py)")
+def test_every_notebook_runs_unanswered_from_the_bundle(bundle, student_env, tmp_path):
+    """Where the browser suite cannot run: every student notebook, unanswered, from the bundle."""
+    env, _ = student_env
+    _nbmake(sorted((bundle["folder"] / "notebooks").glob("*.ipynb")), env, bundle["folder"])
 
 
 def _answered(student: Path, target: Path) -> int:
@@ -159,19 +155,26 @@ def _answered(student: Path, target: Path) -> int:
     return len(checks)
 
 
+def _verdicts(notebook: Path) -> dict[str, int]:
+    """The passed (✅) and failed (❌) verdicts that ``notebook``'s executed code cells printed."""
+    text = "".join(
+        "".join(output.get("text", ""))
+        for cell in json.loads(notebook.read_text())["cells"] if cell["cell_type"] == "code"
+        for output in cell.get("outputs", [])
+    )
+    return {"passed": text.count("\u2705"), "failed": text.count("\u274c")}
+
+
 def test_every_notebook_answered_with_the_solutions_passes_every_check_from_the_bundle(bundle, student_env, tmp_path):
     env, _ = student_env
     answered, checks = tmp_path / "answered", {}
     answered.mkdir()
     for student in sorted((bundle["folder"] / "notebooks").glob("*.ipynb")):
-        checks[str(answered / student.name)] = _answered(student, answered / student.name)
-    run = subprocess.run([sys.executable, "-c", ANSWER_RUNNER, *checks], cwd=answered, env=env,
-                         capture_output=True, text=True, timeout=1500)
-    assert run.returncode == 0, run.stderr[-4000:]
-    reports = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
-    assert {r["notebook"] for r in reports} == set(checks)
-    for report in reports:
-        assert report["failed"] == 0 and report["passed"] >= checks[report["notebook"]] > 0, report
+        checks[answered / student.name] = _answered(student, answered / student.name)
+    _nbmake(sorted(checks), env, answered, overwrite=True)  # the executed notebooks hold the verdicts
+    for notebook, count in checks.items():
+        verdicts = _verdicts(notebook)
+        assert verdicts["failed"] == 0 and verdicts["passed"] >= count > 0, (notebook.name, verdicts, count)
 
 
 LEAK_PROBE = """
