@@ -311,8 +311,10 @@ def _student_run(hp: dict, dataset_type, stop_when, max_episodes: int, lr_decay_
     trainer = PolicyTrainer(net, torch.optim.Adam(net.parameters(), lr=hp["learn_rate"]),
                             [AACPolicyGradientLoss(hp["delta"]), ActionEntropyLoss(4, hp["beta"])],
                             dataset_type(net, hp["batch_size"], hp["gamma"], seed=2, batch_type=TrainBatch, episode_type=Episode))
-    # as Section 8's cell: no critic_steps (its run to the bar is the one checked at full size)
-    data = trainer.train(max_episodes=max_episodes, stop_when=stop_when, progress=False, lr_decay_episodes=lr_decay_episodes)
+    # as Section 8's cell and the aac experiment: the critic's extra steps where hp gives them
+    critic = {key: hp[key] for key in ("critic_steps", "critic_learn_rate") if key in hp}
+    data = trainer.train(max_episodes=max_episodes, stop_when=stop_when, progress=False, lr_decay_episodes=lr_decay_episodes,
+                         **critic)
     return net, data
 
 
@@ -322,7 +324,7 @@ def student_run(max_episodes: int | None = None) -> dict:
     processes), stopped by ``solve.UntilSolved`` (greedy mean - std >= 200 over the 100
     evaluation landscapes, evaluated every 512 episodes once the training mean reaches 150) or
     after ``max_episodes`` (default: the notebook's ``FINAL_EPISODES`` at full size); like the
-    cell, it gives the critic no extra steps (``critic_steps`` 0). Returns its figures: solved,
+    cell, it gives the critic ``aac_hp``'s extra steps per batch (``critic_steps``). Returns its figures: solved,
     episodes, wall-clock and CPU seconds (every process), the last training
     mean and the last evaluation."""
     from course_utils.lunar.reference import AAC_HP, FINAL_LR_DECAY_EPISODES
@@ -334,7 +336,8 @@ def student_run(max_episodes: int | None = None) -> dict:
     until = UntilSolved()
     _, data = _student_run(AAC_HP, VectorBatchDataset, until, max_episodes or SIZES.full("final_episodes"),
                            FINAL_LR_DECAY_EPISODES)
-    return {"aac_hp": {**AAC_HP, "hidden_layers": list(AAC_HP["hidden_layers"])}, "critic_steps": 0, "solved": until.solved,
+    return {"aac_hp": {**AAC_HP, "hidden_layers": list(AAC_HP["hidden_layers"])}, "critic_steps": AAC_HP["critic_steps"],
+            "solved": until.solved,
             "episodes": int(data["episode_num"][-1]), **_since(start),
             "training_mean": round(data["mean_reward"][-1], 1),
             "final_evaluation": until.evaluations[-1] if until.evaluations else None}

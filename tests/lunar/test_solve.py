@@ -112,7 +112,8 @@ def test_the_students_actor_critic_solves_the_lander_at_full_size(tmp_path, monk
                                                episode_type=Episode), checkpoints_file=tmp_path / "mine.pt")
     until = solve.UntilSolved()
     data = trainer.train(max_episodes=SIZES.full("final_episodes"), stop_when=until, progress=False,
-                         lr_decay_episodes=reference.FINAL_LR_DECAY_EPISODES)
+                         lr_decay_episodes=reference.FINAL_LR_DECAY_EPISODES, critic_steps=aac_hp["critic_steps"],
+                         critic_learn_rate=aac_hp["critic_learn_rate"])
     assert until.solved, solve.solve_report(until)
     assert data["mean_reward"][-1] < until.evaluations[-1]["mean"] - 30
     assert torch.load(tmp_path / "mine.pt", weights_only=True)["solved"] is True
