@@ -187,12 +187,16 @@ def test_the_learning_rate_falls_to_a_tenth_over_the_decay_episodes_then_stays(t
     assert lrs == pytest.approx([0.075, 0.05, 0.025, 0.01, 0.01, 0.01][: len(REWARDS)])
 
 
-def test_the_long_runs_decay_in_the_notebook_is_the_one_the_benchmark_and_the_slow_test_use():
+def test_the_long_runs_decay_and_critic_steps_in_the_notebook_are_those_the_benchmark_and_the_slow_test_use():
     from course_utils.lunar.reference import FINAL_LR_DECAY_EPISODES
 
     cells = json.loads(SOLUTIONS_NOTEBOOK.read_text())["cells"]
     (cell,) = [c for c in cells if "final AAC" in "".join(c["source"])]
     assert f"lr_decay_episodes={FINAL_LR_DECAY_EPISODES:_}," in "".join(cell["source"])
+    # and, like the aac experiment, the timed run and the slow test, it gives the critic its extra steps
+    source = "".join(cell["source"])
+    assert 'critic_steps=aac_hp["critic_steps"], critic_learn_rate=aac_hp["critic_learn_rate"]' in source
+    assert "print(lunar.student_run_report())" in source
 
 
 def test_without_stoppable_a_stop_ends_the_cell(tmp_path):
