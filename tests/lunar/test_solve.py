@@ -146,3 +146,5 @@ def test_the_stored_timing_of_section_8s_run_is_reported_in_one_line(tmp_path, m
     solve.STUDENT_RUN.write_text(json.dumps({**timing, "solved": False, "load_average_1min": [3.5, 6.0]}))
     report = solve.student_run_report()
     assert "had not passed the bar after 20,480 episodes" in report and "shared: load average up to 6.0" in report
+    solve.STUDENT_RUN.unlink()
+    assert solve.student_run_report().startswith("The course has not timed this cell with its current code yet")
