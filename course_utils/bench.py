@@ -13,6 +13,7 @@ BENCHMARKS = {
     "lunar-solve": "course_utils.lunar.bench:bench_lunar_solve",
     "lunar-student": "course_utils.lunar.bench:bench_lunar_student",
     "lunar-experiments": "course_utils.lunar.bench:bench_lunar_experiments",
+    "lunar-seeds": "course_utils.lunar.bench:bench_lunar_seeds",
     "grading": "course_utils.grading.bench:bench_grading",
     "grading-course": "course_utils.grading.bench:bench_course_grading",
     "ci": "course_utils.ci:bench_ci",

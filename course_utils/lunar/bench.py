@@ -1,9 +1,9 @@
 """Tutorial 3's benchmarks, each against its baseline in the same run: ``course bench lunar``
 (environment steps per second of the course's collection against one environment at a time),
 ``lunar-solve`` (the course's lander against Stable-Baselines3 PPO, to the bar),
-``lunar-student`` (the student's actor-critic to the bar, against the run before issue 17) and
+``lunar-student`` (the student's actor-critic to the bar, against the run before issue 17),
 ``lunar-experiments`` (the five experiments with three seeds each, against one seed each the
-way before)."""
+way before) and ``lunar-seeds`` (one experiment's three seeds, before issue 31 and now)."""
 
 from __future__ import annotations
 
@@ -288,6 +288,58 @@ def bench_lunar_experiments(max_episodes: int | None = None) -> dict:
     out["target_wall_s"] = 300
     out["per_run_speedup_wall"] = round((base["wall_s"] / base["runs"]) / (course["wall_s"] / course["runs"]), 2)
     out["per_run_speedup_cpu"] = round((base["cpu_s"] / base["runs"]) / (course["cpu_s"] / course["runs"]), 2)
+    return out
+
+
+def bench_lunar_seeds(name: str = "aac", max_episodes: int | None = None) -> dict:
+    """``course bench lunar-seeds``: one notebook cell's runs, experiment ``name`` (default the aac
+    cell) with each of ``experiments.SEEDS`` at full size with the reference classes, the way
+    before issue 31 and today's, in one run and on the same code otherwise:
+
+    * ``before``: gymnasium's own ``LunarLander`` in the rollouts, two worker processes;
+    * ``now``: ``lander.LeanLunarLander`` (the same steps, faster), ``balanced_workers``'
+      processes (three for three runs on two cores).
+
+    Wall-clock and CPU seconds (every process) of each, the load average at the start and the
+    end, and whether both gave the same runs (``same_runs``: every recorded number equal, as they
+    must be). Both train into a temporary cache."""
+    import os
+    import tempfile
+
+    from gymnasium.envs.box2d.lunar_lander import LunarLander
+
+    from course_utils.lunar import env, experiments
+    from course_utils.lunar.reference import EXPERIMENT_EPISODES, reference_experiments
+
+    _positive("max_episodes", max_episodes, optional=True)
+    specs = reference_experiments()
+    if name not in specs:
+        raise KeyError(f"No experiment named {name!r}; there are {list(specs)}.")
+    episodes = max_episodes or EXPERIMENT_EPISODES
+    out = {"benchmark": "lunar-seeds", "experiment": name, "seeds": list(experiments.SEEDS), "episodes_per_run": episodes,
+           "cores": os.cpu_count(), "load_average_1min": [round(os.getloadavg()[0], 2)]}
+    runs = {}
+    for way, lander, workers in (("before", LunarLander, 2), ("now", env.VECTOR_LANDER, None)):
+        with tempfile.TemporaryDirectory() as cache:
+            previous = os.environ.get("COURSE_CACHE")
+            os.environ["COURSE_CACHE"], kept, env.VECTOR_LANDER = cache, env.VECTOR_LANDER, lander
+            try:
+                start = _clock()
+                result = experiments.run_experiments({name: specs[name]}, episodes, experiments.SEEDS, force=True,
+                                                     progress=False, workers=workers)[name]
+                out[way] = {**_since(start), "lander": lander.__name__,
+                            "final_mean_reward": [round(r, 1) for r in experiments.final_rewards(result)]}
+                runs[way] = [{k: v for k, v in run.items() if k != "model_state"} for run in result["runs"]]
+            finally:
+                env.VECTOR_LANDER = kept
+                if previous is None:
+                    os.environ.pop("COURSE_CACHE", None)
+                else:
+                    os.environ["COURSE_CACHE"] = previous
+    out["same_runs"] = runs["before"] == runs["now"]
+    out["load_average_1min"].append(round(os.getloadavg()[0], 2))
+    out["speedup_wall"] = round(out["before"]["wall_s"] / out["now"]["wall_s"], 2)
+    out["speedup_cpu"] = round(out["before"]["cpu_s"] / out["now"]["cpu_s"], 2)
     return out
 
 
