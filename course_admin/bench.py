@@ -13,6 +13,7 @@ BENCHMARKS = {
     "lunar-solve": "course_admin.lunar.bench:bench_lunar_solve",
     "lunar-student": "course_admin.lunar.bench:bench_lunar_student",
     "lunar-experiments": "course_admin.lunar.bench:bench_lunar_experiments",
+    "lunar-seeds": "course_admin.lunar.bench:bench_lunar_seeds",
     "grading": "course_admin.grading.bench:bench_grading",
     "grading-course": "course_admin.grading.bench:bench_course_grading",
     "ci": "course_admin.ci:bench_ci",

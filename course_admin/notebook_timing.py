@@ -2,10 +2,11 @@
 (``course bench notebooks``).
 
 Each notebook runs in a fresh kernel in a scratch folder (nbclient, the way JupyterLab's "Run all"
-does), with the games playing themselves (``COURSE_HEADLESS=1``) and at full size unless
-``fast``. Per notebook: the wall seconds of the whole run and of its longest cells (from the
-kernel's own ``execute_input`` and ``execute_reply`` timestamps), and the kernel's CPU seconds
-(read by a last cell the bench appends: the kernel and everything it started).
+does), with the games playing themselves (``COURSE_HEADLESS=1``), an empty cache of its own
+(``COURSE_CACHE``: nothing trained before is reloaded) and at full size unless ``fast``. Per
+notebook: the wall seconds of the whole run and of its longest cells (from the kernel's own
+``execute_input`` and ``execute_reply`` timestamps), and the kernel's CPU seconds (read by a
+last cell the bench appends: the kernel and everything it started).
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ def time_notebook(path: Path, fast: bool = False, timeout_s: int = 3600, longest
     os.environ.update({"COURSE_FAST": "1" if fast else "0", "COURSE_HEADLESS": "1", "MPLBACKEND": "Agg"})
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # as `make lab` runs it: compiled modules cached
     folder = Path(tempfile.mkdtemp(prefix="course-bench-notebook-"))
+    # an empty cache, as on a student's first run: the experiments train instead of reloading
+    # runs of the same code that an earlier run (or another clone on the machine) cached
+    os.environ["COURSE_CACHE"] = str(folder / "cache")
     error = None
     start = time.perf_counter()
     try:

@@ -9,6 +9,8 @@ waits for the runs at full size on a laptop CPU.
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from dataclasses import dataclass
 
@@ -16,6 +18,30 @@ README_START = "<!-- tutorial table: written by `course release` from course_uti
 README_END = "<!-- end of tutorial table -->"
 TIME_LINE = re.compile(r"^\*\*(Estimated )?[Tt]ime:.*$", re.MULTILINE)
 MARK = re.compile(r"\s*\*\(~\d+ min\)\*\s*$")
+
+
+SECTION_8_OTHER_MINUTES = 10
+"""Tutorial 3's Section 8 besides its training cell: reading, the course's lander trained live
+(under a minute), its evaluation and the two agents side by side."""
+SECTION_8_UNTIMED_MINUTES = 15
+"""Section 8's minutes while the course has no timing of its training cell's current code
+(``assets/lunar_student_run.json`` missing): the figure the timetable had before it was timed.
+Once ``course train lunar-student-run`` writes the file, ``course release --check`` reports the
+timetable stale until ``course release`` writes the timed minutes."""
+
+
+def section_8_minutes(path=None) -> int:
+    """Tutorial 3's Section 8 in minutes: ``SECTION_8_OTHER_MINUTES`` plus the wall-clock minutes
+    (rounded up) of the course's own run of its training cell at full size, with the exercise's
+    reference classes until they pass the bar: ``assets/lunar_student_run.json``, written by
+    ``course train lunar-student-run`` (``path`` another such file); ``SECTION_8_UNTIMED_MINUTES``
+    where there is no such file yet. A student waits through that run: its time is measured."""
+    from course_utils.paths import ASSETS
+
+    path = path or ASSETS / "lunar_student_run.json"
+    if not path.exists():
+        return SECTION_8_UNTIMED_MINUTES
+    return SECTION_8_OTHER_MINUTES + math.ceil(json.loads(path.read_text())["wall_s"] / 60)
 
 
 @dataclass(frozen=True)
@@ -101,7 +127,8 @@ TUTORIALS: tuple[Tutorial, ...] = (
             ("Section 5: Training", 15),
             ("Section 6: Experiments", 15),
             ("Section 7: Advantage actor-critic (AAC)", 40),
-            ("Section 8: Training longer, and the course's agent", 15),
+            # its training cell's minutes are the course's timed run of it (lunar_student_run.json)
+            ("Section 8: Training longer, and the course's agent", section_8_minutes()),
             ("Questions", 15),
         ),
         needs="Python, NumPy and PyTorch (modules, autograd, optimizers); tutorial 1's A2C box",
@@ -204,8 +231,6 @@ def _lines(text: str) -> list[str]:
 
 def _updated_files() -> dict:
     """Every file the timetable writes, as {path: (current text, text it should have)}."""
-    import json
-
     from course_utils.paths import ROOT, SOLUTIONS
 
     files = {}

@@ -12,6 +12,9 @@ def test_a_notebook_is_timed_per_cell_with_its_kernel_cpu(tmp_path):
         nbformat.v4.new_code_cell("import os, time\nprint(os.environ['COURSE_FAST'])"),
         nbformat.v4.new_code_cell("t = time.process_time()\nwhile time.process_time() - t < 0.6:\n    pass"),
         nbformat.v4.new_code_cell("time.sleep(0.3)"),
+        # an empty cache of its own: nothing an earlier run trained is reloaded
+        nbformat.v4.new_code_cell("cache = os.environ['COURSE_CACHE']\n"
+                                  "assert not os.path.exists(cache) and 'course-bench' in cache"),
     ]
     path = tmp_path / "timed.ipynb"
     nbformat.write(nb, path)

@@ -52,3 +52,17 @@ def test_student_bundle_readme_takes_its_table_from_the_timetable():
     assert schedule.student_table() in text and "{table}" not in text and "{wheel}" not in text
     for t in schedule.TUTORIALS:
         assert f"`{t.notebook}.ipynb`" in text and f"{t.minutes} min" in text
+
+
+def test_section_8_takes_its_training_cells_minutes_from_the_course_s_timed_run(tmp_path):
+    """Tutorial 3's Section 8: ten minutes besides its training cell, plus that cell's wall-clock
+    minutes (rounded up) as ``course train lunar-student-run`` stored them (until it has, the
+    figure from before)."""
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps({"wall_s": 254.4, "cpu_s": 480.0, "solved": True}))
+    assert schedule.section_8_minutes(run) == schedule.SECTION_8_OTHER_MINUTES + 5 == 15
+    run.write_text(json.dumps({"wall_s": 60.0, "cpu_s": 100.0, "solved": True}))
+    assert schedule.section_8_minutes(run) == 11
+    assert schedule.section_8_minutes(tmp_path / "missing.json") == schedule.SECTION_8_UNTIMED_MINUTES
+    sections = dict(schedule.tutorial("03_policy_gradients").sections)
+    assert sections["Section 8: Training longer, and the course's agent"] == schedule.section_8_minutes()

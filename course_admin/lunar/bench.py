@@ -1,9 +1,9 @@
 """Tutorial 3's benchmarks, each against its baseline in the same run: ``course bench lunar``
 (environment steps per second of the course's collection against one environment at a time),
 ``lunar-solve`` (the course's lander against Stable-Baselines3 PPO, to the bar),
-``lunar-student`` (the student's actor-critic to the bar, against the run before issue 17) and
+``lunar-student`` (the student's actor-critic to the bar, against the run before issue 17),
 ``lunar-experiments`` (the five experiments with three seeds each, against one seed each the
-way before)."""
+way before) and ``lunar-seeds`` (one experiment's three seeds, before issue 31 and now)."""
 
 from __future__ import annotations
 
@@ -291,6 +291,58 @@ def bench_lunar_experiments(max_episodes: int | None = None) -> dict:
     return out
 
 
+def bench_lunar_seeds(name: str = "aac", max_episodes: int | None = None) -> dict:
+    """``course bench lunar-seeds``: one notebook cell's runs, experiment ``name`` (default the aac
+    cell) with each of ``experiments.SEEDS`` at full size with the reference classes, the way
+    before issue 31 and today's, in one run and on the same code otherwise:
+
+    * ``before``: gymnasium's own ``LunarLander`` in the rollouts, two worker processes;
+    * ``now``: ``lander.LeanLunarLander`` (the same steps, faster), ``balanced_workers``'
+      processes (three for three runs on two cores).
+
+    Wall-clock and CPU seconds (every process) of each, the load average at the start and the
+    end, and whether both gave the same runs (``same_runs``: every recorded number equal, as they
+    must be). Both train into a temporary cache."""
+    import os
+    import tempfile
+
+    from gymnasium.envs.box2d.lunar_lander import LunarLander
+
+    from course_admin.lunar.reference import EXPERIMENT_EPISODES, reference_experiments
+    from course_utils.lunar import env, experiments
+
+    _positive("max_episodes", max_episodes, optional=True)
+    specs = reference_experiments()
+    if name not in specs:
+        raise KeyError(f"No experiment named {name!r}; there are {list(specs)}.")
+    episodes = max_episodes or EXPERIMENT_EPISODES
+    out = {"benchmark": "lunar-seeds", "experiment": name, "seeds": list(experiments.SEEDS), "episodes_per_run": episodes,
+           "cores": os.cpu_count(), "load_average_1min": [round(os.getloadavg()[0], 2)]}
+    runs = {}
+    for way, lander, workers in (("before", LunarLander, 2), ("now", env.VECTOR_LANDER, None)):
+        with tempfile.TemporaryDirectory() as cache:
+            previous = os.environ.get("COURSE_CACHE")
+            os.environ["COURSE_CACHE"], kept, env.VECTOR_LANDER = cache, env.VECTOR_LANDER, lander
+            try:
+                start = _clock()
+                result = experiments.run_experiments({name: specs[name]}, episodes, experiments.SEEDS, force=True,
+                                                     progress=False, workers=workers)[name]
+                out[way] = {**_since(start), "lander": lander.__name__,
+                            "final_mean_reward": [round(r, 1) for r in experiments.final_rewards(result)]}
+                runs[way] = [{k: v for k, v in run.items() if k != "model_state"} for run in result["runs"]]
+            finally:
+                env.VECTOR_LANDER = kept
+                if previous is None:
+                    os.environ.pop("COURSE_CACHE", None)
+                else:
+                    os.environ["COURSE_CACHE"] = previous
+    out["same_runs"] = runs["before"] == runs["now"]
+    out["load_average_1min"].append(round(os.getloadavg()[0], 2))
+    out["speedup_wall"] = round(out["before"]["wall_s"] / out["now"]["wall_s"], 2)
+    out["speedup_cpu"] = round(out["before"]["cpu_s"] / out["now"]["cpu_s"], 2)
+    return out
+
+
 AAC_HP_BEFORE = dict(batch_size=16, gamma=0.99, beta=0.5, delta=0.01, learn_rate=2e-3, hidden_layers=(128, 128))
 """The notebook's ``aac_hp`` before issue 17 (the baseline of ``bench_lunar_student``)."""
 
@@ -311,8 +363,10 @@ def _student_run(hp: dict, dataset_type, stop_when, max_episodes: int, lr_decay_
     trainer = PolicyTrainer(net, torch.optim.Adam(net.parameters(), lr=hp["learn_rate"]),
                             [AACPolicyGradientLoss(hp["delta"]), ActionEntropyLoss(4, hp["beta"])],
                             dataset_type(net, hp["batch_size"], hp["gamma"], seed=2, batch_type=TrainBatch, episode_type=Episode))
-    # as Section 8's cell: no critic_steps (its run to the bar is the one checked at full size)
-    data = trainer.train(max_episodes=max_episodes, stop_when=stop_when, progress=False, lr_decay_episodes=lr_decay_episodes)
+    # as Section 8's cell and the aac experiment: the critic's extra steps where hp gives them
+    critic = {key: hp[key] for key in ("critic_steps", "critic_learn_rate") if key in hp}
+    data = trainer.train(max_episodes=max_episodes, stop_when=stop_when, progress=False, lr_decay_episodes=lr_decay_episodes,
+                         **critic)
     return net, data
 
 
@@ -322,7 +376,7 @@ def student_run(max_episodes: int | None = None) -> dict:
     processes), stopped by ``solve.UntilSolved`` (greedy mean - std >= 200 over the 100
     evaluation landscapes, evaluated every 512 episodes once the training mean reaches 150) or
     after ``max_episodes`` (default: the notebook's ``FINAL_EPISODES`` at full size); like the
-    cell, it gives the critic no extra steps (``critic_steps`` 0). Returns its figures: solved,
+    cell, it gives the critic ``aac_hp``'s extra steps per batch (``critic_steps``). Returns its figures: solved,
     episodes, wall-clock and CPU seconds (every process), the last training
     mean and the last evaluation."""
     from course_admin.lunar.reference import AAC_HP, FINAL_LR_DECAY_EPISODES
@@ -334,7 +388,8 @@ def student_run(max_episodes: int | None = None) -> dict:
     until = UntilSolved()
     _, data = _student_run(AAC_HP, VectorBatchDataset, until, max_episodes or SIZES.full("final_episodes"),
                            FINAL_LR_DECAY_EPISODES)
-    return {"aac_hp": {**AAC_HP, "hidden_layers": list(AAC_HP["hidden_layers"])}, "critic_steps": 0, "solved": until.solved,
+    return {"aac_hp": {**AAC_HP, "hidden_layers": list(AAC_HP["hidden_layers"])}, "critic_steps": AAC_HP["critic_steps"],
+            "solved": until.solved,
             "episodes": int(data["episode_num"][-1]), **_since(start),
             "training_mean": round(data["mean_reward"][-1], 1),
             "final_evaluation": until.evaluations[-1] if until.evaluations else None}

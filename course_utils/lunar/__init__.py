@@ -66,6 +66,7 @@ from course_utils.lunar.solve import (
     plot_solve_run,
     report_evaluation,
     solve_report,
+    student_run_report,
     summary,
     train_until_solved,
 )
@@ -105,6 +106,7 @@ __all__ = [
     "score_identity",
     "side_by_side",
     "solve_report",
+    "student_run_report",
     "stored_results",
     "summary",
     "train_until_solved",

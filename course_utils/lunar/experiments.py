@@ -201,8 +201,9 @@ def run_experiments(
 
     Each run is ``run_experiment``'s (same cache, same result): runs not in the cache (or all,
     if ``force``) are trained by ``workers`` processes side by side, one run each at a time
-    (default ``rollouts.default_workers()``: 2 on a Linux machine with two cores, else 1 in
-    this process), under one progress bar. Returns ``{name: summary}``: each summary has the
+    (default: ``balanced_workers`` over ``rollouts.default_workers()`` cores, which is 2 on a
+    Linux machine with two cores, else 1 in this process; three runs on two cores get three
+    processes), under one progress bar. Returns ``{name: summary}``: each summary has the
     keys of one run's training data, averaged over the seeds batch by batch, plus ``"seeds"``
     and ``"runs"`` (each seed's training data and ``"model_state"``, in seed order), which
     ``plot_experiment_results`` draws as a band. A ``max_episodes`` that is not a positive
@@ -230,7 +231,9 @@ def run_experiments(
                 jobs.append((name, experiment, max_episodes, seed, path))
     if progress and runs:
         print(f"{len(runs)} of {len(runs) + len(jobs)} runs loaded from {experiment_cache_dir()} (force=True to run them again)")
-    workers = min(default_workers() if workers is None else workers, len(jobs)) if jobs else 0
+    if workers is None:
+        workers = balanced_workers(len(jobs), default_workers())
+    workers = min(workers, len(jobs)) if jobs else 0
     if workers == 1:
         for job in jobs:
             runs[job[0], job[3]] = _train(*job, progress=progress)
@@ -238,6 +241,17 @@ def run_experiments(
         for job, data in zip(jobs, _train_in_processes(jobs, workers, progress), strict=True):
             runs[job[0], job[3]] = data
     return {name: summarize([runs[name, seed] for seed in seeds], seeds) for name in experiments}
+
+
+def balanced_workers(jobs: int, cores: int) -> int:
+    """Worker processes for ``jobs`` runs of about the same length on ``cores`` cores: one per core,
+    except where the runs do not split evenly over the cores and there are fewer than twice as
+    many runs as cores: then one per run. Three runs on two cores as three processes sharing the
+    cores all end after 1.5 runs' time; two processes would end after two (one core idle for the
+    third run). The runs are the same either way (each is trained alone in its process)."""
+    if jobs <= cores or jobs % cores == 0 or jobs > 2 * cores:
+        return max(1, min(jobs, cores))
+    return jobs
 
 
 def summarize(runs: list[dict], seeds) -> dict:

@@ -149,29 +149,44 @@ class Shard:
             raise ValueError(f"{len(seeds)} seeds for a shard of {len(envs)} environments: give at most one per environment.")
         self.net.load_state_dict(state_dict)
         time_feature = self.envs.time_feature
-        obs = np.zeros((len(seeds), self.envs.single_observation_space.shape[0]), dtype=np.float32)
+        n, d = len(seeds), self.envs.single_observation_space.shape[0]
+        obs = np.zeros((n, d), dtype=np.float32)
         for i, seed in enumerate(seeds):
             obs[i, :8] = envs[i].reset(seed=int(seed))[0]
-        trails: list[tuple[list, list, list]] = [([], [], []) for _ in seeds]
-        active = np.arange(len(seeds))
+        # each step's states and actions go into one array for all the environments at once (a
+        # per-environment append of every row cost about as much as the network's forward)
+        states = np.zeros((n, MAX_EPISODE_STEPS, d), dtype=np.float32)
+        actions = np.zeros((n, MAX_EPISODE_STEPS), dtype=np.int64)
+        rewards: list[list[float]] = [[] for _ in seeds]
+        active = np.arange(n)
         t = 0
         while active.size:
-            actions = self._act_torch(obs[active], deterministic)[0].tolist()
+            states[active, t] = obs[active]
+            chosen = self._actions(obs[active], deterministic)
+            actions[active, t] = chosen
             t += 1
             still = []
-            for j, i in enumerate(active.tolist()):
-                states, acts, rewards = trails[i]
-                states.append(obs[i].copy())
-                acts.append(actions[j])
-                o, reward, terminated, _, _ = envs[i].step(actions[j])
-                rewards.append(reward)
+            for i, action in zip(active.tolist(), chosen, strict=True):
+                o, reward, terminated, _, _ = envs[i].step(action)
+                rewards[i].append(reward)
                 if not terminated and t < MAX_EPISODE_STEPS:
                     obs[i, :8] = o
                     if time_feature:
                         obs[i, 8] = t / MAX_EPISODE_STEPS
                     still.append(i)
             active = np.asarray(still, dtype=int)
-        return [(np.stack(s), np.asarray(a, dtype=np.int64), np.asarray(r, dtype=np.float64)) for s, a, r in trails]
+        return [(states[i, :len(r)].copy(), actions[i, :len(r)].copy(), np.asarray(r, dtype=np.float64))
+                for i, r in enumerate(rewards)]
+
+    def _actions(self, obs: np.ndarray, deterministic: bool = False) -> list[int]:
+        """``_act_torch``'s actions alone, as ints (what ``play_episodes`` needs): the same draws
+        from the shard's generator, without the log-probabilities and values it does not use."""
+        with torch.no_grad():
+            output = self.net(torch.from_numpy(obs))
+            log_probs = torch.log_softmax(output[0] if isinstance(output, tuple) else output, -1)
+            if deterministic:
+                return log_probs.argmax(-1).tolist()
+            return torch.multinomial(log_probs.exp(), 1, generator=self.generator).view(-1).tolist()
 
     def _act_torch(self, obs: np.ndarray, deterministic: bool = False):
         """Actions (n,) sampled with the torch network and generator (or the most probable, if

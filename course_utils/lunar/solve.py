@@ -42,7 +42,11 @@ def stored_student_run() -> dict:
 
 
 def student_run_report() -> str:
-    """What the course's own run of Section 8's cell took (``stored_student_run``), in one line."""
+    """What the course's own run of Section 8's cell took (``stored_student_run``), in one line; or,
+    where the course has not timed the cell's code yet (no stored file), that it has not."""
+    if not STUDENT_RUN.exists():
+        return ("The course has not timed this cell with its current code yet (course train lunar-student-run): "
+                "it trains until your agent passes the bar, which takes thousands of episodes; the stop button ends it early.")
     run = stored_student_run()
     outcome = (f"passed the bar after {run['episodes']:,} episodes" if run["solved"] else
                f"had not passed the bar after {run['episodes']:,} episodes")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from course_admin.lunar.bench import bench_lunar, bench_lunar_experiments, bench_lunar_student
+from course_admin.lunar.bench import bench_lunar, bench_lunar_experiments, bench_lunar_seeds, bench_lunar_student
 
 
 def test_bench_lunar_returns_positive_figures():
@@ -25,6 +25,22 @@ def test_bench_lunar_experiments_times_both_ways_on_every_process(tmp_path, monk
     assert not list(tmp_path.glob("**/*.json"))  # trained into a temporary cache, not the user's
 
 
+def test_bench_lunar_seeds_times_one_cell_both_ways_and_finds_the_same_runs(tmp_path, monkeypatch):
+    from course_utils.lunar import env
+
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    kept = env.VECTOR_LANDER
+    result = bench_lunar_seeds("cpg", max_episodes=16)  # one batch of 16 episodes per seed
+    assert result["before"]["lander"] == "LunarLander" and result["now"]["lander"] == "LeanLunarLander"
+    assert result["same_runs"] is True and result["before"]["final_mean_reward"] == result["now"]["final_mean_reward"]
+    assert len(result["now"]["final_mean_reward"]) == 3 and len(result["load_average_1min"]) == 2
+    for way in ("before", "now"):
+        assert result[way]["wall_s"] > 0 and result[way]["cpu_s"] > 0  # the worker processes counted
+    assert env.VECTOR_LANDER is kept and not list(tmp_path.glob("**/*.json"))  # put back; a temporary cache
+    with pytest.raises(KeyError, match="No experiment named 'xpg'"):
+        bench_lunar_seeds("xpg")
+
+
 def test_bench_lunar_student_reports_both_runs_on_the_same_evaluation():
     result = bench_lunar_student(budget_s=0.5, max_episodes=32)
     course, baseline = result["course"], result["baseline"]
@@ -43,6 +59,7 @@ def test_a_benchmark_given_a_wrong_size_refuses_at_once_instead_of_training():
         (lambda: bench_lunar_student("ten minutes"), "budget_s must be a positive number"),
         (lambda: bench_lunar_student(60.0, max_episodes=-5), "max_episodes must be a positive integer"),
         (lambda: bench_lunar_experiments(max_episodes=2.5), "max_episodes must be a positive integer"),
+        (lambda: bench_lunar_seeds(max_episodes=0), "max_episodes must be a positive integer"),
         (lambda: bench_lunar(num_envs=0), "num_envs must be a positive integer"),
         (lambda: sb3_until_solved(True), "max_steps must be a positive integer"),
     ]:

@@ -80,3 +80,37 @@ def test_vector_env_rejects_a_wrong_number_of_seeds():
     envs = make_vector_env(2)
     with pytest.raises(ValueError, match="one per environment"):
         envs.reset(seed=[1, 2, 3])
+
+
+def test_the_lean_step_is_gymnasiums_to_the_last_bit():
+    """``LeanLunarLander.step`` (every step of the course's training and evaluation) gives exactly
+    gymnasium's observations, rewards and flags, on each action, through crashes, landings and
+    long episodes; actions it does not take itself (a NumPy int, an invalid one) go to gymnasium."""
+    from gymnasium.envs.box2d.lunar_lander import LunarLander, heuristic
+
+    from course_utils.lunar.lander import LeanLunarLander
+
+    ours, theirs = LeanLunarLander(), LunarLander()
+    rng = np.random.default_rng(0)
+    ends, steps = set(), 0
+    for episode in range(30):
+        obs_a, _ = ours.reset(seed=episode)
+        obs_b, _ = theirs.reset(seed=episode)
+        assert np.array_equal(obs_a, obs_b)
+        probs = rng.dirichlet(np.ones(4) * 0.5)  # from crashing to hovering policies, and gymnasium's lander
+        for _ in range(400):
+            action = int(heuristic(theirs, obs_b)) if episode % 3 == 0 else int(rng.choice(4, p=probs))
+            a, b = ours.step(action), theirs.step(action)
+            obs_b, steps = b[0], steps + 1
+            assert np.array_equal(a[0], b[0]) and a[0].dtype == b[0].dtype == np.float32
+            assert a[1] == b[1] and a[2] == b[2] and a[3] is b[3] is False
+            if a[2]:
+                ends.add(a[1])
+                break
+    assert steps > 3000 and {-100, 100} <= ends  # crashes and landings both played
+    ours.reset(seed=0)
+    theirs.reset(seed=0)
+    assert np.array_equal(ours.step(np.int64(2))[0], theirs.step(np.int64(2))[0])
+    with pytest.raises(AssertionError, match="invalid"):
+        ours.step(7)
+    assert type(make_env().unwrapped) is LeanLunarLander and type(make_vector_env(1).envs[0]) is LeanLunarLander

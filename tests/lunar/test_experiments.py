@@ -317,3 +317,14 @@ def test_the_critic_panels_draw_the_recorded_fields_of_every_run_with_a_critic()
         assert f"seed {seed}: mean advantage {np.mean(run['adv_m'][:10]):+.0f} over the first 10 batches" in report
         assert f"{np.mean(run['adv_m'][-50:]):+.0f} over the last 50" in report
     assert reference.ONE_STEP_CRITIC in report
+
+
+def test_runs_that_do_not_split_evenly_over_the_cores_get_a_process_each():
+    """Three runs on two cores share them as three processes (done after 1.5 runs' time, not 2);
+    runs that fill the cores evenly, or many more runs than cores, get one process per core."""
+    from course_utils.lunar.experiments import balanced_workers
+
+    assert balanced_workers(3, 2) == 3  # the aac cell: 3 seeds
+    assert balanced_workers(12, 2) == 2 and balanced_workers(4, 2) == 2  # Section 6: 4 experiments x 3 seeds
+    assert balanced_workers(5, 2) == 2 and balanced_workers(1, 2) == 1 and balanced_workers(2, 2) == 2
+    assert balanced_workers(3, 1) == 1 and balanced_workers(0, 2) == 1  # one core: in this process

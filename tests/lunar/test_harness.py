@@ -19,7 +19,6 @@ from course_admin.lunar.solutions import (
     PolicyTrainer,
     TrainBatch,
 )
-from course_utils.claims import claim
 from course_utils.lunar.env import make_env
 from course_utils.lunar.episodes import collect_episodes
 from course_utils.lunar.harness import VectorBatchDataset, monitor_episode, side_by_side
@@ -80,8 +79,8 @@ def test_policy_trainer_reaches_the_sanity_target_in_few_batches():
         net, torch.optim.Adam(net.parameters(), lr=2e-3), [BaselinePolicyGradientLoss(), ActionEntropyLoss(4, 0.5)], dataset
     )
     data = trainer.train(target_reward=-150, running_mean_len=10, max_episodes=16 * 12, progress=False)
-    holds, figures = claim("lunar.sanity_run_passes").check(data)
-    assert holds, figures
+    assert data["mean_reward"][-1] >= -150
+    assert data["episode_num"][-1] <= 16 * 12
 
 
 # ---------------------------------------------------------------------------------------------
@@ -188,12 +187,16 @@ def test_the_learning_rate_falls_to_a_tenth_over_the_decay_episodes_then_stays(t
     assert lrs == pytest.approx([0.075, 0.05, 0.025, 0.01, 0.01, 0.01][: len(REWARDS)])
 
 
-def test_the_long_runs_decay_in_the_notebook_is_the_one_the_benchmark_and_the_slow_test_use():
+def test_the_long_runs_decay_and_critic_steps_in_the_notebook_are_those_the_benchmark_and_the_slow_test_use():
     from course_admin.lunar.reference import FINAL_LR_DECAY_EPISODES
 
     cells = json.loads(SOLUTIONS_NOTEBOOK.read_text())["cells"]
     (cell,) = [c for c in cells if "final AAC" in "".join(c["source"])]
     assert f"lr_decay_episodes={FINAL_LR_DECAY_EPISODES:_}," in "".join(cell["source"])
+    # and, like the aac experiment, the timed run and the slow test, it gives the critic its extra steps
+    source = "".join(cell["source"])
+    assert 'critic_steps=aac_hp["critic_steps"], critic_learn_rate=aac_hp["critic_learn_rate"]' in source
+    assert "print(lunar.student_run_report())" in source
 
 
 def test_without_stoppable_a_stop_ends_the_cell(tmp_path):

@@ -128,6 +128,43 @@ def test_play_episodes_plays_each_seed_to_its_end_as_one_environment_would(worke
     assert sorted(len(actions) for _, actions, _ in played) == [64, 65, MAX_EPISODE_STEPS]
 
 
+def test_sampled_episodes_draw_the_actions_one_forward_per_step_would():
+    """``play_episodes`` samples each step's actions for the environments still playing with one
+    forward and one draw from the shard's generator: the episodes are those of that plain loop
+    (``_act_torch``, gymnasium's own LunarLander), to the last bit."""
+    from gymnasium.envs.box2d.lunar_lander import LunarLander
+
+    from course_utils.lunar.env import MAX_EPISODE_STEPS
+    from course_utils.lunar.rollouts import Shard
+
+    torch.manual_seed(4)
+    net = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
+    seeds = [11, 12, 13, 14]
+    shard = Shard(range(4), net, generator_seed=9)
+    played = shard.play_episodes(net.state_dict(), seeds)
+    shard.close()
+    reference = Shard(range(4), net, generator_seed=9)
+    envs = [LunarLander() for _ in seeds]
+    obs = np.stack([env.reset(seed=seed)[0] for env, seed in zip(envs, seeds, strict=True)])
+    trails = [([], [], []) for _ in seeds]
+    active, t = list(range(4)), 0
+    while active:
+        actions = reference._act_torch(obs[active])[0].tolist()
+        t += 1
+        for i, action in zip(list(active), actions, strict=True):
+            trails[i][0].append(obs[i].copy())
+            trails[i][1].append(action)
+            o, reward, terminated, _, _ = envs[i].step(action)
+            trails[i][2].append(reward)
+            obs[i] = o
+            if terminated or t >= MAX_EPISODE_STEPS:
+                active.remove(i)
+    reference.close()
+    for (states, actions, rewards), (s, a, r) in zip(played, trails, strict=True):
+        assert np.array_equal(states, np.stack(s)) and actions.tolist() == a and rewards.tolist() == r
+    assert len({len(a) for _, a, _ in trails}) > 1  # the episodes ended at different steps
+
+
 def test_play_episodes_refuses_more_seeds_than_environments():
     with RolloutCollector(range(2), MainEngineNet(), shards=2, workers=1) as collector:
         with pytest.raises(ValueError, match="3 seeds for 2 environments"):

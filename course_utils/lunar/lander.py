@@ -1,0 +1,88 @@
+"""``LeanLunarLander``: gymnasium's LunarLander with a leaner ``step`` for the course's case
+(discrete actions given as Python ints, no wind, nothing drawn), which is every training and
+evaluation step of tutorial 3.
+
+Why: the physics (box2d's world step) is under half of gymnasium's ``step`` there; the rest
+is Python around it: the action-space check (``Discrete.contains``, about a fifth of the
+step), two separate draws of the engine dispersion, NumPy square roots of Python floats.
+Tutorial 3's experiments play about 600,000 steps per run, so that overhead was a third of
+their time. ``step`` here does the same arithmetic in the same order with the same random
+draws, so every observation, reward and flag is bit for bit gymnasium's (a test plays both
+through crashes, landings and time limits); any other case (continuous actions, wind, a
+render mode, an action that is not a Python int) goes to gymnasium's own ``step``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from gymnasium.envs.box2d import lunar_lander as _ll
+from gymnasium.envs.box2d.lunar_lander import LunarLander
+
+_HALF_W = _ll.VIEWPORT_W / _ll.SCALE / 2
+_HALF_H = _ll.VIEWPORT_H / _ll.SCALE / 2
+
+
+class LeanLunarLander(LunarLander):
+    """``LunarLander`` whose ``step`` skips the overhead around the physics (see the module)."""
+
+    def step(self, action):
+        """gymnasium's ``LunarLander.step`` for a discrete ``action`` (int 0-3) without wind or
+        rendering: ``(obs (8,) float32, reward, terminated, False, {})``, the same values."""
+        if type(action) is not int or self.continuous or self.enable_wind or self.render_mode is not None or self.lander is None:
+            return super().step(action)
+        if not 0 <= action <= 3:
+            raise AssertionError(f"{action!r} ({type(action)}) invalid ")  # gymnasium's own check and message
+        scale = _ll.SCALE
+        lander = self.lander
+        angle = lander.angle
+        tip0, tip1 = math.sin(angle), math.cos(angle)
+        side0, side1 = -tip1, tip0
+        # one draw of two numbers: the same two uniforms gymnasium draws one at a time
+        d0, d1 = (self.np_random.uniform(-1.0, +1.0, 2) / scale).tolist()
+        m_power = 0.0
+        if action == 2:  # main engine
+            m_power = 1.0
+            ox = tip0 * (_ll.MAIN_ENGINE_Y_LOCATION / scale + 2 * d0) + side0 * d1
+            oy = -tip1 * (_ll.MAIN_ENGINE_Y_LOCATION / scale + 2 * d0) - side1 * d1
+            pos = lander.position
+            lander.ApplyLinearImpulse(
+                (-ox * _ll.MAIN_ENGINE_POWER * m_power, -oy * _ll.MAIN_ENGINE_POWER * m_power), (pos[0] + ox, pos[1] + oy), True
+            )
+        s_power = 0.0
+        if action == 1 or action == 3:  # side engines: 1 left, 3 right
+            direction = action - 2
+            s_power = 1.0
+            ox = tip0 * d0 + side0 * (3 * d1 + direction * _ll.SIDE_ENGINE_AWAY / scale)
+            oy = -tip1 * d0 - side1 * (3 * d1 + direction * _ll.SIDE_ENGINE_AWAY / scale)
+            pos = lander.position
+            # 17 where gymnasium has 17 (not SIDE_ENGINE_HEIGHT, 14): its orientation-dependent torque
+            impulse_pos = (pos[0] + ox - tip0 * 17 / scale, pos[1] + oy + tip1 * _ll.SIDE_ENGINE_HEIGHT / scale)
+            lander.ApplyLinearImpulse(
+                (-ox * _ll.SIDE_ENGINE_POWER * s_power, -oy * _ll.SIDE_ENGINE_POWER * s_power), impulse_pos, True
+            )
+        self.world.Step(1.0 / _ll.FPS, 6 * 30, 2 * 30)
+        pos, vel = lander.position, lander.linearVelocity
+        s0 = (pos.x - _HALF_W) / _HALF_W
+        s1 = (pos.y - (self.helipad_y + _ll.LEG_DOWN / scale)) / _HALF_H
+        s2 = vel.x * _HALF_W / _ll.FPS
+        s3 = vel.y * _HALF_H / _ll.FPS
+        s4 = lander.angle
+        s5 = 20.0 * lander.angularVelocity / _ll.FPS
+        s6 = 1.0 if self.legs[0].ground_contact else 0.0
+        s7 = 1.0 if self.legs[1].ground_contact else 0.0
+        # math.sqrt and np.sqrt are both correctly rounded: the same shaping to the last bit
+        shaping = -100 * math.sqrt(s0 * s0 + s1 * s1) - 100 * math.sqrt(s2 * s2 + s3 * s3) - 100 * abs(s4) + 10 * s6 + 10 * s7
+        reward = 0
+        if self.prev_shaping is not None:
+            reward = shaping - self.prev_shaping
+        self.prev_shaping = shaping
+        reward -= m_power * 0.30
+        reward -= s_power * 0.03
+        terminated = False
+        if self.game_over or abs(s0) >= 1.0:
+            terminated, reward = True, -100
+        if not lander.awake:
+            terminated, reward = True, +100
+        return np.array((s0, s1, s2, s3, s4, s5, s6, s7), dtype=np.float32), reward, terminated, False, {}
