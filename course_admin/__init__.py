@@ -14,3 +14,10 @@ holds the contract). What is here:
 - ``cli``: the instructor's ``course`` commands (``course_utils.cli`` adds them when this package
   is installed)
 """
+
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent
+"""This package's folder (beside ``course_utils``'s): where ``course release`` writes the harvested
+solutions. The sandbox's launcher computes it on its own (``grading.kernel_restrictions.ADMIN``):
+it runs with the standard library only."""

@@ -19,10 +19,9 @@ import json
 from importlib import import_module
 from pathlib import Path
 
+from course_admin import PACKAGE as ADMIN
 from course_utils.exercises import GRADED, TUTORIALS, GradedCell
 from course_utils.paths import ROOT, SOLUTIONS
-
-ADMIN = Path(__file__).resolve().parent
 
 
 class WhereError(LookupError):

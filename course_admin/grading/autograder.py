@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
 
+from course_admin import PACKAGE as ADMIN
 from course_admin.grading import late
 from course_admin.grading.class_list import identify_students, missing_students
 from course_admin.grading.escaping import csv_cell, markdown_cell, plain_text
@@ -226,8 +227,7 @@ def course_fingerprint() -> str:
     from importlib import metadata
 
     digest = hashlib.sha256()
-    admin = Path(__file__).resolve().parents[1]
-    files = sorted(PACKAGE.rglob("*.py")) + sorted(admin.rglob("*.py")) + sorted(ASSETS.rglob("*.json"))
+    files = sorted(PACKAGE.rglob("*.py")) + sorted(ADMIN.rglob("*.py")) + sorted(ASSETS.rglob("*.json"))
     files.append(ROOT / "nbgrader_config.py")
     for path in files:
         if path.is_file():

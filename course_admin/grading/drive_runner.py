@@ -42,15 +42,19 @@ from pathlib import Path
 
 if __package__:
     from course_admin.grading import course_state
-    from course_admin.grading.kernel_restrictions import drop_capabilities, restrict_self, restrict_syscalls, set_limits
+    from course_admin.grading.kernel_restrictions import (
+        PACKAGE,
+        drop_capabilities,
+        restrict_self,
+        restrict_syscalls,
+        set_limits,
+    )
     from course_admin.grading.process_tree import ProcessTree
 else:  # run as a script: its folder is sys.path[0], and the course package stays unloaded
     import course_state
-    from kernel_restrictions import drop_capabilities, restrict_self, restrict_syscalls, set_limits
+    from kernel_restrictions import PACKAGE, drop_capabilities, restrict_self, restrict_syscalls, set_limits
     from process_tree import ProcessTree
 
-PACKAGE = Path(__file__).resolve().parents[2] / "course_utils"
-"""The student package (the instructor package, this one, sits beside it)."""
 ANSWER_CELL_SECONDS = 60.0
 """Time limit for running one answer cell (definitions, and whatever else a student put there)."""
 NOT_GIVEN = "not available to this exercise's answer when it is graded"

@@ -41,13 +41,13 @@ from __future__ import annotations
 import ast
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from course_admin import PACKAGE as ADMIN
 from course_utils.paths import PACKAGE
 
 COURSE_PACKAGES = ("course_utils", "course_admin")
 """The student package and the instructor package: imports of either are the course's."""
-PACKAGE_FOLDERS = {"course_utils": PACKAGE, "course_admin": Path(__file__).resolve().parents[1]}
+PACKAGE_FOLDERS = {"course_utils": PACKAGE, "course_admin": ADMIN}
 INTERNALS = ("course_utils.checking", "course_utils.records", "course_admin", "course_utils.lunar.expected",
              "course_utils.paths")
 FRAME_CALLS = {

@@ -15,11 +15,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from course_admin import PACKAGE as ADMIN
 from course_utils.exercises import SOLUTION_IMPORTS, TUTORIALS
 from course_utils.paths import SOLUTIONS
-
-ADMIN = Path(__file__).resolve().parents[1]
-"""The instructor package (``course_admin``), where the harvested modules go."""
 
 MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 
