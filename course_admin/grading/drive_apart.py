@@ -195,6 +195,8 @@ def build_job(nb, hidden: dict[int, tuple[str, str]], workdir: Path, landlock: b
             "answer_names": sorted(_names_bound(own[1])) if own else [],
             "setup_names": sorted(setup_names - given),
             "hidden": source,
+            # what the hidden cell imports (its check), loaded before the answers run: see course_state
+            "check_modules": sorted(name for name in source_modules(source) if _module_file(name)),
             "package_files": [str(p) for p in package_files(grade_id, source).values()],
             "workdir": str(workdir),
             "landlock": landlock,

@@ -3,7 +3,7 @@ where only the course code that exercise gives its answer exists (``drive_apart`
 
 Run as a script: ``python drive_runner.py SPEC.json < JOB.json > RESULTS.json``. ``SPEC`` is the
 sandbox spec of the submission (``sandbox.launch_kernel``'s: limits, process tree); ``JOB`` is
-``{"exercises": [{"grade_id", "header", "answers", "hidden", "package_files", "workdir"}...]}``.
+``{"exercises": [{"grade_id", "header", "answers", "hidden", "check_modules", "package_files", "workdir"}...]}``.
 The runner joins the submission's process tree, takes its rlimits, drops root's capabilities,
 imports the libraries every answer may use (NumPy, torch, IPython's cell transformer), and then,
 for each exercise, forks a child that:
@@ -165,22 +165,17 @@ def _run_cell(source: str, namespace: dict, transform, seconds: float | None = N
     return None
 
 
-def _import_checks(hidden: str) -> None:
-    """Import the course modules the hidden cell imports (its check) before the answers run, so
-    that ``course_state.snapshot`` keeps them as the course wrote them."""
-    import ast
+def _import_checks(modules: list[str]) -> None:
+    """Import the course modules the hidden cell imports (its check; ``drive_apart.build_job``
+    lists them) before the answers run, so that ``course_state.snapshot`` keeps them as the
+    course wrote them."""
     import importlib
 
-    try:
-        tree = ast.parse(hidden)
-    except SyntaxError:
-        return
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("course_utils"):
-            try:
-                importlib.import_module(node.module)
-            except Exception:  # noqa: BLE001 (the hidden cell reports its own failure)
-                pass
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 (the hidden cell reports its own failure)
+            pass
 
 
 def _names(changed: list[str]) -> str:
@@ -216,7 +211,7 @@ def drive_one(exercise: dict, transform, out) -> None:
         failed = _run_cell(exercise["header"], namespace, lambda s: s)
         if failed:
             notes.append(f"the exercise's own imports failed here ({failed}): tell the course's maintainers")
-        _import_checks(exercise["hidden"])
+        _import_checks(exercise.get("check_modules", []))
         before = course_state.snapshot()
         for index, source in exercise["answers"]:
             failed = _run_cell(source, namespace, transform, ANSWER_CELL_SECONDS)
