@@ -6,8 +6,8 @@ compares that record with the record of the course's own answer on the same case
 ``Problem`` with a hint at the first difference. The student's check cell runs both halves in
 its own kernel, on the public cases, against records stored with the package
 (``assets/check_records.json``, written by ``course release``). When a notebook is graded, the
-hidden test cell runs only ``drive``, on other (hidden) cases, and shows the record
-(``Exercise.submit``); the grader reads it and judges it in its own process
+hidden test cell runs only ``drive``, on other (hidden) cases that only the grader holds, and hands
+over the record (``Exercise.submit``); the grader judges it in its own process
 (``course_admin.grading.judging``), where nothing the student's code did can reach, against
 the course's answer driven there. The same two functions serve both, so a verdict means the same
 in the check cell and in the gradebook.
@@ -227,18 +227,28 @@ def stored_record(grade_id: str):
     return records.decode(data)
 
 
+HIDDEN_CASES: dict = {}
+"""The hidden cases, by grade id: a function that returns them, or the cases themselves. Empty in
+the student's package, which holds no hidden case (no answer can be fitted to them, nor a table of
+their answers pasted): the grader fills it (``course_admin.grading.hidden_cases``), and hands each
+process that drives an answer its exercise's cases."""
+
+
 @dataclass(frozen=True)
 class Exercise:
     """One graded exercise, checked by the same two functions in the check cell and in grading.
 
     name: how the verdict names the exercise ("ReplayMemory").
     grade_id: the hidden-test cell that grades it.
-    cases: ``cases(hidden)``: the inputs (plain data); the hidden ones differ from the public ones.
+    cases: ``cases()``: the public cases (plain data). The hidden ones, other inputs of the same
+        kinds, come from ``HIDDEN_CASES`` (or ``hidden_cases``) when the exercise is graded.
     drive: ``drive(cases, *answers)``: run the answers on the cases; return what came back, as
         ``records.encode`` can write it (calls into student code go through ``attempt``).
     judge: ``judge(got, expected, cases)``: compare two decoded records; raise ``Problem``.
-    reference: the names of the course's answers in ``course_utils.<tutorial>.solutions``, in the
+    reference: the names of the course's answers in ``course_admin.<tutorial>.solutions``, in the
         order ``drive`` takes them (the grader drives them to get ``expected``).
+    hidden_cases: ``hidden_cases()``, for an exercise that carries its own hidden cases (the
+        grader's synthetic test assignment); the course's exercises leave it None.
     """
 
     name: str
@@ -247,12 +257,24 @@ class Exercise:
     drive: Callable
     judge: Callable
     reference: tuple[str, ...]
+    hidden_cases: Callable | None = None
+
+    def cases_for(self, hidden: bool):
+        """The public cases, or the hidden ones (``LookupError`` where the grader gave none)."""
+        if not hidden:
+            return self.cases()
+        found = self.hidden_cases if self.hidden_cases is not None else HIDDEN_CASES.get(self.grade_id)
+        if found is None:
+            raise LookupError(f"the hidden cases of {self.grade_id} are not in the student's package: the grader "
+                              "(course_admin) gives them when it grades")
+        return found() if callable(found) else found
 
     def record(self, *answers, hidden: bool) -> str:
         """Drive ``answers`` on the public or hidden cases: the record as JSON text. Once a call
         into the answers runs out of time, the calls after it are not made (``_one_time_limit``)."""
+        cases = self.cases_for(hidden)
         with _one_time_limit():
-            return records.dump(self.drive(self.cases(hidden), *answers))
+            return records.dump(self.drive(cases, *answers))
 
     def judge_record(self, text: str, expected, hidden: bool) -> None:
         """Read a record (``records.load``) and judge it against ``expected``; raise ``Problem``."""
@@ -260,7 +282,7 @@ class Exercise:
             got = records.load(text)
         except records.RecordError as problem:
             raise Problem(f"the record of your answer could not be read: {problem}.") from None
-        self.judge(got, expected, self.cases(hidden))
+        self.judge(got, expected, self.cases_for(hidden))
 
     def check(self, *answers, strict: bool = False) -> bool:
         """The student's check cell: drive and judge the public cases here, with hints."""
@@ -274,8 +296,12 @@ class Exercise:
         return passed
 
     def submit(self, *answers) -> None:
-        """The hidden test cell: drive the hidden cases and show the record for the grader to judge
-        (or, where the grader drives the answers apart from the notebook, hand it to ``SUBMISSIONS``)."""
+        """The hidden test cell: drive the hidden cases and hand the record to the grader
+        (``SUBMISSIONS``, set by the process that drives the answers apart from the notebook).
+        Run in a notebook, where the package holds no hidden case, it only says so."""
+        if SUBMISSIONS is None and self.hidden_cases is None and self.grade_id not in HIDDEN_CASES:
+            print(f"{self.name}: the hidden tests run when the notebook is graded.")
+            return
         payload = json.dumps({"grade_id": self.grade_id, "record": self.record(*answers, hidden=True)})
         if SUBMISSIONS is not None:
             SUBMISSIONS.append(payload)

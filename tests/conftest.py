@@ -5,6 +5,14 @@ import pytest
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 
+def pytest_configure(config):
+    # The hidden cases are the grader's (course_admin), not the student package's: the tests drive
+    # and judge exercises on them as the grader does.
+    from course_admin.grading import hidden_cases
+
+    hidden_cases.install()
+
+
 def pytest_addoption(parser):
     parser.addoption("--run-slow", action="store_true", default=False, help="also run full-size (slow) tests")
 

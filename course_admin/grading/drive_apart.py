@@ -37,7 +37,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat.notebooknode import NotebookNode
 from traitlets import Bool, Unicode
 
-from course_admin.grading import drive_runner, sandbox
+from course_admin.grading import drive_runner, hidden_cases, sandbox
 from course_admin.grading.drive_runner import NOT_GIVEN
 from course_utils import records
 from course_utils.exercises import GRADED, SOLUTION_IMPORTS
@@ -48,7 +48,8 @@ SUBMITS = re.compile(r"\.submit\(")
 HIDDEN_PLACEHOLDER = "# The hidden tests of this cell run apart from the notebook when it is graded.\n"
 ALWAYS = ("course_utils", "course_utils.runtime", "course_utils.checking", "course_utils.records")
 """Modules every child may load: the package's root (threads, seeding) and the check framework."""
-JUDGE_ONLY = ("course_utils.replay.td_judge", "course_utils.lunar.checks.bandit_judge", "course_utils.colour.rho_judge")
+JUDGE_ONLY = ("course_utils.replay.td_judge", "course_utils.replay.memory_judge", "course_utils.replay.tree_judge",
+              "course_utils.lunar.checks.bandit_judge", "course_utils.colour.rho_judge")
 """Modules only a check's judge imports (numpy oracles of what an exercise asks, for the hints):
 the grader judges in its own process, so no child may read them."""
 
@@ -181,6 +182,8 @@ def build_job(nb, hidden: dict[int, tuple[str, str]], workdir: Path, landlock: b
     for cell in nb.cells:
         if cell.get("cell_type") == "code" and not cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
             setup_names |= _names_bound(_source(cell))
+    from course_admin.grading.judging import exercise_for
+
     exercises = []
     for _, (grade_id, source) in sorted(hidden.items()):
         graded = next(cell for cell in GRADED if cell.grade_id == grade_id)
@@ -195,6 +198,7 @@ def build_job(nb, hidden: dict[int, tuple[str, str]], workdir: Path, landlock: b
             "answer_names": sorted(_names_bound(own[1])) if own else [],
             "setup_names": sorted(setup_names - given),
             "hidden": source,
+            "hidden_cases": hidden_cases.encode(exercise_for(grade_id).cases_for(True)),
             # what the hidden cell imports (its check), loaded before the answers run: see course_state
             "check_modules": sorted(name for name in source_modules(source) if _module_file(name)),
             "package_files": [str(p) for p in package_files(grade_id, source).values()],

@@ -3,7 +3,8 @@ where only the course code that exercise gives its answer exists (``drive_apart`
 
 Run as a script: ``python drive_runner.py SPEC.json < JOB.json > RESULTS.json``. ``SPEC`` is the
 sandbox spec of the submission (``sandbox.launch_kernel``'s: limits, process tree); ``JOB`` is
-``{"exercises": [{"grade_id", "header", "answers", "hidden", "check_modules", "package_files", "workdir"}...]}``.
+``{"exercises": [{"grade_id", "header", "answers", "hidden", "hidden_cases", "check_modules", "package_files",
+"workdir"}...]}`` (``hidden_cases``: the exercise's hidden cases, which only the grader holds, pickled).
 The runner joins the submission's process tree, takes its rlimits, drops root's capabilities,
 imports the libraries every answer may use (NumPy, torch, IPython's cell transformer), and then,
 for each exercise, forks a child that:
@@ -29,9 +30,11 @@ children, after Landlock.
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import os
+import pickle
 import select
 import signal
 import sys
@@ -205,6 +208,8 @@ def drive_one(exercise: dict, transform, out) -> None:
 
         sink: list = []
         checking.SUBMISSIONS = sink
+        if exercise.get("hidden_cases") is not None:
+            checking.HIDDEN_CASES[exercise["grade_id"]] = pickle.loads(base64.b64decode(exercise["hidden_cases"]))  # noqa: S301
         namespace = {"__name__": "__main__", "__builtins__": __builtins__, "get_ipython": lambda: _Shell()}
         devnull = io.StringIO()
         sys.stdout = sys.stderr = devnull

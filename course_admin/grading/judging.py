@@ -28,11 +28,13 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat.notebooknode import NotebookNode
 from traitlets import Bool
 
-from course_admin.grading import synthetic_exercises
+from course_admin.grading import hidden_cases, synthetic_exercises
 from course_utils import records
 from course_utils.checking import CHECK_RECORDS, Exercise, outcome
 from course_utils.exercises import GRADED
 from course_utils.paths import ASSETS
+
+hidden_cases.install()  # the grader drives the course's answers on the hidden cases, and judges on them
 
 NOT_YET = "NotYet"
 """The ``ename`` of a judged test cell that failed (nbgrader gives an error output 0 points)."""

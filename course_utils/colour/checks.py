@@ -59,35 +59,8 @@ _PUBLIC_MEMORY = [
 ]
 
 
-def _memory_cases(hidden: bool) -> list[list[tuple]]:
-    if not hidden:
-        return _PUBLIC_MEMORY
-    return [
-        [
-            ("new", 5), *[("write", item) for item in ("x", 7, "y")],
-            ("slots", None, "after writing 'x', 7, 'y' into capacity 5, slots", "write into slots[write_pointer]."),
-            ("write_pointer", "then write_pointer", "move the write pointer one slot on after each write."),
-            ("len", "then len(memory)", "count every write."),
-            ("read", 4, "reading 4 times from a memory holding 3 of 5", None,
-             "reads wrap after the last filled slot: % len(self)."),
-            *[("write", item) for item in range(10, 14)],
-            ("slots", None, "after 7 writes into capacity 5, slots", "when full, the oldest experience is overwritten first."),
-            ("write_pointer", "then write_pointer", "the write pointer wraps to 0 after the last slot."),
-            ("len", "then len(memory)", "the memory never holds more than its capacity."),
-        ],
-        [
-            ("new", 1), ("write", "p"), ("write", "q"),
-            ("slots", None, "after two writes into capacity 1, slots", "with one slot, each write replaces the last."),
-            ("read", 3, "reading 3 times from capacity 1", None, "a memory of one slot always reads that slot."),
-        ],
-        [
-            ("new", 64), *[("write", item) for item in range(203)],
-            ("len", "after 203 writes into capacity 64, len(memory)", "len is min(n_written, capacity)."),
-            ("slots", 5, "and the first 5 slots", "the newest 64 experiences are kept."),
-            ("write_pointer", "and write_pointer", "the write pointer is n_written % capacity."),
-            ("read", 70, "and 70 reads end with", 3, "the read pointer wraps back to slot 0."),
-        ],
-    ]
+def _memory_cases() -> list[list[tuple]]:
+    return _PUBLIC_MEMORY
 
 
 def _is_error(value) -> bool:
@@ -184,7 +157,7 @@ def check_replay_memory(ReplayMemory, strict: bool = False) -> bool:  # noqa: N8
 # case that fails names the mistake.
 
 
-def _actor_case(rhos, log_pi, advantage, rho_max: float, what: str) -> dict:
+def actor_case(rhos, log_pi, advantage, rho_max: float, what: str) -> dict:
     """A case whose ratios pi / mu are ``rhos``: mu = exp(log_pi) / rho, rounded."""
     log_pi = np.round(np.asarray(log_pi, dtype=float), 4)
     mu = np.round(np.exp(log_pi) / np.asarray(rhos, dtype=float), 6)
@@ -192,32 +165,22 @@ def _actor_case(rhos, log_pi, advantage, rho_max: float, what: str) -> dict:
             "rho_max": rho_max, "what": what}
 
 
-def _random_actor_case(seed: int, size: int, rho_max: float, what: str) -> dict:
+def random_actor_case(seed: int, size: int, rho_max: float, what: str) -> dict:
     """``size`` trials like a replayed step of the agent: two actions, mu and pi anywhere in (0.02, 0.98)."""
     rng = np.random.default_rng(seed)
     pi, mu = rng.uniform(0.02, 0.98, size), rng.uniform(0.02, 0.98, size)
-    return _actor_case(pi / mu, np.log(pi), rng.normal(0.0, 0.5, size), rho_max, what)
+    return actor_case(pi / mu, np.log(pi), rng.normal(0.0, 0.5, size), rho_max, what)
 
 
-def _actor_cases(hidden: bool) -> list[dict]:
-    if not hidden:
-        return [
-            _actor_case([3.0, 50.0, 0.8, 1.5, 9.0], [-0.3, -0.02, -0.9, -0.4, -0.1], [1.0, 0.4, -0.7, 0.9, -0.3],
-                        2.0, "5 replayed trials, cap 2"),
-            _actor_case([0.5, 1.0, 2.0, 15.0, 0.1, 40.0], [-0.1, -0.7, -1.2, -0.05, -2.3, -0.2],
-                        [0.8, -0.5, 1.5, 0.3, -1.1, 0.6], 10.0, "6 replayed trials, cap 10"),
-            _actor_case([1.0] * 4, [-0.2, -1.6, -0.5, -0.05], [0.5, -1.0, 2.0, -0.25], 10.0,
-                        "4 fresh trials (mu = pi, so every rho is 1)"),
-            _random_actor_case(3, 100, 10.0, "100 replayed trials like the agent's, cap 10"),
-        ]
+def _actor_cases() -> list[dict]:
     return [
-        _actor_case([5.0, 0.6, 30.0, 2.2], [-0.25, -0.9, -0.05, -0.5], [0.7, -0.8, 0.5, 1.4], 1.5,
-                    "4 replayed trials, cap 1.5"),
-        _actor_case([20.0, 0.3, 4.0, 1.2, 0.05, 11.0, 2.5], [-0.01, -1.5, -0.6, -0.3, -3.0, -0.15, -0.8],
-                    [-0.4, 1.2, 0.9, -0.6, 0.2, 1.1, -1.3], 10.0, "7 replayed trials, cap 10"),
-        _actor_case([1.0] * 3, [-0.35, -1.1, -0.02], [1.3, -0.6, 0.4], 10.0, "3 fresh trials (every rho is 1)"),
-        _random_actor_case(8111, 64, 10.0, "64 replayed trials, cap 10"),
-        _random_actor_case(8112, 150, 4.0, "150 replayed trials, cap 4"),
+        actor_case([3.0, 50.0, 0.8, 1.5, 9.0], [-0.3, -0.02, -0.9, -0.4, -0.1], [1.0, 0.4, -0.7, 0.9, -0.3],
+                   2.0, "5 replayed trials, cap 2"),
+        actor_case([0.5, 1.0, 2.0, 15.0, 0.1, 40.0], [-0.1, -0.7, -1.2, -0.05, -2.3, -0.2],
+                   [0.8, -0.5, 1.5, 0.3, -1.1, 0.6], 10.0, "6 replayed trials, cap 10"),
+        actor_case([1.0] * 4, [-0.2, -1.6, -0.5, -0.05], [0.5, -1.0, 2.0, -0.25], 10.0,
+                   "4 fresh trials (mu = pi, so every rho is 1)"),
+        random_actor_case(3, 100, 10.0, "100 replayed trials like the agent's, cap 10"),
     ]
 
 

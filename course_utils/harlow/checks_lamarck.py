@@ -25,14 +25,14 @@ from course_utils.records import encode
 # instead of copied).
 
 
-def _lamarck_cases(hidden: bool) -> list[dict]:
-    def case(seed, tasks, learning_rate, gamma, value_cost, entropy_cost):
-        return {"seed": seed, "tasks": tasks, "hypers": {"learning_rate": learning_rate, "gamma": gamma,
-                                                          "value_cost": value_cost, "entropy_cost": entropy_cost}}
+def _lamarck_cases() -> list[dict]:
+    return [lamarck_case(5, 3, 0.002, 0.8, 0.25, 0.01), lamarck_case(6, 10, 0.0004, 0.95, 0.55, 0.0003)]
 
-    if not hidden:
-        return [case(5, 3, 0.002, 0.8, 0.25, 0.01), case(6, 10, 0.0004, 0.95, 0.55, 0.0003)]
-    return [case(31, 4, 0.006, 0.7, 0.15, 0.02), case(32, 7, 0.0009, 0.97, 0.6, 0.0005), case(33, 2, 0.0001, 0.6, 0.1, 0.05)]
+
+def lamarck_case(seed, tasks, learning_rate, gamma, value_cost, entropy_cost) -> dict:
+    """One case: the seed of the born agent, the number of tasks it learns, its hyperparameters."""
+    return {"seed": seed, "tasks": tasks, "hypers": {"learning_rate": learning_rate, "gamma": gamma,
+                                                      "value_cost": value_cost, "entropy_cost": entropy_cost}}
 
 
 def _individual(case: dict) -> tuple[ActorCritic, list[dict[str, torch.Tensor]]]:

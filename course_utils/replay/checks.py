@@ -1,6 +1,6 @@
 """Checks for tutorial 4's exercises: the circular memory's batch insert, the segment trees,
-the prioritized replay buffer (``checks_buffer``, with the stand-in trees and the
-record-keeping they share) and the importance-weighted TD loss (``checks_td``).
+the prioritized replay buffer (``checks_buffer``, with the record-keeping they share; its hidden
+test builds the buffer on ``standin_trees``) and the importance-weighted TD loss (``checks_td``).
 
 Each exercise is an ``Exercise`` (see ``checking``): ``drive`` runs the student's answer on a
 list of cases and records what came back; ``judge`` finds the first thing wrong, with a hint.
@@ -21,8 +21,6 @@ from course_utils.checking import Exercise, Problem, fmt
 from course_utils.records import Opaque
 from course_utils.replay.checks_buffer import (
     BUFFER,
-    SlowMinTree,
-    SlowSumTree,
     _array,
     _drive_log,
     _number,
@@ -33,7 +31,7 @@ from course_utils.replay.checks_buffer import (
 from course_utils.replay.checks_td import TD, check_td_loss
 
 __all__ = [
-    "ADD", "BUFFER", "EXERCISES", "TD", "TREES", "SlowMinTree", "SlowSumTree",
+    "ADD", "BUFFER", "EXERCISES", "TD", "TREES",
     "check_memory_add", "check_prioritized_buffer", "check_segment_trees", "check_td_loss",
 ]
 
@@ -55,22 +53,10 @@ def _numbered_batch(first: int, n: int) -> dict[str, torch.Tensor]:
     }
 
 
-def _expected_slots(capacity: int, added: list[int]) -> tuple[list[int], int]:
-    """What a circular memory holds after transitions numbered ``added`` (in order): slots, pointer."""
-    slots = [-1] * capacity
-    pointer = 0
-    for number in added:
-        slots[pointer] = number
-        pointer = (pointer + 1) % capacity
-    return slots, pointer
-
-
-def _add_cases(hidden: bool) -> list[tuple[int, list[int]]]:
+def _add_cases() -> list[tuple[int, list[int]]]:
     """(capacity, the sizes of the batches added one after the other); no batch is longer than
     the memory (``prepare`` keeps only the newest ``capacity`` of a longer one)."""
-    if not hidden:
-        return [(20, [5] * 11 + [10]), (7, [3, 3, 3, 3, 1, 7])]
-    return [(12, [4, 4, 4, 3, 5, 8, 12, 2]), (5, [2, 2, 2, 4, 1, 5, 3]), (9, [9, 2, 7, 6, 1])]
+    return [(20, [5] * 11 + [10]), (7, [3, 3, 3, 3, 1, 7])]
 
 
 _FIELDS = ("step", "state", "reward", "episode_id")
@@ -127,7 +113,9 @@ def _judge_add(got: list, expected: list, cases) -> None:
 
 
 def _judge_memory(log: dict, index: int, capacity: int, added: list[int], what: str) -> None:
-    slots, pointer = _expected_slots(capacity, added)
+    from course_utils.replay.memory_judge import expected_slots  # the judge's model of the ring: never in the grader's drive
+
+    slots, pointer = expected_slots(capacity, added)
     fields = _seen(log, f"{index}: memory")
     if fields is None:
         raise Problem(f"{what}: memory.memory is still None. Call `self.prepare(batch)` first: it allocates it.")
@@ -214,50 +202,26 @@ def check_memory_add(memory_class, strict: bool = False) -> bool:
 # recorded, so the work must also be right.
 
 
-def _cumsum_retrieve(values: np.ndarray, prefix_sum: float) -> int:
-    """Smallest i with values[0] + ... + values[i] > prefix_sum (the last positive leaf at the total)."""
-    index = int(np.searchsorted(np.cumsum(values), prefix_sum, side="right"))
-    if index >= len(values):
-        index = int(np.flatnonzero(values > 0)[-1])
-    return index
+def _tree_cases() -> dict:
+    small = {
+        "values": [1.0, 0.0, 2.0, 3.0, 0.0, 1.0, 0.0, 0.0],
+        "sums": [(0, 8), (0, 4), (0, 3), (3, 4), (2, 6), (5, 5), (1, 7), (7, 8), (0, 1)],
+        "mins": [(0, 8), (0, 1), (1, 4), (2, 4), (5, 8), (3, 3)],
+        "queries": [0.0, 0.5, 1.0, 2.9, 3.0, 5.99, 6.0, 6.5, 7.0],
+        "overwrite": (3, 10.0, -1.0),
+    }
+    return tree_cases(small, seed=7, capacity=1024, speed={"capacity": 1 << 16, "seed": 11})
 
 
-def _tree_cases(hidden: bool) -> dict:
-    if not hidden:
-        rng = np.random.default_rng(7)
-        small = {
-            "values": [1.0, 0.0, 2.0, 3.0, 0.0, 1.0, 0.0, 0.0],
-            "sums": [(0, 8), (0, 4), (0, 3), (3, 4), (2, 6), (5, 5), (1, 7), (7, 8), (0, 1)],
-            "mins": [(0, 8), (0, 1), (1, 4), (2, 4), (5, 8), (3, 3)],
-            "queries": [0.0, 0.5, 1.0, 2.9, 3.0, 5.99, 6.0, 6.5, 7.0],
-            "overwrite": (3, 10.0, -1.0),
-        }
-        capacity, speed = 1024, {"capacity": 1 << 16, "seed": 11}
-    else:
-        rng = np.random.default_rng(2029)
-        small = {
-            "values": [2.0, 0.0, 1.0, 0.0, 3.0, 1.0, 0.0, 0.0, 4.0, 0.0, 0.0, 2.0, 1.0, 0.0, 0.0, 0.0],
-            "sums": [(0, 16), (0, 8), (4, 5), (3, 12), (8, 8), (1, 15), (11, 13), (0, 2), (5, 9), (12, 16)],
-            "mins": [(0, 16), (4, 6), (8, 9), (11, 13), (2, 2), (9, 11), (15, 16)],
-            "queries": [0.0, 1.5, 2.0, 3.0, 6.5, 7.0, 10.99, 11.0, 13.0, 13.5, 14.0],
-            "overwrite": (9, 6.5, -2.5),
-        }
-        capacity, speed = 2048, {"capacity": 1 << 16, "seed": 2039}
+def tree_cases(small: dict, seed: int, capacity: int, speed: dict) -> dict:
+    """The small hand-made tree ``small``, a big random one of ``capacity`` leaves with its ranges
+    and queries (drawn from ``seed``), and the speed test's tree (``speed``: its capacity and seed)."""
+    rng = np.random.default_rng(seed)
     values = rng.uniform(0.0, 2.0, capacity)
     ranges = [sorted(int(x) for x in rng.integers(0, capacity + 1, 2)) for _ in range(100)]
     queries = rng.uniform(0.0, float(values.sum()), 300)
     big = {"values": values.tolist(), "ranges": ranges, "queries": queries.tolist()}
     return {"small": small, "big": big, "speed": {**speed, "count": 2000, "seconds": 1.5}}
-
-
-def _speed_total(speed: dict) -> float:
-    """The total of the speed part's sums, for the judge (numpy, on the leaves as they change)."""
-    work, leaves = _speed_work(speed), np.zeros(speed["capacity"])
-    total = 0.0
-    for leaf, value, start, end in zip(work["leaves"], work["values"], work["starts"], work["ends"], strict=True):
-        leaves[leaf] = value
-        total += float(leaves[start:end].sum())
-    return total
 
 
 def _setter(tree, index: int, value: float) -> None:
@@ -321,6 +285,9 @@ def _spaced(number: int) -> str:
 def _tree_steps(log, sum_tree_class, min_tree_class, cases: dict) -> None:
     small = cases["small"]
     sums, mins = _build(log, sum_tree_class, small["values"], "sums"), _build(log, min_tree_class, small["values"], "mins")
+    # the nodes themselves, read from the instance (no property takes part): the exercise is the tree
+    log.note("sums nodes", facts.attribute(sums, "tree"))
+    log.note("mins nodes", facts.attribute(mins, "tree"))
     log.each("leaves", [("tree[i]", lambda i: sums[i], i) for i in range(len(small["values"]))])
     log.call("sum()", "sum()", lambda: sums.sum())
     for start, end in small["sums"]:
@@ -346,6 +313,8 @@ def _drive_trees(cases: dict, sum_tree_class, min_tree_class) -> dict:
 
 
 def _judge_trees(got: dict, expected: dict, cases: dict) -> None:
+    from course_utils.replay.tree_judge import cumsum_retrieve, judge_layout  # never in the grader's drive
+
     small = cases["small"]
     values = np.array(small["values"])
     total = float(values.sum())
@@ -378,7 +347,7 @@ def _judge_trees(got: dict, expected: dict, cases: dict) -> None:
             )
     for prefix_sum in small["queries"]:
         value = _number(_seen(got, f"retrieve({prefix_sum})"), f"retrieve({prefix_sum})")
-        want = _cumsum_retrieve(values, prefix_sum)
+        want = cumsum_retrieve(values, prefix_sum)
         if value != want:
             hint = (
                 "Hint: never step into a subtree whose sum is 0 (at prefix_sum == total, go left when the right child is 0)."
@@ -401,6 +370,8 @@ def _judge_trees(got: dict, expected: dict, cases: dict) -> None:
         raise Problem(
             f"after overwriting leaf {leaf}, the totals are wrong. Hint: recompute the parents from both children, do not add."
         )
+    judge_layout(_seen(got, "sums nodes"), values, "SumSegmentTree")
+    judge_layout(_seen(got, "mins nodes"), values, "MinSegmentTree")
     _judge_big(got, cases["big"])
     _judge_speed(got, cases["speed"])
 
@@ -442,7 +413,9 @@ def _judge_speed(got: dict, speed: dict) -> None:
             f"done in {budget:g} s (with about log2(capacity) steps each they take a few milliseconds in all): a loop over "
             "all the leaves in the range is too slow. Hint: walk up from both ends of the range, as described above."
         )
-    want = _speed_total(speed)
+    from course_utils.replay.tree_judge import speed_total  # never in the grader's drive
+
+    want = speed_total(_speed_work(speed), speed["capacity"])
     if type(record.get("total")) is not float or record["total"] != want:
         raise Problem(
             f"the {count} sums of the speed test, each over a new range after changing a leaf, add up to {want:g}, "

@@ -109,68 +109,6 @@ def _array(value, what: str) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------
-# The buffer's stand-in trees
-
-
-class SlowSumTree:
-    """The sum tree's interface, one leaf at a time: ``tree[i] = v``, ``tree[i]``, ``sum(start,
-    end)``, ``retrieve(prefix_sum)``, each O(capacity).
-
-    The prioritized buffer's hidden test builds the buffer on these, so that the buffer is graded
-    on its own, whatever the student's trees do, and no solution has to enter the student's
-    kernel. They are no answer to Exercise 2: its check times range sums, and a Python loop over
-    the leaves is far too slow there."""
-
-    neutral = 0.0
-
-    def __init__(self, capacity: int):
-        self.capacity = capacity
-        self.leaves = [self.neutral] * capacity
-
-    def __getitem__(self, index: int) -> float:
-        return self.leaves[index]
-
-    def __setitem__(self, index: int, value: float) -> None:
-        if not 0 <= index < self.capacity:
-            raise IndexError(f"leaf index {index} is out of range 0..{self.capacity - 1}.")
-        self.leaves[index] = value
-
-    def _range(self, start: int, end: int | None):
-        end = self.capacity if end is None else end
-        for i in range(start, end):
-            yield self.leaves[i]
-
-    def sum(self, start: int = 0, end: int | None = None) -> float:
-        total = 0.0
-        for value in self._range(start, end):
-            total += value
-        return total
-
-    def retrieve(self, prefix_sum: float) -> int:
-        """The smallest i with leaf[0] + ... + leaf[i] > prefix_sum (the last positive leaf at the total)."""
-        running, last_positive = 0.0, 0
-        for i, value in enumerate(self.leaves):
-            if value > 0:
-                last_positive = i
-            running += value
-            if running > prefix_sum:
-                return i
-        return last_positive
-
-
-class SlowMinTree(SlowSumTree):
-    """``SlowSumTree``'s companion: ``min(start, end)`` (inf for an empty range)."""
-
-    neutral = math.inf
-
-    def min(self, start: int = 0, end: int | None = None) -> float:
-        smallest = math.inf
-        for value in self._range(start, end):
-            smallest = value if value < smallest else smallest
-        return smallest
-
-
-# --------------------------------------------------------------------------------------
 # Exercise 3: the prioritized replay buffer
 #
 # Four parts, each a buffer built from plain parameters: "first" (new transitions get the max
@@ -184,27 +122,16 @@ KEYS = ("obs", "next_obs", "acts", "rews", "done", "weights", "indices")
 _NAN = float("nan")
 
 
-def _buffer_cases(hidden: bool) -> dict:
-    if not hidden:
-        return {
-            "first": {"size": 8, "batch_size": 2, "alpha": 0.5, "stored": 3, "high": [1, 9.0], "low": [0, 0.25],
-                      "bad_priorities": [0.0, -1.0, _NAN], "bad_indices": [4, 7, 8, -1]},
-            "newest": {"size": 8, "batch_size": 4, "alpha": 1.0, "stored": 5, "priorities": [1.0, 1.0, 1.0, 1.0, 96.0],
-                       "beta": 0.4, "seeds": [0]},
-            "uniform": {"size": 4, "batch_size": 4, "alpha": 0.0, "stored": 4, "priorities": [0.01, 1.0, 10.0, 100.0],
-                        "beta": 1.0, "seeds": [0, 1, 2, 3, 4]},
-            "frequencies": {"size": 6, "batch_size": 4, "alpha": 0.6, "stored": 6,
-                            "priorities": [0.1, 1.0, 2.0, 4.0, 0.5, 8.0], "beta": 0.5, "seeds": [4], "draws": 1000},
-        }
+def _buffer_cases() -> dict:
     return {
-        "first": {"size": 16, "batch_size": 3, "alpha": 0.25, "stored": 5, "high": [2, 16.0], "low": [4, 0.0625],
-                  "bad_priorities": [-2.0, 0.0, _NAN, -1e-300], "bad_indices": [6, 15, 16, -1, -7]},
-        "newest": {"size": 16, "batch_size": 5, "alpha": 0.5, "stored": 6,
-                   "priorities": [1.0, 1.0, 1.0, 1.0, 1.0, 9025.0], "beta": 0.6, "seeds": [17, 18]},
-        "uniform": {"size": 6, "batch_size": 6, "alpha": 0.0, "stored": 9, "priorities": [0.02, 3.0, 0.5, 50.0, 1.0, 7.0],
-                    "beta": 0.7, "seeds": [11, 12, 13, 14]},
-        "frequencies": {"size": 5, "batch_size": 3, "alpha": 0.7, "stored": 7, "priorities": [3.0, 0.2, 1.5, 6.0, 0.6],
-                        "beta": 0.4, "seeds": [9], "draws": 1200},
+        "first": {"size": 8, "batch_size": 2, "alpha": 0.5, "stored": 3, "high": [1, 9.0], "low": [0, 0.25],
+                  "bad_priorities": [0.0, -1.0, _NAN], "bad_indices": [4, 7, 8, -1]},
+        "newest": {"size": 8, "batch_size": 4, "alpha": 1.0, "stored": 5, "priorities": [1.0, 1.0, 1.0, 1.0, 96.0],
+                   "beta": 0.4, "seeds": [0]},
+        "uniform": {"size": 4, "batch_size": 4, "alpha": 0.0, "stored": 4, "priorities": [0.01, 1.0, 10.0, 100.0],
+                    "beta": 1.0, "seeds": [0, 1, 2, 3, 4]},
+        "frequencies": {"size": 6, "batch_size": 4, "alpha": 0.6, "stored": 6,
+                        "priorities": [0.1, 1.0, 2.0, 4.0, 0.5, 8.0], "beta": 0.5, "seeds": [4], "draws": 1000},
     }
 
 

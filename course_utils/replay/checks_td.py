@@ -26,10 +26,14 @@ __all__ = ["TD", "check_td_loss"]
 ACTIONS = 2
 
 
-def _td_cases(hidden: bool) -> list[dict]:
-    """Small batches with terminal and non-terminal transitions, weights in (0, 1] and TD errors
-    both below and above 1 (where the smooth-L1 loss and |delta| differ most)."""
-    seeds, sizes = ((11, 12), (6, 5)) if not hidden else ((2031, 2032, 2033), (7, 6, 8))
+def _td_cases() -> list[dict]:
+    return td_cases(seeds=(11, 12), sizes=(6, 5))
+
+
+def td_cases(seeds: tuple[int, ...], sizes: tuple[int, ...]) -> list[dict]:
+    """Small batches (one per seed, of the given sizes) with terminal and non-terminal transitions,
+    weights in (0, 1] and TD errors both below and above 1 (where the smooth-L1 loss and |delta|
+    differ most); the second case's target network is the Q-network itself."""
     cases = []
     for index, (seed, size) in enumerate(zip(seeds, sizes, strict=True)):
         rng = np.random.default_rng(seed)

@@ -132,7 +132,7 @@ class CircularMemory(CircularReplayMemory):
 '''
 
 REPLAY_SLOW_TREE = '''
-from course_utils.replay.checks import SlowMinTree, SlowSumTree
+from course_utils.replay.standin_trees import SlowMinTree, SlowSumTree
 
 MinSegmentTree = SlowMinTree
 
@@ -277,8 +277,8 @@ def test_the_timed_sums_must_also_add_up():
     from course_utils.replay.checks import TREES
 
     expected = judging.reference_record(TREES.grade_id)
-    TREES.judge(judging.reference_record(TREES.grade_id), expected, TREES.cases(True))
+    TREES.judge(judging.reference_record(TREES.grade_id), expected, TREES.cases_for(True))
     got = judging.reference_record(TREES.grade_id)
     got["speed"] = {**got["speed"], "total": got["speed"]["total"] + 1.0}
     with pytest.raises(checking.Problem, match="add up to"):
-        TREES.judge(got, expected, TREES.cases(True))
+        TREES.judge(got, expected, TREES.cases_for(True))

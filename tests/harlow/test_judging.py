@@ -81,16 +81,16 @@ def test_the_grader_gives_the_check_cells_hint():
 
 def test_hidden_cases_are_not_the_public_ones():
     assert set(EXERCISES) == {"test_evaluate_individual", "test_genetic_algorithm"}
-    public, hidden = FITNESS.cases(False), FITNESS.cases(True)
+    public, hidden = FITNESS.cases(), FITNESS.cases_for(True)
     planned = [{json.dumps(c, sort_keys=True) for c in cases["planned"]} for cases in (public, hidden)]
     assert not planned[0] & planned[1]
     assert public["real"] != hidden["real"]
-    public, hidden = EVOLUTION.cases(False), EVOLUTION.cases(True)
+    public, hidden = EVOLUTION.cases(), EVOLUTION.cases_for(True)
     assert public["offspring"]["parents"] != hidden["offspring"]["parents"]
     assert public["offspring"]["seed"] != hidden["offspring"]["seed"]
     for key in ("scores", "parents", "best", "count", "main", "low", "removal_seeds"):
         assert public["update"][key] != hidden["update"][key], key
-    public, hidden = LAMARCK.cases(False), LAMARCK.cases(True)
+    public, hidden = LAMARCK.cases(), LAMARCK.cases_for(True)
     assert not {json.dumps(c, sort_keys=True) for c in public} & {json.dumps(c, sort_keys=True) for c in hidden}
     for exercise in (FITNESS, EVOLUTION, LAMARCK):
         assert judging.reference_record(exercise.grade_id) != checking.stored_record(exercise.grade_id)

@@ -204,7 +204,7 @@ def test_the_exercises_are_judged_from_records():
 
 @pytest.mark.parametrize("exercise", list(LOSS_EXERCISES.values()), ids=_id)
 def test_hidden_cases_are_not_the_public_ones(exercise):
-    assert exercise.cases(True) != exercise.cases(False)
+    assert exercise.cases_for(True) != exercise.cases()
     assert judging.reference_record(exercise.grade_id) != checking.stored_record(exercise.grade_id)
 
 

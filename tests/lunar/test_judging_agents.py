@@ -115,7 +115,7 @@ def test_every_exercise_is_judged_from_records():
 
 @pytest.mark.parametrize("exercise", list(AGENT_EXERCISES.values()), ids=lambda e: e.grade_id)
 def test_hidden_cases_are_not_the_public_ones(exercise):
-    assert exercise.cases(True) != exercise.cases(False)
+    assert exercise.cases_for(True) != exercise.cases()
     hidden, public = judging.reference_record(exercise.grade_id), checking.stored_record(exercise.grade_id)
     assert records.dump(hidden) != records.dump(public)  # as text: records hold tensors
 
@@ -123,7 +123,7 @@ def test_hidden_cases_are_not_the_public_ones(exercise):
 def test_an_episode_tuned_to_the_public_cases_passes_the_check_but_not_the_grader():
     public = {
         tuple(rewards): qvals
-        for (rewards, _, _), qvals in zip(CALC_QVALS.cases(False), checking.stored_record(CALC_QVALS.grade_id), strict=True)
+        for (rewards, _, _), qvals in zip(CALC_QVALS.cases(), checking.stored_record(CALC_QVALS.grade_id), strict=True)
     }
 
     class Tuned(Episode):
@@ -169,10 +169,10 @@ def test_the_aac_variant_needs_no_stored_record():
     assert AAC_DISTRIBUTION.grade_id == "test_aac_agent" and AAC_DISTRIBUTION.reference == ("AACPolicyAgent",)
     assert check_agent_distribution(AACPolicyAgent, strict=True, aac=True)
     assert not checking.passes(lambda answer: check_agent_distribution(answer, aac=True), PolicyAgent)
-    hidden = AAC_DISTRIBUTION.record(AACPolicyAgent, hidden=True)
-    AAC_DISTRIBUTION.judge_record(hidden, None, hidden=True)  # raises Problem if wrong
+    hidden = AAC_DISTRIBUTION.record(AACPolicyAgent, hidden=False)
+    AAC_DISTRIBUTION.judge_record(hidden, None, hidden=False)  # raises Problem if wrong
     with pytest.raises(checking.Problem):
-        AAC_DISTRIBUTION.judge_record(AAC_DISTRIBUTION.record(PolicyAgent, hidden=True), None, hidden=True)
+        AAC_DISTRIBUTION.judge_record(AAC_DISTRIBUTION.record(PolicyAgent, hidden=False), None, hidden=False)
 
 
 def test_a_step_record_holds_raw_values_not_verdicts():

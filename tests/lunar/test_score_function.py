@@ -12,7 +12,7 @@ from course_admin.lunar.solutions import score_function_gradient
 from course_utils import checking, records
 from course_utils.lunar.checks import EXERCISES, SCORE_FUNCTION, check_score_function
 from course_utils.lunar.checks import bandit_judge as bj
-from course_utils.lunar.checks.bandit import _score_cases, draw
+from course_utils.lunar.checks.bandit import draw
 
 # --------------------------------------------------------------------------------------
 # Other right answers, and the typical mistakes
@@ -140,7 +140,7 @@ def test_the_check_cell_reports_that_the_baseline_lowers_the_variance(capsys):
 
 
 def test_the_exact_gradient_is_the_gradient_of_the_expected_reward():
-    for case in _score_cases(False) + _score_cases(True):
+    for case in SCORE_FUNCTION.cases() + SCORE_FUNCTION.cases_for(True):
         theta = torch.tensor(case["theta"], dtype=torch.float64, requires_grad=True)
         performance = (torch.softmax(theta, -1) * torch.tensor(case["mu"], dtype=torch.float64)).sum()
         (gradient,) = torch.autograd.grad(performance, theta)
@@ -151,7 +151,7 @@ def test_the_oracles_terms_average_to_the_course_answer_within_three_standard_er
     """On every case, public and hidden: the course's answer is the mean of the oracle's terms, and
     lies within 3 standard errors of the exact gradient (the cases' seeds are not unlucky draws)."""
     for hidden in (False, True):
-        cases = _score_cases(hidden)
+        cases = SCORE_FUNCTION.cases_for(hidden)
         answers = records.load(SCORE_FUNCTION.record(score_function_gradient, hidden=hidden))
         for case, answer in zip(cases, answers, strict=True):
             actions, rewards = draw(case)
@@ -162,14 +162,14 @@ def test_the_oracles_terms_average_to_the_course_answer_within_three_standard_er
 
 
 def test_each_mistakes_variant_differs_from_the_right_answer_where_it_is_named():
-    for case in _score_cases(False) + _score_cases(True):
+    for case in SCORE_FUNCTION.cases() + SCORE_FUNCTION.cases_for(True):
         right = bj.terms(case["theta"], *draw(case), bj.baseline_value(case)).mean(0)
         for value, hint in bj.mistakes(case):
             assert not bj._close(value, right), (case["what"], hint)
 
 
 def test_the_draws_are_the_same_for_the_check_cell_and_the_grader():
-    case = _score_cases(True)[0]
+    case = SCORE_FUNCTION.cases_for(True)[0]
     first, second = draw(case), draw(case)
     assert np.array_equal(first[0], second[0]) and np.array_equal(first[1], second[1])
 
@@ -177,6 +177,6 @@ def test_the_draws_are_the_same_for_the_check_cell_and_the_grader():
 def test_it_is_judged_from_records_and_the_hidden_cases_are_not_the_public_ones():
     assert EXERCISES["test_score_function"] is SCORE_FUNCTION
     assert judging.exercise_for("test_score_function") is SCORE_FUNCTION
-    assert SCORE_FUNCTION.cases(True) != SCORE_FUNCTION.cases(False)
+    assert SCORE_FUNCTION.cases_for(True) != SCORE_FUNCTION.cases()
     hidden, public = judging.reference_record(SCORE_FUNCTION.grade_id), checking.stored_record(SCORE_FUNCTION.grade_id)
     assert records.dump(hidden) != records.dump(public)

@@ -14,8 +14,9 @@ from course_admin.grading import judging
 from course_admin.replay import solutions
 from course_utils import checking, records
 from course_utils.checking import Problem
-from course_utils.replay.checks import ADD, BUFFER, TREES, SlowMinTree, SlowSumTree
+from course_utils.replay.checks import ADD, BUFFER, TREES
 from course_utils.replay.memory import CircularReplayMemory
+from course_utils.replay.standin_trees import SlowMinTree, SlowSumTree
 from replay.test_memory import WRONG_ADDS, _ModuloIndexing
 from replay.test_per import WRONG_BUFFERS
 from replay.test_trees import WRONG_TREES
@@ -50,7 +51,7 @@ def test_the_check_cell_and_the_grader_give_the_same_verdict(exercise, answers, 
 @pytest.mark.parametrize("exercise", [ADD, TREES, BUFFER], ids=lambda e: e.grade_id)
 def test_hidden_cases_are_not_the_public_ones(exercise):
     assert judging.exercise_for(exercise.grade_id) is exercise
-    assert exercise.cases(True) != exercise.cases(False)
+    assert exercise.cases_for(True) != exercise.cases()
     hidden, public = judging.reference_record(exercise.grade_id), checking.stored_record(exercise.grade_id)
     assert json.dumps(records.encode(hidden), sort_keys=True) != json.dumps(records.encode(public), sort_keys=True)
 
@@ -58,7 +59,7 @@ def test_hidden_cases_are_not_the_public_ones(exercise):
 def _tuned_memory():
     """A memory that writes, after each add, what the course's memory held at that step of the
     public cases (from the stored record), and nothing else."""
-    cases, seen = ADD.cases(False), checking.stored_record(ADD.grade_id)
+    cases, seen = ADD.cases(), checking.stored_record(ADD.grade_id)
     public = {
         (capacity, index): log for (capacity, sizes), log in zip(cases, seen, strict=True) for index in range(len(sizes))
     }
@@ -86,12 +87,12 @@ def test_answers_tuned_to_the_public_cases_pass_the_check_but_not_the_grader():
 
 def test_the_speed_part_is_measured_in_the_kernel_and_decided_by_the_judge():
     expected = judging.reference_record(TREES.grade_id)
-    TREES.judge(judging.reference_record(TREES.grade_id), expected, TREES.cases(True))
+    TREES.judge(judging.reference_record(TREES.grade_id), expected, TREES.cases_for(True))
     for speed in ({"done": 2000, "over_time": True}, {"done": 1999, "over_time": False}, {"done": 2000}):
         got = judging.reference_record(TREES.grade_id)
         got["speed"] = speed
         with pytest.raises(Problem, match="too slow|damaged"):
-            TREES.judge(got, expected, TREES.cases(True))
+            TREES.judge(got, expected, TREES.cases_for(True))
 
 
 def test_a_record_stopped_by_an_error_fails_with_that_error():
@@ -103,9 +104,9 @@ def test_a_record_stopped_by_an_error_fails_with_that_error():
             break
         stopped[name] = value
     with pytest.raises(Problem, match="ZeroDivisionError"):
-        BUFFER.judge(stopped, judging.reference_record(BUFFER.grade_id), BUFFER.cases(True))
+        BUFFER.judge(stopped, judging.reference_record(BUFFER.grade_id), BUFFER.cases_for(True))
     with pytest.raises(Problem, match="stops early"):
-        BUFFER.judge({"leaves": [1.0] * 5}, got, BUFFER.cases(True))
+        BUFFER.judge({"leaves": [1.0] * 5}, got, BUFFER.cases_for(True))
 
 
 def test_a_clock_that_stands_still_does_not_make_a_slow_tree_fast(monkeypatch):
@@ -113,6 +114,11 @@ def test_a_clock_that_stands_still_does_not_make_a_slow_tree_fast(monkeypatch):
     checks were imported (the setup cell) cannot stop the clock the drive uses."""
     import time
 
+    class LinearSum(REFERENCE_TREES[0]):  # a right tree whose range sums loop over the leaves
+        def sum(self, start=0, end=None):
+            end = self.capacity if end is None else end
+            return sum(self.tree[self.capacity + i] for i in range(start, end))
+
     monkeypatch.setattr(time, "perf_counter", lambda: 0.0)
-    passed, message = graded(TREES, SlowSumTree, SlowMinTree)
+    passed, message = graded(TREES, LinearSum, REFERENCE_TREES[1])
     assert not passed and "too slow" in message

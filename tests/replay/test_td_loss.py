@@ -110,18 +110,18 @@ def test_each_typical_mistake_gets_its_hint(wrong, hint, capsys):
 
 def test_the_cases_cover_terminal_steps_small_and_large_errors_and_a_shared_network():
     for hidden in (False, True):
-        cases = TD.cases(hidden)
+        cases = TD.cases_for(hidden)
         assert any(case["same_net"] for case in cases)
         for case in cases:
             delta = td_quantities(case)["delta"]
             assert 0 < sum(case["done"]) < len(case["done"])
             assert (abs(delta) < 1).any() and (abs(delta) > 1).any()
     # without the mask the terminal targets change, so the mistake is visible in every case
-    assert all((td_quantities(c, mask=False)["delta"] != td_quantities(c)["delta"]).any() for c in TD.cases(True))
+    assert all((td_quantities(c, mask=False)["delta"] != td_quantities(c)["delta"]).any() for c in TD.cases_for(True))
 
 
 def test_the_judge_recomputes_the_gradient_the_network_gets():
-    case = TD.cases(False)[1]
+    case = TD.cases()[1]
     q_net = torch.nn.Linear(3, 2)
     with torch.no_grad():
         q_net.weight.copy_(torch.tensor(case["q"]["weight"]))
@@ -146,7 +146,7 @@ def test_the_check_cell_and_the_grader_give_the_same_verdict(answer, right):
 
 def test_hidden_cases_are_not_the_public_ones():
     assert judging.exercise_for(TD.grade_id) is TD
-    assert TD.cases(True) != TD.cases(False)
+    assert TD.cases_for(True) != TD.cases()
 
 
 def test_a_loss_with_the_same_values_trains_the_same_agent():

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from course_admin.replay.solutions import MinSegmentTree, SumSegmentTree  # the exercise's reference (instructor side)
-from course_utils.replay.checks import SlowMinTree, SlowSumTree, check_segment_trees
+from course_utils.replay.checks import check_segment_trees
+from course_utils.replay.standin_trees import SlowMinTree, SlowSumTree
 from course_utils.replay.trees import (
     VectorMinTree,
     VectorSumTree,
@@ -317,4 +318,61 @@ def test_the_buffer_s_stand_in_trees_agree_with_the_course_trees_but_fail_the_tr
     for q in np.linspace(0.0, float(values.sum()), 41):
         assert slow.retrieve(float(q)) == fast.retrieve(float(q))
     assert not check_segment_trees(SlowSumTree, SlowMinTree)
-    assert "too slow" in capsys.readouterr().out
+    assert "its nodes are not in a list `self.tree`" in capsys.readouterr().out
+
+
+class _NumpyLeaves:
+    """No tree: the leaves in a numpy array, every range and search done by numpy (fast enough for
+    the speed part, and right everywhere)."""
+
+    def __init__(self, capacity):
+        self.capacity, self.leaves = capacity, np.full(capacity, self.neutral)
+
+    def __getitem__(self, index):
+        return float(self.leaves[index])
+
+    def __setitem__(self, index, value):
+        self.leaves[index] = value
+
+    def sum(self, start=0, end=None):
+        return float(self.leaves[start:end].sum())
+
+    def min(self, start=0, end=None):
+        part = self.leaves[start:end]
+        return float(part.min()) if len(part) else math.inf
+
+    def retrieve(self, prefix_sum):
+        index = int(np.searchsorted(np.cumsum(self.leaves), prefix_sum, side="right"))
+        return index if index < self.capacity else int(np.flatnonzero(self.leaves > 0)[-1])
+
+
+class _NumpySum(_NumpyLeaves):
+    neutral = 0.0
+
+
+class _NumpyMin(_NumpyLeaves):
+    neutral = math.inf
+
+
+class _ChildrenNotCombined(SumSegmentTree):
+    """Leaves in `self.tree`, but the range sums come from the leaves alone: the inner nodes stay 0."""
+
+    def __setitem__(self, index, value):
+        self.tree[self.capacity + index] = value
+
+    def reduce(self, start=0, end=None):
+        end = self.capacity if end is None else end
+        return sum(self.tree[self.capacity + start : self.capacity + end])
+
+    def retrieve(self, prefix_sum):
+        return _NumpySum.retrieve(type("L", (), {"leaves": np.array(self.tree[self.capacity :]), "capacity": self.capacity})(),
+                                  prefix_sum)
+
+
+def test_the_tree_check_reads_the_nodes_so_numpy_over_the_leaves_is_no_tree(capsys):
+    """What the exercise asks is the tree: a list of 2 * capacity nodes whose inner nodes combine
+    their children. Right answers computed another way (numpy over the leaves) fail on that."""
+    assert not check_segment_trees(_NumpySum, _NumpyMin)
+    assert "its nodes are not in a list `self.tree`" in capsys.readouterr().out
+    assert not check_segment_trees(_ChildrenNotCombined, MinSegmentTree)
+    assert "recompute each ancestor" in capsys.readouterr().out

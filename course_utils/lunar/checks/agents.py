@@ -69,17 +69,11 @@ def _floats(what: str, value) -> np.ndarray:
 # 1. PolicyNet
 
 
-def _net_cases(hidden: bool) -> list[dict]:
+def _net_cases() -> list[dict]:
     """The environment to build for (LunarLander or a toy one of other sizes), the seed and the batch of observations."""
-    if not hidden:
-        return [
-            {"env": "lunar", "n_obs": 8, "n_actions": 4, "seed": 0, "batch": 5},
-            {"env": "toy", "n_obs": 3, "n_actions": 2, "seed": 1, "batch": 7},
-        ]
     return [
-        {"env": "lunar", "n_obs": 8, "n_actions": 4, "seed": 6, "batch": 9},
-        {"env": "toy", "n_obs": 5, "n_actions": 3, "seed": 2, "batch": 6},
-        {"env": "toy", "n_obs": 12, "n_actions": 6, "seed": 3, "batch": 4},
+        {"env": "lunar", "n_obs": 8, "n_actions": 4, "seed": 0, "batch": 5},
+        {"env": "toy", "n_obs": 3, "n_actions": 2, "seed": 1, "batch": 7},
     ]
 
 
@@ -149,16 +143,17 @@ def check_policy_net(PolicyNet, strict: bool = False) -> bool:
 # 2. PolicyAgent: the action distribution
 
 
-def _distribution_cases(hidden: bool) -> list[dict]:
-    """An environment to build the agent on, the seed of its linear network, and the state to look at."""
-    rng = np.random.default_rng(31 if hidden else 3)
-    if not hidden:
-        sizes = [("lunar", 8, 4, seed) for seed in range(5)] + [("toy", 3, 2, 5)]
-    else:
-        sizes = [("lunar", 8, 4, seed) for seed in range(10, 14)] + [("toy", 5, 3, 14), ("toy", 6, 7, 15)]
+def _distribution_cases() -> list[dict]:
+    return distribution_cases([("lunar", 8, 4, seed) for seed in range(5)] + [("toy", 3, 2, 5)], seed=3)
+
+
+def distribution_cases(sizes: list[tuple], seed: int) -> list[dict]:
+    """Per (environment, observations, actions, network seed) of ``sizes``: the environment to build the
+    agent on, the seed of its linear network, and a state to look at (drawn from ``seed``)."""
+    rng = np.random.default_rng(seed)
     return [
-        {"env": env, "n_obs": n_obs, "n_actions": n_actions, "seed": seed, "state": np.round(rng.normal(0, 1, n_obs), 4).tolist()}
-        for env, n_obs, n_actions, seed in sizes
+        {"env": env, "n_obs": n_obs, "n_actions": n_actions, "seed": net, "state": np.round(rng.normal(0, 1, n_obs), 4).tolist()}
+        for env, n_obs, n_actions, net in sizes
     ]
 
 
@@ -247,24 +242,22 @@ MAX_STEPS = 400
 """Steps the check plays of one episode before it gives up (LunarLander's limit is 300)."""
 
 
-def _step_cases(hidden: bool) -> dict:
+def _step_cases() -> dict:
     """Episodes with a network that always prefers one action, and a run with equal scores (sampling)."""
-
-    def lunar(seed, action):
-        return {"env": "lunar", "n_obs": 8, "n_actions": 4, "seed": seed, "action": action}
-
-    def toy(n_obs, n_actions, seed, action):
-        return {"env": "toy", "n_obs": n_obs, "n_actions": n_actions, "seed": seed, "action": action}
-
-    if not hidden:
-        return {
-            "episodes": [lunar(3, 2), lunar(3, 0), toy(5, 3, 4, 1)],
-            "sampling": {**lunar(0, None), "steps": 60},
-        }
     return {
-        "episodes": [lunar(5, 2), lunar(21, 3), toy(6, 5, 9, 4), toy(2, 3, 13, 0)],
-        "sampling": {**toy(4, 6, 12, None), "steps": 90},
+        "episodes": [lunar_step(3, 2), lunar_step(3, 0), toy_step(5, 3, 4, 1)],
+        "sampling": {**lunar_step(0, None), "steps": 60},
     }
+
+
+def lunar_step(seed: int, action: int | None) -> dict:
+    """A step case on LunarLander: the environment's seed, the action the network prefers (None: all equal)."""
+    return {"env": "lunar", "n_obs": 8, "n_actions": 4, "seed": seed, "action": action}
+
+
+def toy_step(n_obs: int, n_actions: int, seed: int, action: int | None) -> dict:
+    """A step case on a toy environment of the given sizes."""
+    return {"env": "toy", "n_obs": n_obs, "n_actions": n_actions, "seed": seed, "action": action}
 
 
 def _drive_step(cases, PolicyAgent) -> dict:

@@ -132,7 +132,7 @@ def report(score_function_gradient, batches: int = 400, batch_samples: int = 10,
     ``batches`` batches, without a baseline and with b = 6."""
     from course_utils.lunar.checks.bandit import _score_cases
 
-    plain, with_b = _score_cases(hidden=False)[:2]
+    plain, with_b = _score_cases()[:2]
     exact = exact_gradient(_PUBLIC["theta"], _PUBLIC["mu"])
     lines = [f"exact gradient pi_k (mu_k - J):            {fmt(exact)}"]
     for case in (plain, with_b):

@@ -36,12 +36,6 @@ def row_shifted(scores: torch.Tensor) -> torch.Tensor:
 # ---------------------------------------------------------------------------------------------
 # The inputs
 
-HIDDEN_BATCHES = [
-    {"seed": 101, "lengths": [37, 12, 55, 23, 41]},
-    {"seed": 202, "lengths": [64, 29]},
-]
-"""Batches of the hidden cases (other seeds and sizes than the stored batch)."""
-
 
 def stored_size() -> tuple[int, int]:
     """(steps, episodes) of the stored test batch."""

@@ -35,9 +35,9 @@ from course_utils.runtime import seed_torch
 # 6. Losses: VanillaPolicyGradientLoss and BaselinePolicyGradientLoss
 
 
-def _pg_cases(hidden: bool) -> list:
+def _pg_cases() -> list:
     """The batches the loss is called on (see ``loss_records``)."""
-    return list(loss_records.HIDDEN_BATCHES) if hidden else ["stored"]
+    return ["stored"]
 
 
 def _drive_pg(name: str):
@@ -170,18 +170,8 @@ def check_bpg_loss(BaselinePolicyGradientLoss, strict: bool = False) -> bool:  #
 # ("loss", n_actions, beta, batch) calls ActionEntropyLoss(n_actions, beta) on a batch.
 
 
-def _entropy_cases(hidden: bool) -> list:
-    if not hidden:
-        return [("max_entropy", 4), ("loss", 4, 1.0, "stored"), ("loss", 4, 2.0, "stored"), ("loss", 4, 1.0, {"uniform": 6})]
-    batch = {"seed": 303, "lengths": [18, 44, 27]}
-    return [
-        ("max_entropy", 6),
-        ("loss", 6, 1.0, batch),
-        ("loss", 6, 0.35, batch),
-        ("loss", 4, 1.0, loss_records.HIDDEN_BATCHES[1]),
-        ("loss", 3, 1.0, {"uniform": 9}),
-        ("loss", 3, 0.6, {"uniform": 5}),
-    ]
+def _entropy_cases() -> list:
+    return [("max_entropy", 4), ("loss", 4, 1.0, "stored"), ("loss", 4, 2.0, "stored"), ("loss", 4, 1.0, {"uniform": 6})]
 
 
 def _drive_entropy(cases, ActionEntropyLoss) -> list:  # noqa: N803 (the exercise's class name)
@@ -336,18 +326,12 @@ class _ValueLoss(_ImitationLoss):
         return loss, dict(loss_value=loss.item())
 
 
-def _trainer_cases(hidden: bool) -> list[dict]:
+def _trainer_cases() -> list[dict]:
     """The model (seed, hidden units, whether it is an actor-critic returning (scores, values)),
     the stand-in losses' weight, SGD's learning rate, the batch and how many steps."""
-    if not hidden:
-        return [
-            {"seed": 0, "hidden": 16, "weight": 0.5, "lr": 0.01, "batch": "stored", "steps": 2},
-            {"seed": 1, "hidden": 12, "weight": 0.3, "lr": 0.01, "batch": "stored", "steps": 2, "values": True},
-        ]
     return [
-        {"seed": 7, "hidden": 24, "weight": 0.8, "lr": 0.02, "batch": {"seed": 404, "lengths": [22, 35, 18]}, "steps": 3},
-        {"seed": 3, "hidden": 8, "weight": 0.2, "lr": 0.05, "batch": loss_records.HIDDEN_BATCHES[1], "steps": 2},
-        {"seed": 5, "hidden": 10, "weight": 0.6, "lr": 0.03, "batch": loss_records.HIDDEN_BATCHES[0], "steps": 2, "values": True},
+        {"seed": 0, "hidden": 16, "weight": 0.5, "lr": 0.01, "batch": "stored", "steps": 2},
+        {"seed": 1, "hidden": 12, "weight": 0.3, "lr": 0.01, "batch": "stored", "steps": 2, "values": True},
     ]
 
 
