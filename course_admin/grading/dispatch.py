@@ -12,8 +12,13 @@ cluster and yields the results as they finish, with a progress bar:
   jobs carry the notebooks as bytes, so no shared filesystem is needed.
 - ``workers=0``: no Dask at all, grade in this process one by one (debugging).
 
-A task that fails (a worker lost, an exception) becomes a result with a problem and a zero,
-never a stopped run.
+A task that fails (an exception, a worker lost more often than ``allowed-failures``) becomes
+a result with a problem and a zero, never a stopped run. A cluster left with no workers at all
+for ``NO_WORKERS_GRACE_S`` has the rest graded in this process (``graded_here`` in the result).
+
+A loaded machine grades like an idle one: ``DASK_CONFIG`` gives the scheduler, the workers and
+the client the time a starved process needs before distributed calls a worker lost, and the
+worker count that decides the fallback is asked of the scheduler each time (``_worker_count``).
 """
 
 from __future__ import annotations
@@ -30,6 +35,35 @@ def _failed(job: dict, error: BaseException) -> dict:
     return empty_result(job, [f"the grading task failed: {type(error).__name__}: {str(error)[:200]}"])
 
 
+DASK_CONFIG = {
+    # A worker whose heartbeat has not reached the scheduler for this long is restarted and its
+    # task sent to another worker. distributed's 5 minutes is reached on a machine at load 15-22
+    # on 2 cores, where a heartbeat's connection can time out again and again (below); a crashed
+    # worker is seen at once all the same (its nanny sees the process exit, its sockets close).
+    "distributed.scheduler.worker-ttl": "30 minutes",
+    # Opening a connection (a worker registering, each heartbeat, the client): distributed's
+    # 30 s fails under that load, and a worker that cannot register is not started.
+    "distributed.comm.timeouts.connect": "120s",
+    # How long sent data may stay unacknowledged (TCP_USER_TIMEOUT) before the connection is
+    # called dead, and with it the worker on its other end: 30 s in distributed. A reader
+    # starved of CPU leaves its peer's data unread that long; a dead local process's sockets
+    # are closed by the kernel at once, so a long timeout delays no real failure here.
+    "distributed.comm.timeouts.tcp": "300s",
+}
+"""The ``distributed`` settings every grading cluster, its workers and its client run with
+(``use_grading_config``)."""
+
+
+def use_grading_config() -> None:
+    """Set ``DASK_CONFIG`` in this process, for good: the scheduler of a local cluster reads it
+    when it starts, each nanny hands its worker process a copy, and the client and scheduler
+    read the timeouts whenever they connect. Workers of a cluster started elsewhere
+    (``--scheduler``) keep their own settings."""
+    import dask
+
+    dask.config.set(DASK_CONFIG)
+
+
 def start_local_cluster(workers: int | None = None) -> Future:
     """Start a ``LocalCluster`` (``workers`` single-threaded worker processes, default one per
     core) in a background thread; returns a ``concurrent.futures.Future`` of the cluster.
@@ -41,6 +75,8 @@ def start_local_cluster(workers: int | None = None) -> Future:
     from concurrent.futures import ThreadPoolExecutor
 
     from distributed import LocalCluster
+
+    use_grading_config()  # here, not in the thread: the nannies copy the config when they are made
 
     def start():
         return LocalCluster(
@@ -101,6 +137,7 @@ def grade_all(
         return
     from distributed import Client, wait
 
+    use_grading_config()
     own = scheduler is None and cluster is None
     if own:
         cluster = start_local_cluster(workers)
@@ -126,6 +163,10 @@ def grade_all(
             except TimeoutError:  # nothing finished within POLL_S
                 done = set()
             for future in done:
+                if future.cancelled():  # not by us: the client lost its scheduler; grade it here
+                    yield _grade_here(futures[future])
+                    bar.update()
+                    continue
                 try:
                     yield future.result()
                 except Exception as error:
@@ -135,8 +176,13 @@ def grade_all(
                 no_workers_since = None
                 continue
             # Nothing finished: is anybody still working? A cluster that lost (or never got) its
-            # workers would otherwise wait forever; grade what is left here instead.
-            if _worker_count(client) > 0:
+            # workers would otherwise wait forever; grade what is left here instead. A count the
+            # scheduler did not give (None: it did not answer in time) neither starts nor stops
+            # the clock: only the scheduler saying "no workers" for the whole grace period does.
+            count = _worker_count(client)
+            if count is None:
+                continue
+            if count > 0:
                 no_workers_since = None
             elif no_workers_since is None:
                 no_workers_since = time.monotonic()
@@ -155,18 +201,25 @@ def grade_all(
 
 
 POLL_S = 10
-NO_WORKERS_GRACE_S = 60
+NO_WORKERS_GRACE_S = 300
 """Seconds with no Dask worker connected (and nothing finishing) before ``grade_all`` grades the
-remaining submissions in its own process, so a lost cluster never stalls a run."""
+remaining submissions in its own process, so a lost cluster never stalls a run. A nanny
+restarting its worker leaves the cluster with none for as long as the start takes: 2.4 s of
+CPU (Python, distributed, nbgrader and the course), about half a minute at load 20 on 2 cores;
+the grace is several times that."""
 
 
-def _worker_count(client) -> int:
+def _worker_count(client) -> int | None:
+    """How many workers the scheduler has now, asked of it (``Client.nthreads``); None when it
+    cannot say (no answer in time, a lost connection).
+
+    Never ``Client.scheduler_info()``: when its fresh query fails it returns, without an error,
+    the client's cached copy, and the client refreshes that copy every 2 s without the workers
+    (``n_workers=0``), so a slow scheduler read as "no workers"."""
     try:
-        return len(client.scheduler_info(n_workers=-1).get("workers", {}))
-    except TypeError:  # older distributed: no n_workers argument
-        return len(client.scheduler_info().get("workers", {}))
+        return len(client.nthreads())
     except Exception:
-        return 0
+        return None
 
 
 def _grade_here(job: dict) -> dict:
@@ -174,7 +227,5 @@ def _grade_here(job: dict) -> dict:
         result = grade_submission(job)
     except Exception as error:  # pragma: no cover - grade_submission catches its own errors
         return _failed(job, error)
-    result["problems"] = list(result.get("problems", [])) + [
-        "graded in the coordinating process: the Dask cluster had no workers left"
-    ]
+    result["graded_here"] = True  # the same grading, elsewhere: a note for the run's summary, not the student's row
     return result

@@ -14,6 +14,9 @@ from collections import Counter
 
 from course_admin.grading.escaping import plain_text
 
+GRADED_HERE = ("Graded in the coordinating process (the Dask cluster had no workers left; the same grading, "
+               "one submission at a time)")
+
 BAR_W, BAR_GAP, PLOT_H = 34, 8, 90
 
 
@@ -70,6 +73,8 @@ def summary_html(report) -> str:
     sections = [
         "<h1>Autograding summary</h1>",
         f"<p>{len(graded)} submissions graded ({report.graded_now} now, {report.unchanged} unchanged since the last run).</p>",
+        *([f"<p>{html.escape(GRADED_HERE)}: {html.escape(plain_text(', '.join(report.graded_here)))}.</p>"]
+          if getattr(report, "graded_here", []) else []),
         "<h2>Scores per exercise</h2>",
         "".join(cards) if cards else "<p>No graded cells.</p>",
         *_class_view(report),

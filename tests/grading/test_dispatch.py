@@ -1,5 +1,8 @@
 """A cluster without workers (lost, or never started) must not stall a grading run: after a grace
-period the remaining submissions are graded in the coordinating process, with a note."""
+period the remaining submissions are graded in the coordinating process, with a note on the run.
+A loaded machine must not lose its workers to distributed's idle-machine timeouts: the cluster,
+its workers and the client run with ``dispatch.DASK_CONFIG``, and the worker count that decides
+the fallback is the scheduler's answer, never a stale copy."""
 
 import csv
 import json
@@ -35,7 +38,51 @@ def test_grading_finishes_when_the_cluster_has_no_workers(tmp_path, monkeypatch)
         )
     rows = {row["student"]: row for row in csv.DictReader(report.csv_path.open())}
     assert (float(rows["ada"]["score"]), float(rows["bob"]["score"])) == (3.0, 1.0)
-    assert all("no workers left" in rows[s]["problems"] for s in rows)
+    assert report.graded_here == ["ada", "bob"]  # the run says so; the students' rows have no problem from it
+    assert not any("worker" in rows[s]["problems"] for s in rows)
+    assert "Graded in the coordinating process" in (tmp_path / "out" / "summary.md").read_text()
+    assert "Graded in the coordinating process" in (tmp_path / "out" / "summary.html").read_text()
+
+
+def test_the_local_cluster_runs_with_timeouts_a_loaded_machine_meets(monkeypatch):
+    """The values ``course autograde``'s cluster starts with, in the scheduler, in each worker
+    process and in this process (the client's side of every connection)."""
+    import dask
+    from distributed import Client
+
+    assert dispatch.DASK_CONFIG == {
+        "distributed.scheduler.worker-ttl": "30 minutes",
+        "distributed.comm.timeouts.connect": "120s",
+        "distributed.comm.timeouts.tcp": "300s",
+    }
+    assert dispatch.NO_WORKERS_GRACE_S == 300
+    with dask.config.set({key: None for key in dispatch.DASK_CONFIG}):  # whatever was set before: back afterwards
+        cluster = dispatch.start_local_cluster(1).result()
+        try:
+            assert cluster.scheduler.worker_ttl == 30 * 60
+            with Client(cluster) as client:
+                seen = client.run(lambda: {key: dask.config.get(key) for key in dispatch.DASK_CONFIG})
+                assert list(seen.values()) == [dispatch.DASK_CONFIG]
+                assert [w["memory_limit"] for w in client.scheduler_info(n_workers=-1)["workers"].values()] == [0]
+                assert {key: dask.config.get(key) for key in dispatch.DASK_CONFIG} == dispatch.DASK_CONFIG
+        finally:
+            dispatch.close_cluster(cluster)
+
+
+def test_the_worker_count_is_the_schedulers_answer_and_unknown_is_not_zero(dask_scheduler):
+    import time
+
+    from distributed import Client
+
+    with Client(dask_scheduler) as client:
+        time.sleep(2.5)  # past the client's own refresh of its cached scheduler info, which has no workers
+        assert dispatch._worker_count(client) == 2
+
+    class Unanswered:
+        def nthreads(self):
+            raise OSError("Timed out trying to connect to tcp://127.0.0.1:8786 after 120 s")
+
+    assert dispatch._worker_count(Unanswered()) is None
 
 
 def test_autograde_starts_the_cluster_first_and_closes_it_when_preparation_fails(tmp_path, monkeypatch):
