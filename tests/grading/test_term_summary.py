@@ -2,6 +2,8 @@
 not graded yet shown as awaiting manual grading (not as failures), the class with lateness, and
 the missing students."""
 
+import re
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from course_admin.grading.autograder import Report
@@ -49,5 +51,32 @@ def test_written_answers_not_graded_yet_are_awaiting_not_short(tmp_path):
 def test_the_class_view_shows_final_scores_lateness_and_who_is_missing(tmp_path):
     page = summary_html(_report(tmp_path))
     view = page.split("<h2>The class</h2>")[1]
-    assert "<td>bob</td>" in view and "<td>10%</td>" in view and "<td>2.7</td>" in view
+    assert "<td>bob</td>" in view and "penalty 10%" in view and "<td>2.7/9<br>raw 3" in view
     assert "cy (Cy Young): 02_colour_replay" in view.split("<h3>No submission</h3>")[1]
+
+
+def test_the_class_view_is_one_row_per_student_and_a_column_per_tutorial_in_the_course_order(tmp_path):
+    """Tutorials as the course numbers them (``Report.order``, the released notebooks), not by
+    name; every student once, each tutorial's final score, lateness, written answers awaiting
+    manual grading, flags, "no submission" and the total in their row."""
+    report = _report(tmp_path)
+    order = {"10_later": ["test_later"], **ORDER}  # a course order that is not the alphabetical one
+    report.order = order
+    late = Submission("ada", "ada_later.ipynb", "10_later", name="ada", flags=["patches a module"])
+    late.score, late.max_score, late.grades, late.grade_max = 1.0, 2.0, {"test_later": 1.0}, {"test_later": 2.0}
+    late.lateness = Lateness(final=0.5, penalty_percent=50, late_by=timedelta(days=2, hours=1),
+                             due=datetime(2026, 10, 20, tzinfo=UTC))
+    report.submissions.append(late)
+    page = summary_html(report)
+    view = page.split("<h2>The class</h2>")[1].split("<h3>No submission</h3>")[0]
+    head = re.findall(r"<th>([^<]*)</th>", view)
+    assert head == ["student", "name", "10_later", "02_colour_replay", "total", "matched by"]
+    rows = {re.findall(r"<td>([^<]*)</td>", row)[0]: re.findall(r"<td>(.*?)</td>", row)
+            for row in re.findall(r"<tr><td>.*?</tr>", view)}
+    assert sorted(rows) == ["ada", "bob", "cy"]  # one row each
+    assert rows["ada"][2] == "0.5/2<br>raw 1<br>late 2 d 1 h<br>penalty 50%<br>flagged (1)"
+    assert rows["ada"][3] == "8/9<br>1 awaiting manual grading" and rows["ada"][4] == "8.5/11"
+    assert rows["bob"][2] == "" and rows["bob"][4] == "2.7/9"
+    assert rows["cy"][3] == "0/9<br>no submission" and rows["cy"][4] == "0/9"
+    exercises = [re.search(r"<h3>(\w+)</h3>", card).group(1) for card in page.split('<div class="card">')[1:]]
+    assert exercises == ["test_later", *ORDER["02_colour_replay"]]  # tutorials in the course's order too
