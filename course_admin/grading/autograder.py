@@ -72,7 +72,8 @@ class Report:
         rows = []
         graded = [s for s in self.submissions if s.assignment is not None]
         assignment_of = {n: s.assignment for s in graded for n in s.grades}
-        tutorials = sorted({s.assignment for s in graded})
+        seen = {s.assignment for s in graded}  # the course's order (the released notebooks, numbered), then any other
+        tutorials = [name for name in self.order if name in seen] + sorted(seen - set(self.order))
 
         def place(name: str) -> tuple:  # tutorial order, then the notebook's order (alphabetical if unknown)
             cells = self.order.get(assignment_of[name], [])
