@@ -96,8 +96,8 @@ class Term:
             if isinstance(extension, datetime):
                 return extension, f"extension to {extension.isoformat(sep=' ', timespec='minutes')}"
             if base is None:
-                return None, f"an extension of {extension:g} days, but {tutorial} has no due date"
-            return base + timedelta(days=float(extension)), f"extension of {extension:g} days"
+                return None, f"an extension of {extension:g} day{'' if extension == 1 else 's'}, but {tutorial} has no due date"
+            return base + timedelta(days=float(extension)), f"extension of {extension:g} day{'' if extension == 1 else 's'}"
         return base, ""
 
 
