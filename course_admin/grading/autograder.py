@@ -369,11 +369,15 @@ def autograde(
     folder, out, source = Path(folder), Path(out), Path(source)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder of submissions.")
-    from course_admin.grading.term import Term, read_term
+    from course_admin.grading.term import Term, TermError, read_term
 
     # A bad roster, term or times file stops the run before any grading, with what to fix.
     class_list = read_roster(roster) if roster is not None else None
     term = read_term(term) if term is not None else Term()
+    if term.tutorials and set(term.tutorials) - set(assignments(source)):  # a due date no tutorial would ever meet
+        unknown, known = sorted(set(term.tutorials) - set(assignments(source))), assignments(source)
+        raise TermError(f"the term file {term.path} has [tutorials.{unknown[0]}], which is not a tutorial of the course "
+                        f"({', '.join(known)}: the notebooks in {source}): write one of these names")
     recorded = late.read_all_times(times or [], term, class_list, assignments(source) if times else [])
     # The local cluster's worker processes start while the jobs are prepared below.
     cluster = start_local_cluster(workers) if scheduler is None and workers != 0 else None

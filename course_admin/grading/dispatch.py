@@ -31,6 +31,10 @@ from concurrent.futures import Future
 from course_admin.grading.worker import empty_result, grade_submission
 
 
+class SchedulerUnreachable(ConnectionError):
+    """``--scheduler`` named a scheduler that does not answer; the message says what to do."""
+
+
 def _failed(job: dict, error: BaseException) -> dict:
     return empty_result(job, [f"the grading task failed: {type(error).__name__}: {str(error)[:200]}"])
 
@@ -145,9 +149,12 @@ def grade_all(
         if isinstance(cluster, Future):
             cluster = cluster.result()  # raises if the cluster could not start
         client = Client(cluster if scheduler is None else scheduler)
-    except BaseException:
+    except BaseException as error:
         if own:
             close_cluster(cluster)
+        if scheduler is not None and isinstance(error, OSError):  # nothing was graded or recorded yet
+            raise SchedulerUnreachable(f"cannot reach the Dask scheduler at {scheduler} ({error}): start it "
+                                       "(dask scheduler) or check --scheduler; nothing was graded") from error
         raise
     try:
         futures = {}
