@@ -467,7 +467,11 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
                 gradebook.db.rollback()
                 sub.problems.append(f"the result could not be saved in the gradebook ({type(error).__name__}: {error})"[:300])
                 continue
-            index[f"{sub.student}/{sub.assignment}"] = {"key": sub.key, "problems": result["problems"], "source": sub.source}
+            if result.get("task_failed"):  # the grader's trouble, not the submission's: graded again next run
+                index.pop(f"{sub.student}/{sub.assignment}", None)
+            else:
+                index[f"{sub.student}/{sub.assignment}"] = {"key": sub.key, "problems": result["problems"],
+                                                            "source": sub.source}
             _save_index(course_dir, index)
         grading_seconds = time.perf_counter() - timings.get("submitted", time.perf_counter())
 

@@ -36,7 +36,13 @@ class SchedulerUnreachable(ConnectionError):
 
 
 def _failed(job: dict, error: BaseException) -> dict:
-    return empty_result(job, [f"the grading task failed: {type(error).__name__}: {str(error)[:200]}"])
+    """The result of a task that failed outright (its worker lost too often, an error in the
+    grader): 0 for this run, with the reason, and ``task_failed``, so that ``autograde`` does not
+    record it as graded and the next run grades it again."""
+    result = empty_result(job, [f"the grading task failed ({type(error).__name__}: {str(error)[:200]}); "
+                                "run course autograde again to grade it"])
+    result["task_failed"] = True
+    return result
 
 
 DASK_CONFIG = {

@@ -116,3 +116,34 @@ def test_autograde_starts_the_cluster_first_and_closes_it_when_preparation_fails
     with pytest.raises(RuntimeError, match="no instructor notebooks"):  # workers=0: no cluster at all
         grading.autograde(tmp_path / "subs", out=tmp_path / "out", course_dir=tmp_path / "course", workers=0, progress=False)
     assert events == ["preparing"]
+
+
+def test_a_task_the_grader_failed_is_graded_again_at_the_next_run(tmp_path, monkeypatch):
+    """A task that fails outright (its worker lost too often, an error in the grader) gives a 0
+    with the reason for this run, and is not recorded as graded: the next run grades it."""
+    solutions = tmp_path / "solutions"
+    solution = json.loads(synthetic_assignment(solutions).read_text())
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    (folder / "ada.ipynb").write_text(json.dumps(student_version(solution, "add", "square")))
+    (folder / "bob.ipynb").write_text(json.dumps(student_version(solution, "add")))
+    grade = dispatch.grade_submission
+
+    def lost_for_bob(job):
+        if job["student"] == "bob":
+            raise RuntimeError("worker tcp://127.0.0.1:4242 lost")
+        return grade(job)
+
+    def run():
+        report = grading.autograde(folder, out=tmp_path / "out", course_dir=tmp_path / "course", source=solutions,
+                                   workers=0, progress=False)
+        return report, {row["student"]: row for row in csv.DictReader(report.csv_path.open())}
+
+    monkeypatch.setattr(dispatch, "grade_submission", lost_for_bob)
+    report, rows = run()
+    assert rows["ada"]["score"] == "3" and rows["bob"]["score"] == "0"
+    assert "the grading task failed (RuntimeError: worker tcp://127.0.0.1:4242 lost)" in rows["bob"]["problems"]
+    monkeypatch.setattr(dispatch, "grade_submission", grade)
+    report, rows = run()
+    assert (report.graded_now, report.unchanged) == (1, 1)  # bob again, ada kept
+    assert rows["bob"]["score"] == "1" and rows["bob"]["problems"] == ""
