@@ -80,3 +80,39 @@ def test_the_class_view_is_one_row_per_student_and_a_column_per_tutorial_in_the_
     assert rows["cy"][3] == "0/9<br>no submission" and rows["cy"][4] == "0/9"
     exercises = [re.search(r"<h3>(\w+)</h3>", card).group(1) for card in page.split('<div class="card">')[1:]]
     assert exercises == ["test_later", *ORDER["02_colour_replay"]]  # tutorials in the course's order too
+
+
+def test_a_written_answer_is_awaiting_manual_grading_end_to_end(tmp_path):
+    """The synthetic assignment with a written answer, graded by ``course autograde``: the answer
+    formgrader has not graded yet is counted as awaiting manual grading, in the exercise table,
+    on its card and in each student's cell of the class view, never as short of full marks."""
+    import json
+
+    from course_admin import grading
+    from course_admin.grading.synthetic import student_version, synthetic_assignment
+
+    source = tmp_path / "source"
+    path = synthetic_assignment(source)
+    solution = json.loads(path.read_text())
+    info = {"grade": True, "solution": True, "locked": False, "grade_id": "think_why", "points": 2, "schema_version": 3,
+            "task": False}
+    solution["cells"].append({"cell_type": "markdown", "metadata": {"nbgrader": info}, "id": "think-why",
+                              "source": "Why does `square` need no test of negative numbers?\n\n"
+                                        "=== BEGIN MARK SCHEME ===\nIt squares.\n=== END MARK SCHEME ==="})
+    path.write_text(json.dumps(solution))
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    for name, answered in (("ada", ("add", "square")), ("bob", ("add",))):
+        notebook = student_version(solution, *answered)
+        notebook["cells"][-1]["source"] = f"{name}'s written answer."
+        (folder / f"{name}.ipynb").write_text(json.dumps(notebook))
+    report = grading.autograde(folder, out=tmp_path / "out", course_dir=tmp_path / "course", source=source, workers=0,
+                               progress=False)
+    table = {row["exercise"]: row for row in report.exercise_table()}
+    assert list(table) == ["test_add", "test_square", "think_why"]  # the notebook's order
+    assert (table["think_why"]["awaiting"], table["think_why"]["n"], table["think_why"]["failed"]) == (2, 0, 0)
+    page = (tmp_path / "out" / "summary.html").read_text()
+    card = page.split("<h3>think_why</h3>")[1].split("</div></div>")[0]
+    assert "2 awaiting manual grading" in card and "short of full marks" not in card
+    view = page.split("<h2>The class</h2>")[1].split("<h3>No submission</h3>")[0]
+    assert "<td>3/5<br>1 awaiting manual grading</td>" in view and "<td>1/5<br>1 awaiting manual grading</td>" in view
