@@ -120,7 +120,7 @@ def _class_view(report) -> list[str]:
         student["name"] = student["name"] or s.display_name
         tutorial = s.assignment or s.missing_assignment
         if tutorial:
-            student["cells"][tutorial] = s
+            student["cells"].setdefault(tutorial, []).append(s)
         else:
             student["other"].append(s)
     other = any(student["other"] for student in students.values())
@@ -130,15 +130,21 @@ def _class_view(report) -> list[str]:
         student = students[name]
         cells = [html.escape(plain_text(name)), html.escape(plain_text(student["name"]))]
         final = possible = 0.0
+        several = False  # a plain folder's student who handed in two notebooks for one tutorial: both graded
         for tutorial in tutorials:
-            s = student["cells"].get(tutorial)
-            if s is None:
+            subs = sorted(student["cells"].get(tutorial, []), key=lambda s: s.source)
+            if len(subs) > 1:
+                several = True
+                cells.append("<hr>".join(f"{html.escape(plain_text(s.source))}:<br>{_tutorial_cell(s)}" for s in subs))
+                continue
+            if not subs:
                 cells.append("")
                 continue
-            cells.append(_tutorial_cell(s))
-            final += s.lateness.final if s.lateness is not None else s.score
-            possible += s.max_score
-        cells.append(f"{final:g}/{possible:g}" if possible else "")
+            cells.append(_tutorial_cell(subs[0]))
+            final += subs[0].lateness.final if subs[0].lateness is not None else subs[0].score
+            possible += subs[0].max_score
+        cells.append("several notebooks for one tutorial: yours to choose" if several else
+                     f"{final:g}/{possible:g}" if possible else "")
         cells.append(html.escape(plain_text(student["matched"])))
         if other:
             cells.append("<br>".join(html.escape(plain_text(f"{s.source}: {'; '.join(s.problems)}")) for s in student["other"]))

@@ -116,3 +116,16 @@ def test_a_written_answer_is_awaiting_manual_grading_end_to_end(tmp_path):
     assert "2 awaiting manual grading" in card and "short of full marks" not in card
     view = page.split("<h2>The class</h2>")[1].split("<h3>No submission</h3>")[0]
     assert "<td>3/5<br>1 awaiting manual grading</td>" in view and "<td>1/5<br>1 awaiting manual grading</td>" in view
+
+
+def test_two_notebooks_of_one_student_for_one_tutorial_are_both_shown(tmp_path):
+    """A plain folder's student with two notebooks for a tutorial has both graded (no upload order
+    to trust): the class view shows both, by file, and leaves the total to the instructor."""
+    report = _report(tmp_path)
+    again = _sub("bob", {"test_replay_actor_loss": 5, "test_replay_memory": 3, "think_forgetting": 0})
+    again.student, again.source = "bob~2", "bob/second.ipynb"
+    report.submissions.append(again)
+    view = summary_html(report).split("<h2>The class</h2>")[1].split("<h3>No submission</h3>")[0]
+    bob = next(row for row in view.split("<tr>") if row.startswith("<td>bob</td>"))
+    assert "bob.ipynb:<br>2.7/9" in bob and "<hr>bob/second.ipynb:<br>8/9" in bob
+    assert "several notebooks for one tutorial" in bob
