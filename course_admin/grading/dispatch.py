@@ -74,6 +74,13 @@ def use_grading_config() -> None:
     dask.config.set(DASK_CONFIG)
 
 
+def dask_environment() -> dict[str, str]:
+    """``DASK_CONFIG`` as the environment variables Dask reads at start-up
+    (``DASK_DISTRIBUTED__SCHEDULER__WORKER_TTL``, ...): for a ``dask scheduler`` and ``dask worker``
+    started by hand, so that a cluster given to ``--scheduler`` runs with the same settings."""
+    return {"DASK_" + key.upper().replace(".", "__").replace("-", "_"): value for key, value in DASK_CONFIG.items()}
+
+
 def start_local_cluster(workers: int | None = None) -> Future:
     """Start a ``LocalCluster`` (``workers`` single-threaded worker processes, default one per
     core) in a background thread; returns a ``concurrent.futures.Future`` of the cluster.

@@ -147,3 +147,16 @@ def test_a_task_the_grader_failed_is_graded_again_at_the_next_run(tmp_path, monk
     report, rows = run()
     assert (report.graded_now, report.unchanged) == (1, 1)  # bob again, ada kept
     assert rows["bob"]["score"] == "1" and rows["bob"]["problems"] == ""
+
+
+def test_a_cluster_started_by_hand_gets_the_same_settings_from_the_environment():
+    """``dask_environment()``: what to export before ``dask scheduler`` and ``dask worker`` (and
+    what ``course bench grading`` does) for a cluster given to ``--scheduler``."""
+    import subprocess
+    import sys
+
+    env = {**dispatch.dask_environment(), "PATH": ""}
+    assert env["DASK_DISTRIBUTED__SCHEDULER__WORKER_TTL"] == "30 minutes"
+    code = f"import dask, distributed; print([dask.config.get(k) for k in {list(dispatch.DASK_CONFIG)!r}])"
+    seen = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert seen.strip() == repr(list(dispatch.DASK_CONFIG.values()))
