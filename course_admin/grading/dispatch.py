@@ -13,7 +13,8 @@ cluster and yields the results as they finish, with a progress bar:
 - ``workers=0``: no Dask at all, grade in this process one by one (debugging).
 
 A task that fails (an exception, a worker lost more often than ``allowed-failures``) becomes
-a result with a problem and a zero, never a stopped run. A cluster left with no workers at all
+a result with a problem and a zero for this run, never a stopped run, and is graded again at
+the next (``task_failed``). A cluster left with no workers at all
 for ``NO_WORKERS_GRACE_S`` has the rest graded in this process (``graded_here`` in the result).
 
 A loaded machine grades like an idle one: ``DASK_CONFIG`` gives the scheduler, the workers and
@@ -67,8 +68,8 @@ DASK_CONFIG = {
 def use_grading_config() -> None:
     """Set ``DASK_CONFIG`` in this process, for good: the scheduler of a local cluster reads it
     when it starts, each nanny hands its worker process a copy, and the client and scheduler
-    read the timeouts whenever they connect. Workers of a cluster started elsewhere
-    (``--scheduler``) keep their own settings."""
+    read the timeouts whenever they connect. A cluster started elsewhere (``--scheduler``) keeps
+    its own settings unless started with ``dask_environment()``."""
     import dask
 
     dask.config.set(DASK_CONFIG)
