@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from concurrent.futures import Future
+from concurrent.futures import CancelledError, Future
 
 from course_admin.grading.worker import empty_result, grade_submission
 
@@ -183,6 +183,9 @@ def grade_all(
                 done, pending = wait(pending, timeout=POLL_S, return_when="FIRST_COMPLETED")
             except TimeoutError:  # nothing finished within POLL_S
                 done = set()
+            except CancelledError:  # distributed's FuturesCancelledError: the client lost its scheduler
+                done = {future for future in pending if future.cancelled() or future.done()}
+                pending = pending - done
             for future in done:
                 if future.cancelled():  # not by us: the client lost its scheduler; grade it here
                     yield _grade_here(futures[future])

@@ -160,3 +160,38 @@ def test_a_cluster_started_by_hand_gets_the_same_settings_from_the_environment()
     code = f"import dask, distributed; print([dask.config.get(k) for k in {list(dispatch.DASK_CONFIG)!r}])"
     seen = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert seen.strip() == repr(list(dispatch.DASK_CONFIG.values()))
+
+
+def test_a_scheduler_lost_mid_run_has_the_rest_graded_here(tmp_path, monkeypatch):
+    """The scheduler goes away while tasks wait for a worker: distributed cancels their futures
+    (and ``wait`` raises); each is graded in this process, none lost, none twice."""
+    from distributed import LocalCluster
+
+    monkeypatch.setattr(dispatch, "POLL_S", 1)
+    solutions = tmp_path / "solutions"
+    solution = json.loads(synthetic_assignment(solutions).read_text())
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    (folder / "ada.ipynb").write_text(json.dumps(student_version(solution, "add", "square")))
+    (folder / "bob.ipynb").write_text(json.dumps(student_version(solution, "add")))
+    empty = LocalCluster(n_workers=0, processes=False, dashboard_address=":0")  # nothing will run the tasks
+
+    def lose_the_scheduler(client):
+        empty.close()
+        return None
+
+    monkeypatch.setattr(dispatch, "_worker_count", lose_the_scheduler)
+    results = []
+    grade_all = dispatch.grade_all
+
+    def recorded(*args, **kwargs):
+        for result in grade_all(*args, **kwargs):
+            results.append(result["student"])
+            yield result
+
+    monkeypatch.setattr(dispatch, "grade_all", recorded)
+    report = grading.autograde(folder, out=tmp_path / "out", course_dir=tmp_path / "course", source=solutions,
+                               scheduler=empty.scheduler_address, progress=False)
+    rows = {row["student"]: row for row in csv.DictReader(report.csv_path.open())}
+    assert (rows["ada"]["score"], rows["bob"]["score"]) == ("3", "1")
+    assert sorted(results) == ["ada", "bob"] and report.graded_here == ["ada", "bob"]
