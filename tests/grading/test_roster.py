@@ -168,3 +168,20 @@ def test_moodle_class_graded_end_to_end_with_its_worksheet(moodle_graded):
         graded = {row["Identifier"]: (row["Full name"], row["Grade"]) for row in csv.DictReader(f)}
     assert graded == {"Participant 200001": ("Ελένη Παπαδοπούλου", "10.00"),  # final scores on Moodle's scale of 10
                       "Participant 200002": ("Pierre Dupont", "9.00"), "Participant 200003": ("Nobody Home", "0.00")}
+
+
+def test_a_roster_that_matches_no_submission_stops_before_grading(tmp_path, solution):
+    """Another class's roster (here Canvas's export for a Moodle download) would make every
+    submission a stranger and give every roster student 0 in the LMS import: it is refused,
+    saying what was found on each side."""
+    roster = read_roster(canvas_class(tmp_path / "canvas", solution))
+    moodle_class(tmp_path / "moodle", solution)
+    with pytest.raises(RosterError, match=r"none of the 4 submissions matches a student of the roster .*canvas export, "
+                                          r"5 students\): the submissions are 200001, 200002, 299999; the roster's "
+                                          r"students are 1001, 1002, 1003, 1004 and 1 more\. Give this class's roster"):
+        identified(tmp_path / "moodle", solution, roster)
+    folder = tmp_path / "one"  # a single stranger is a stranger: graded and listed apart
+    folder.mkdir()
+    (folder / "nobody.ipynb").write_text(json.dumps(student_version(solution, "add")))
+    kept, _ = identified(folder, solution, roster)
+    assert [s.matched_by for s in kept] == [UNMATCHED]
