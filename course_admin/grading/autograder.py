@@ -56,7 +56,7 @@ class Report:
     sandbox: list[str] = field(default_factory=list)  # what isolation the kernels got (or missed) in this run
     grading_seconds: float = 0.0  # wall time from the tasks sent (cluster up) to the last result merged
     retried: list[str] = field(default_factory=list)  # graded on a second attempt: "student: the grader's first error"
-    graded_here: list[str] = field(default_factory=list)  # graded in this process: the cluster had no workers left
+    graded_here: list[str] = field(default_factory=list)  # graded in this process: no workers left, or no scheduler
     superseded: list = field(default_factory=list)  # earlier uploads not graded (``class_list.Superseded``)
     roster: object = None  # the ``roster.Roster`` the run matched against, if any
     missing: list[Submission] = field(default_factory=list)  # roster students' "no submission" rows

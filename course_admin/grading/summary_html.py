@@ -18,8 +18,8 @@ from collections import Counter
 
 from course_admin.grading.escaping import plain_text
 
-GRADED_HERE = ("Graded in the coordinating process (the Dask cluster had no workers left; the same grading, "
-               "one submission at a time)")
+GRADED_HERE = ("Graded in the coordinating process (the Dask cluster had no workers left, or lost its scheduler; "
+               "the same grading, one submission at a time)")
 
 BAR_W, BAR_GAP, PLOT_H = 34, 8, 90
 
