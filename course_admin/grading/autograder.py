@@ -369,15 +369,13 @@ def autograde(
     folder, out, source = Path(folder), Path(out), Path(source)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder of submissions.")
-    from course_admin.grading.term import Term, TermError, read_term
+    from course_admin.grading.term import Term, read_term
 
     # A bad roster, term or times file stops the run before any grading, with what to fix.
     class_list = read_roster(roster) if roster is not None else None
     term = read_term(term) if term is not None else Term()
-    if term.tutorials and set(term.tutorials) - set(assignments(source)):  # a due date no tutorial would ever meet
-        unknown, known = sorted(set(term.tutorials) - set(assignments(source))), assignments(source)
-        raise TermError(f"the term file {term.path} has [tutorials.{unknown[0]}], which is not a tutorial of the course "
-                        f"({', '.join(known)}: the notebooks in {source}): write one of these names")
+    if term.tutorials:
+        term.check_tutorials(assignments(source), source)
     recorded = late.read_all_times(times or [], term, class_list, assignments(source) if times else [])
     # The local cluster's worker processes start while the jobs are prepared below.
     cluster = start_local_cluster(workers) if scheduler is None and workers != 0 else None
@@ -459,19 +457,16 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
             isolation += [note for note in result.get("sandbox", []) if note not in isolation]
             if result.get("retried"):
                 retried.append(f"{sub.name}: {result['retried']}")
-            if result.get("graded_here"):
-                graded_here.append(sub.name)
+            graded_here += [sub.name] if result.get("graded_here") else []
             try:
                 _merge(gradebook, course_dir, sub, result)
             except Exception as error:
                 gradebook.db.rollback()
                 sub.problems.append(f"the result could not be saved in the gradebook ({type(error).__name__}: {error})"[:300])
                 continue
-            if result.get("task_failed"):  # the grader's trouble, not the submission's: graded again next run
-                index.pop(f"{sub.student}/{sub.assignment}", None)
-            else:
-                index[f"{sub.student}/{sub.assignment}"] = {"key": sub.key, "problems": result["problems"],
-                                                            "source": sub.source}
+            index.pop(f"{sub.student}/{sub.assignment}", None)  # a task that failed outright is graded again next run
+            if not result.get("task_failed"):
+                index[f"{sub.student}/{sub.assignment}"] = {"key": sub.key, "problems": result["problems"], "source": sub.source}
             _save_index(course_dir, index)
         grading_seconds = time.perf_counter() - timings.get("submitted", time.perf_counter())
 
