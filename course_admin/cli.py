@@ -16,6 +16,7 @@ course where GRADE_ID      every place one graded exercise is written, as path:l
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 TRAINERS = {
     "cartpole": "course_admin.replay.train:train_and_register",
@@ -130,8 +131,38 @@ def _where(args) -> int:
     return 0
 
 
+def _count(low: int):
+    """An argparse type: a whole number of at least ``low``, else a message saying so."""
+    import argparse
+
+    def read(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is less than {low}")
+        return value
+
+    return read
+
+
+def _positive(text: str) -> float:
+    """An argparse type: a number above 0."""
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} is not above 0")
+    return value
+
+
 def _autograde(args) -> int:
     from course_admin import grading
+    from course_admin.grading.dispatch import SchedulerUnreachable
     from course_admin.grading.intake import IntakeLimits
     from course_admin.grading.late import TimesError
     from course_admin.grading.roster import RosterError
@@ -147,6 +178,10 @@ def _autograde(args) -> int:
         landlock=not args.no_landlock,
         skip_given=not args.run_every_cell,
     )
+    if not Path(args.submissions).is_dir():
+        print(f"course autograde: {args.submissions} is not a folder: unzip the LMS's download (or put one notebook "
+              "or zip per student) in a folder and give that folder", file=sys.stderr)
+        return 2
     try:
         report = grading.autograde(
             args.submissions,
@@ -160,7 +195,7 @@ def _autograde(args) -> int:
             term=args.term,
             times=args.times,
         )
-    except (RosterError, TermError, TimesError) as error:  # the instructor's own files: say what to fix, grade nothing
+    except (RosterError, TermError, TimesError, SchedulerUnreachable) as error:  # what to fix; nothing graded
         print(f"course autograde: {error}", file=sys.stderr)
         return 2
     print(report.summary())  # student names and messages are escaped: nothing reaches the terminal raw
@@ -204,15 +239,17 @@ def add_commands(sub) -> None:
     grade = sub.add_parser("autograde", help="autograde a folder of submitted notebooks or zips")
     grade.add_argument("submissions", help="folder with <student>.ipynb, <student>.zip or <student>/<notebook>.ipynb")
     grade.add_argument("--out", default="grades", help="folder for grades.csv and feedback (default: grades)")
-    grade.add_argument("--workers", type=int, default=None, help="local Dask workers (default: one per core; 0: no Dask)")
+    grade.add_argument("--workers", type=_count(0), default=None, help="local Dask workers (default: one per core; 0: no Dask)")
     grade.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler, e.g. tcp://10.0.0.5:8786")
-    grade.add_argument("--cell-timeout", type=int, default=120, help="seconds per cell before it is interrupted (default 120)")
-    grade.add_argument("--timeout", type=int, default=900, help="seconds per submission, then its kernel is killed (default 900)")
-    grade.add_argument("--memory", type=int, default=4096, help="address-space limit of each kernel in MB (default 4096)")
-    grade.add_argument("--output-mb", type=float, default=2.0, help="output kept per notebook in MB (default 2)")
-    grade.add_argument("--notebook-mb", type=float, default=8.0,
+    grade.add_argument("--cell-timeout", type=_count(1), default=120,
+                       help="seconds per cell before it is interrupted (default 120)")
+    grade.add_argument("--timeout", type=_count(1), default=900,
+                       help="seconds per submission, then its kernel is killed (default 900)")
+    grade.add_argument("--memory", type=_count(1), default=4096, help="address-space limit of each kernel in MB (default 4096)")
+    grade.add_argument("--output-mb", type=_positive, default=2.0, help="output kept per notebook in MB (default 2)")
+    grade.add_argument("--notebook-mb", type=_positive, default=8.0,
                        help="largest autograded notebook and feedback page kept in MB (default 8)")
-    grade.add_argument("--max-notebook-mb", type=float, default=50.0,
+    grade.add_argument("--max-notebook-mb", type=_positive, default=50.0,
                        help="largest notebook read, on disk or in a zip, in MB (default 50)")
     grade.add_argument("--no-landlock", action="store_true", help="do not restrict the kernel's filesystem and network access")
     grade.add_argument("--run-every-cell", action="store_true",

@@ -124,6 +124,21 @@ CANVAS_TIMES = """user_id,submitted_at
 extension, the stranger 9 days late (after the cut-off), 1003 (flagged late) missing."""
 
 
+MOODLE_TERM = TERM.split("[extensions]")[0] + """[extensions]
+"pierre@example.org" = { 00_tiny = 1 }
+"""
+"""The term file of the Moodle fixture class: the Canvas class's dates and policy, and one day's
+extension for Pierre Dupont, keyed by his e-mail address."""
+
+
+def moodle_term(folder: Path) -> Path:
+    """The term file of the Moodle fixture class, written in ``folder`` (its submission times are
+    the worksheet's ``Last modified (submission)``: the roster is the times file)."""
+    term = folder / "term.toml"
+    term.write_text(MOODLE_TERM, encoding="utf-8")
+    return term
+
+
 def canvas_term(folder: Path) -> tuple[Path, Path]:
     """The term file and the submission times of the Canvas fixture class, written in ``folder``."""
     term, times = folder / "term.toml", folder / "submitted_at.csv"

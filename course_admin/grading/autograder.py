@@ -37,7 +37,7 @@ from course_admin.grading.nbgrader_run import tools_on_path
 from course_admin.grading.notebook_repair import repair
 from course_admin.grading.sandbox import Limits
 from course_admin.grading.student_notebooks import assignments, generate_here
-from course_admin.grading.summary_html import summary_html
+from course_admin.grading.summary_html import GRADED_HERE, summary_html
 from course_utils.paths import ASSETS, COURSE_DIR, PACKAGE, ROOT, SOLUTIONS
 
 
@@ -56,6 +56,7 @@ class Report:
     sandbox: list[str] = field(default_factory=list)  # what isolation the kernels got (or missed) in this run
     grading_seconds: float = 0.0  # wall time from the tasks sent (cluster up) to the last result merged
     retried: list[str] = field(default_factory=list)  # graded on a second attempt: "student: the grader's first error"
+    graded_here: list[str] = field(default_factory=list)  # graded in this process: no workers left, or no scheduler
     superseded: list = field(default_factory=list)  # earlier uploads not graded (``class_list.Superseded``)
     roster: object = None  # the ``roster.Roster`` the run matched against, if any
     missing: list[Submission] = field(default_factory=list)  # roster students' "no submission" rows
@@ -71,7 +72,8 @@ class Report:
         rows = []
         graded = [s for s in self.submissions if s.assignment is not None]
         assignment_of = {n: s.assignment for s in graded for n in s.grades}
-        tutorials = sorted({s.assignment for s in graded})
+        seen = {s.assignment for s in graded}  # the course's order (the released notebooks, numbered), then any other
+        tutorials = [name for name in self.order if name in seen] + sorted(seen - set(self.order))
 
         def place(name: str) -> tuple:  # tutorial order, then the notebook's order (alphabetical if unknown)
             cells = self.order.get(assignment_of[name], [])
@@ -105,6 +107,8 @@ class Report:
         ]
         if self.sandbox:
             lines.append(f"Kernel isolation: {'; '.join(self.sandbox)}")
+        if self.graded_here:
+            lines.append(f"{GRADED_HERE}: {plain_text(', '.join(self.graded_here))}")
         for s in _in_order(self.submissions):
             status = f"{s.score:g}/{s.max_score:g}" if s.assignment else "not graded"
             note = f"  ({plain_text('; '.join(s.problems))})" if s.problems else ""
@@ -129,6 +133,8 @@ class Report:
         lines = ["# Autograding summary", ""]
         if self.sandbox:
             lines += [f"Kernel isolation: {'; '.join(self.sandbox)}", ""]
+        if self.graded_here:
+            lines += [f"{GRADED_HERE}: " + ", ".join(markdown_cell(name) for name in self.graded_here), ""]
         if self.retried:
             lines += ["Graded on a second attempt (nbgrader failed before running the notebook the first time): "
                       + "; ".join(markdown_cell(r) for r in self.retried), ""]
@@ -368,6 +374,8 @@ def autograde(
     # A bad roster, term or times file stops the run before any grading, with what to fix.
     class_list = read_roster(roster) if roster is not None else None
     term = read_term(term) if term is not None else Term()
+    if term.tutorials:
+        term.check_tutorials(assignments(source), source)
     recorded = late.read_all_times(times or [], term, class_list, assignments(source) if times else [])
     # The local cluster's worker processes start while the jobs are prepared below.
     cluster = start_local_cluster(workers) if scheduler is None and workers != 0 else None
@@ -436,7 +444,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
                     "feedback": term.feedback,
                 }
             )
-    task_cpu, isolation, timings, retried = {}, [], {}, []
+    task_cpu, isolation, timings, retried, graded_here = {}, [], {}, [], []
     with Gradebook(database) as gradebook:
         results = grade_all(jobs, workers=workers, scheduler=scheduler, progress=progress, timings=timings, cluster=cluster)
         for result in results:
@@ -449,13 +457,16 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
             isolation += [note for note in result.get("sandbox", []) if note not in isolation]
             if result.get("retried"):
                 retried.append(f"{sub.name}: {result['retried']}")
+            graded_here += [sub.name] if result.get("graded_here") else []
             try:
                 _merge(gradebook, course_dir, sub, result)
             except Exception as error:
                 gradebook.db.rollback()
                 sub.problems.append(f"the result could not be saved in the gradebook ({type(error).__name__}: {error})"[:300])
                 continue
-            index[f"{sub.student}/{sub.assignment}"] = {"key": sub.key, "problems": result["problems"], "source": sub.source}
+            index.pop(f"{sub.student}/{sub.assignment}", None)  # a task that failed outright is graded again next run
+            if not result.get("task_failed"):
+                index[f"{sub.student}/{sub.assignment}"] = {"key": sub.key, "problems": result["problems"], "source": sub.source}
             _save_index(course_dir, index)
         grading_seconds = time.perf_counter() - timings.get("submitted", time.perf_counter())
 
@@ -485,6 +496,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
         sandbox=isolation,
         grading_seconds=grading_seconds,
         retried=retried,
+        graded_here=sorted(graded_here),
         superseded=superseded,
         roster=class_list,
         missing=missing,

@@ -11,6 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from course_admin.grading.dispatch import dask_environment
 from course_admin.grading.synthetic import student_version, synthetic_assignment
 
 
@@ -22,7 +23,7 @@ def _start_dask_cluster(workers: int) -> tuple[str, list[subprocess.Popen]]:
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         scheduler_file = f.name
     os.unlink(scheduler_file)
-    env = {**os.environ, "PATH": str(scripts) + os.pathsep + os.environ.get("PATH", "")}
+    env = {**os.environ, **dask_environment(), "PATH": str(scripts) + os.pathsep + os.environ.get("PATH", "")}
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
     processes = [
         subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--dashboard-address", ":0",

@@ -11,6 +11,10 @@ plain folder has no upload order to trust, so there, as before, every notebook i
 ``intake.separate_claims`` gives the second ``id~2``; it keeps one gradebook id per student and
 tutorial in every layout.
 
+A roster that matches none of several submissions (not anonymous ones) is taken for another
+class's and stops the run (``RosterError``) before anything is graded: graded on, its LMS import
+would give every student of the roster 0.
+
 ``missing_students(roster, submissions, tutorials)`` gives the roster students with no graded
 submission of a tutorial: each becomes a row with 0 and "no submission".
 """
@@ -21,7 +25,7 @@ from dataclasses import dataclass
 
 from course_admin.grading.intake import Submission, display, gradebook_id, separate_claims
 from course_admin.grading.lms_layout import CANVAS, MOODLE, PLAIN, LmsEntry, parse_entry, upload_order
-from course_admin.grading.roster import UNMATCHED, Matcher, Roster, RosterEntry
+from course_admin.grading.roster import UNMATCHED, Matcher, Roster, RosterEntry, RosterError
 
 
 @dataclass
@@ -44,6 +48,7 @@ def identify_students(submissions: list[Submission], roster: Roster | None) -> t
     display name, roster match and late flag set; and the uploads left out as superseded."""
     matcher = Matcher(roster) if roster else None
     roster_keys = set(roster.by_key()) if roster else set()
+    named = []  # (submission, its id before matching) of those a roster could match (not anonymous)
     for sub in submissions:
         lms = _entry_of(sub) if sub.entry else LmsEntry(PLAIN, name=sub.name)
         sub.late_flag = lms.late
@@ -53,6 +58,8 @@ def identify_students(submissions: list[Submission], roster: Roster | None) -> t
             if lms.anonymous:
                 key = f"anon_{lms.lms_id}"
         if matcher is not None:
+            if not lms.anonymous and sub.assignment is not None:
+                named.append((sub, key or sub.name))
             label = lms.name if lms.layout != PLAIN else sub.name
             found = matcher.find(lms.layout, "" if lms.anonymous else lms.lms_id, label)
             if lms.anonymous:
@@ -67,9 +74,24 @@ def identify_students(submissions: list[Submission], roster: Roster | None) -> t
         sub.display_name = display(shown)
         if key is not None:
             sub.name, sub.student = display(key), gradebook_id(key)
+    if roster and len(named) >= 2 and all(sub.matched_by == UNMATCHED for sub, _ in named):
+        raise RosterError(_wrong_roster(roster, [shown for _, shown in named]))
     kept, superseded = _latest_only(submissions)
     separate_claims(kept)
     return kept, superseded
+
+
+def _wrong_roster(roster: Roster, ids: list[str]) -> str:
+    """Why a roster that matches none of several submissions stops the run: graded on, every
+    roster student would get 0 ("no submission") in the LMS import."""
+    def some(names) -> str:
+        names = sorted(dict.fromkeys(names))
+        return ", ".join(display(n) for n in names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+
+    return (f"none of the {len(ids)} submissions matches a student of the roster {roster.path} ({roster.source} export, "
+            f"{len(roster.entries)} students): the submissions are {some(ids)}; the roster's students are "
+            f"{some(e.key for e in roster.entries)}. Give this class's roster (the export of the course the download "
+            "came from), or no --roster")
 
 
 def _latest_only(submissions: list[Submission]) -> tuple[list[Submission], list[Superseded]]:

@@ -12,8 +12,14 @@ cluster and yields the results as they finish, with a progress bar:
   jobs carry the notebooks as bytes, so no shared filesystem is needed.
 - ``workers=0``: no Dask at all, grade in this process one by one (debugging).
 
-A task that fails (a worker lost, an exception) becomes a result with a problem and a zero,
-never a stopped run.
+A task that fails (an exception, a worker lost more often than ``allowed-failures``) becomes
+a result with a problem and a zero for this run, never a stopped run, and is graded again at
+the next (``task_failed``). A cluster left with no workers at all
+for ``NO_WORKERS_GRACE_S`` has the rest graded in this process (``graded_here`` in the result).
+
+A loaded machine grades like an idle one: ``DASK_CONFIG`` gives the scheduler, the workers and
+the client the time a starved process needs before distributed calls a worker lost, and the
+worker count that decides the fallback is asked of the scheduler each time (``_worker_count``).
 """
 
 from __future__ import annotations
@@ -21,13 +27,59 @@ from __future__ import annotations
 import logging
 import os
 import time
-from concurrent.futures import Future
+from concurrent.futures import CancelledError, Future
 
 from course_admin.grading.worker import empty_result, grade_submission
 
 
+class SchedulerUnreachable(ConnectionError):
+    """``--scheduler`` named a scheduler that does not answer; the message says what to do."""
+
+
 def _failed(job: dict, error: BaseException) -> dict:
-    return empty_result(job, [f"the grading task failed: {type(error).__name__}: {str(error)[:200]}"])
+    """The result of a task that failed outright (its worker lost too often, an error in the
+    grader): 0 for this run, with the reason, and ``task_failed``, so that ``autograde`` does not
+    record it as graded and the next run grades it again."""
+    result = empty_result(job, [f"the grading task failed ({type(error).__name__}: {str(error)[:200]}); "
+                                "run course autograde again to grade it"])
+    result["task_failed"] = True
+    return result
+
+
+DASK_CONFIG = {
+    # A worker whose heartbeat has not reached the scheduler for this long is restarted and its
+    # task sent to another worker. distributed's 5 minutes is reached on a machine at load 15-22
+    # on 2 cores, where a heartbeat's connection can time out again and again (below); a crashed
+    # worker is seen at once all the same (its nanny sees the process exit, its sockets close).
+    "distributed.scheduler.worker-ttl": "30 minutes",
+    # Opening a connection (a worker registering, each heartbeat, the client): distributed's
+    # 30 s fails under that load, and a worker that cannot register is not started.
+    "distributed.comm.timeouts.connect": "120s",
+    # How long sent data may stay unacknowledged (TCP_USER_TIMEOUT) before the connection is
+    # called dead, and with it the worker on its other end: 30 s in distributed. A reader
+    # starved of CPU leaves its peer's data unread that long; a dead local process's sockets
+    # are closed by the kernel at once, so a long timeout delays no real failure here.
+    "distributed.comm.timeouts.tcp": "300s",
+}
+"""The ``distributed`` settings every grading cluster, its workers and its client run with
+(``use_grading_config``)."""
+
+
+def use_grading_config() -> None:
+    """Set ``DASK_CONFIG`` in this process, for good: the scheduler of a local cluster reads it
+    when it starts, each nanny hands its worker process a copy, and the client and scheduler
+    read the timeouts whenever they connect. A cluster started elsewhere (``--scheduler``) keeps
+    its own settings unless started with ``dask_environment()``."""
+    import dask
+
+    dask.config.set(DASK_CONFIG)
+
+
+def dask_environment() -> dict[str, str]:
+    """``DASK_CONFIG`` as the environment variables Dask reads at start-up
+    (``DASK_DISTRIBUTED__SCHEDULER__WORKER_TTL``, ...): for a ``dask scheduler`` and ``dask worker``
+    started by hand, so that a cluster given to ``--scheduler`` runs with the same settings."""
+    return {"DASK_" + key.upper().replace(".", "__").replace("-", "_"): value for key, value in DASK_CONFIG.items()}
 
 
 def start_local_cluster(workers: int | None = None) -> Future:
@@ -41,6 +93,8 @@ def start_local_cluster(workers: int | None = None) -> Future:
     from concurrent.futures import ThreadPoolExecutor
 
     from distributed import LocalCluster
+
+    use_grading_config()  # here, not in the thread: the nannies copy the config when they are made
 
     def start():
         return LocalCluster(
@@ -101,6 +155,7 @@ def grade_all(
         return
     from distributed import Client, wait
 
+    use_grading_config()
     own = scheduler is None and cluster is None
     if own:
         cluster = start_local_cluster(workers)
@@ -108,9 +163,12 @@ def grade_all(
         if isinstance(cluster, Future):
             cluster = cluster.result()  # raises if the cluster could not start
         client = Client(cluster if scheduler is None else scheduler)
-    except BaseException:
+    except BaseException as error:
         if own:
             close_cluster(cluster)
+        if scheduler is not None and isinstance(error, OSError):  # nothing was graded or recorded yet
+            raise SchedulerUnreachable(f"cannot reach the Dask scheduler at {scheduler} ({error}): start it "
+                                       "(dask scheduler) or check --scheduler; nothing was graded") from error
         raise
     try:
         futures = {}
@@ -125,7 +183,14 @@ def grade_all(
                 done, pending = wait(pending, timeout=POLL_S, return_when="FIRST_COMPLETED")
             except TimeoutError:  # nothing finished within POLL_S
                 done = set()
+            except CancelledError:  # distributed's FuturesCancelledError: the client lost its scheduler
+                done = {future for future in pending if future.cancelled() or future.done()}
+                pending = pending - done
             for future in done:
+                if future.cancelled():  # not by us: the client lost its scheduler; grade it here
+                    yield _grade_here(futures[future])
+                    bar.update()
+                    continue
                 try:
                     yield future.result()
                 except Exception as error:
@@ -135,8 +200,13 @@ def grade_all(
                 no_workers_since = None
                 continue
             # Nothing finished: is anybody still working? A cluster that lost (or never got) its
-            # workers would otherwise wait forever; grade what is left here instead.
-            if _worker_count(client) > 0:
+            # workers would otherwise wait forever; grade what is left here instead. A count the
+            # scheduler did not give (None: it did not answer in time) neither starts nor stops
+            # the clock: only the scheduler saying "no workers" for the whole grace period does.
+            count = _worker_count(client)
+            if count is None:
+                continue
+            if count > 0:
                 no_workers_since = None
             elif no_workers_since is None:
                 no_workers_since = time.monotonic()
@@ -155,18 +225,25 @@ def grade_all(
 
 
 POLL_S = 10
-NO_WORKERS_GRACE_S = 60
+NO_WORKERS_GRACE_S = 300
 """Seconds with no Dask worker connected (and nothing finishing) before ``grade_all`` grades the
-remaining submissions in its own process, so a lost cluster never stalls a run."""
+remaining submissions in its own process, so a lost cluster never stalls a run. A nanny
+restarting its worker leaves the cluster with none for as long as the start takes: 2.4 s of
+CPU (Python, distributed, nbgrader and the course), about half a minute at load 20 on 2 cores;
+the grace is several times that."""
 
 
-def _worker_count(client) -> int:
+def _worker_count(client) -> int | None:
+    """How many workers the scheduler has now, asked of it (``Client.nthreads``); None when it
+    cannot say (no answer in time, a lost connection).
+
+    Never ``Client.scheduler_info()``: when its fresh query fails it returns, without an error,
+    the client's cached copy, and the client refreshes that copy every 2 s without the workers
+    (``n_workers=0``), so a slow scheduler read as "no workers"."""
     try:
-        return len(client.scheduler_info(n_workers=-1).get("workers", {}))
-    except TypeError:  # older distributed: no n_workers argument
-        return len(client.scheduler_info().get("workers", {}))
+        return len(client.nthreads())
     except Exception:
-        return 0
+        return None
 
 
 def _grade_here(job: dict) -> dict:
@@ -174,7 +251,5 @@ def _grade_here(job: dict) -> dict:
         result = grade_submission(job)
     except Exception as error:  # pragma: no cover - grade_submission catches its own errors
         return _failed(job, error)
-    result["problems"] = list(result.get("problems", [])) + [
-        "graded in the coordinating process: the Dask cluster had no workers left"
-    ]
+    result["graded_here"] = True  # the same grading, elsewhere: a note for the run's summary, not the student's row
     return result

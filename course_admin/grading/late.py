@@ -190,6 +190,9 @@ def read_all_times(specs: list[str], term, class_list, tutorials: list[str]) -> 
     found: dict = {}
     for spec in specs:
         tutorial, sep, path = str(spec).partition("=")
+        if sep and tutorial not in tutorials and not Path(spec).exists():
+            raise TimesError(f"--times {spec}: {tutorial!r} is not a tutorial of the course ({', '.join(tutorials)}): "
+                             "write TUTORIAL=FILE with one of them, or FILE alone")
         if not sep or tutorial not in tutorials:
             tutorial, path = None, str(spec)
         for key, when in read_times(path, term.zone, tutorial).items():

@@ -1,7 +1,11 @@
 """``summary.html``: the autograding summary as a page an instructor would rather look at.
 
-One histogram of scores per exercise (inline SVG, no script, no file beside it), the submissions
-flagged for review (``flags``), and every problem found. Every text that comes from a student
+One histogram of scores per exercise (inline SVG, no script, no file beside it), grouped by
+tutorial in the course's order and each tutorial's in its notebook's order, with the written
+answers formgrader has not graded yet counted apart ("awaiting manual grading"); the class, one
+row per student and one column per tutorial (final score, lateness, penalty, flags), and who
+handed in nothing; the submissions flagged for review (``flags``); the similar answers; and
+every problem found. Every text that comes from a student
 (ids, file names, messages) is HTML-escaped, with control and bidirectional characters shown
 as escapes (``escaping.plain_text``), and the page forbids scripts and remote content
 with its own Content-Security-Policy.
@@ -13,6 +17,9 @@ import html
 from collections import Counter
 
 from course_admin.grading.escaping import plain_text
+
+GRADED_HERE = ("Graded in the coordinating process (the Dask cluster had no workers left, or lost its scheduler; "
+               "the same grading, one submission at a time)")
 
 BAR_W, BAR_GAP, PLOT_H = 34, 8, 90
 
@@ -70,6 +77,8 @@ def summary_html(report) -> str:
     sections = [
         "<h1>Autograding summary</h1>",
         f"<p>{len(graded)} submissions graded ({report.graded_now} now, {report.unchanged} unchanged since the last run).</p>",
+        *([f"<p>{html.escape(GRADED_HERE)}: {html.escape(plain_text(', '.join(report.graded_here)))}.</p>"]
+          if getattr(report, "graded_here", []) else []),
         "<h2>Scores per exercise</h2>",
         "".join(cards) if cards else "<p>No graded cells.</p>",
         *_class_view(report),
@@ -96,24 +105,91 @@ def summary_html(report) -> str:
 
 
 def _class_view(report) -> list[str]:
-    """Per student and tutorial: raw and final score, lateness, how matched, flags; then the
-    roster students with no submission."""
-    rows = []
-    for s in sorted(report.submissions + list(getattr(report, "missing", [])),
-                    key=lambda s: (s.name, s.assignment or s.missing_assignment)):
-        late = s.lateness
-        rows.append([s.name, s.display_name, s.assignment or s.missing_assignment or "-", _score(s),
-                     late.late_text() if late else "", f"{late.penalty_percent:g}%" if late and late.penalty_percent else "",
-                     f"{late.final:g}" if late else "", s.matched_by, "; ".join(s.flags)])
+    """The class, one row per student and one column per tutorial in the course's order: the
+    final score of each tutorial (with the raw score, how late and the penalty when the late
+    policy took points, the written answers awaiting manual grading, the flags, or "no
+    submission"), the total, and how the roster matched; then who handed in nothing."""
+    rows = report.submissions + list(getattr(report, "missing", []))
     if not rows:
         return []
+    tutorials = _tutorials(report, rows)
+    students: dict[str, dict] = {}
+    for s in rows:
+        student = students.setdefault(s.name, {"name": s.display_name, "matched": s.matched_by, "cells": {},
+                                               "other": []})
+        student["name"] = student["name"] or s.display_name
+        tutorial = s.assignment or s.missing_assignment
+        if tutorial:
+            student["cells"].setdefault(tutorial, []).append(s)
+        else:
+            student["other"].append(s)
+    other = any(student["other"] for student in students.values())
+    head = ["student", "name", *tutorials, "total", "matched by"] + (["not gradable"] if other else [])
+    body = []
+    for name in sorted(students):
+        student = students[name]
+        cells = [html.escape(plain_text(name)), html.escape(plain_text(student["name"]))]
+        final = possible = 0.0
+        several = False  # a plain folder's student who handed in two notebooks for one tutorial: both graded
+        for tutorial in tutorials:
+            subs = sorted(student["cells"].get(tutorial, []), key=lambda s: s.source)
+            if len(subs) > 1:
+                several = True
+                cells.append("<hr>".join(f"{html.escape(plain_text(s.source))}:<br>{_tutorial_cell(s)}" for s in subs))
+                continue
+            if not subs:
+                cells.append("")
+                continue
+            cells.append(_tutorial_cell(subs[0]))
+            final += subs[0].lateness.final if subs[0].lateness is not None else subs[0].score
+            possible += subs[0].max_score
+        cells.append("several notebooks for one tutorial: yours to choose" if several else
+                     f"{final:g}/{possible:g}" if possible else "")
+        cells.append(html.escape(plain_text(student["matched"])))
+        if other:
+            cells.append("<br>".join(html.escape(plain_text(f"{s.source}: {'; '.join(s.problems)}")) for s in student["other"]))
+        body.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
+    table = ("<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"
+             + "".join(body) + "</tbody></table>")
     missing = sorted({f"{s.name} ({s.display_name}): {s.missing_assignment}" for s in getattr(report, "missing", [])})
     return [
         "<h2>The class</h2>",
-        _table(["student", "name", "tutorial", "raw", "late by", "penalty", "final", "matched by", "flags"], rows),
+        "<p>Per tutorial the final score (after the late policy), then what made it: the raw score, how late, "
+        "the penalty, the written answers formgrader has not graded yet (they count 0 until then), the flags.</p>",
+        table,
         "<h3>No submission</h3>",
         ("<ul>" + "".join(f"<li>{html.escape(plain_text(m))}</li>" for m in missing) + "</ul>") if missing else "<p>None.</p>",
     ]
+
+
+def _tutorials(report, rows) -> list[str]:
+    """The tutorials of ``rows`` in the course's order (``report.order``: the released notebooks,
+    numbered), any other after them by name."""
+    seen = {s.assignment or s.missing_assignment for s in rows} - {None, ""}
+    known = [name for name in getattr(report, "order", {}) if name in seen]
+    return known + sorted(seen - set(known))
+
+
+def _tutorial_cell(s) -> str:
+    """One student's tutorial in the class view, as escaped lines."""
+    if s.missing_assignment:
+        return f"0/{s.max_score:g}<br>no submission"
+    late = s.lateness
+    final = late.final if late is not None else s.score
+    lines = [f"{final:g}/{s.max_score:g}"]
+    if late is not None and final != s.score:
+        lines.append(f"raw {s.score:g}")
+    if late is not None and late.late_text() not in ("", "on time"):
+        lines.append(f"late {late.late_text()}")
+    if late is not None and late.penalty_percent:
+        lines.append(f"penalty {late.penalty_percent:g}%")
+    if s.awaiting:
+        lines.append(f"{len(s.awaiting)} awaiting manual grading")
+    if s.flags:
+        lines.append(f"flagged ({len(s.flags)})")
+    if s.problems:
+        lines.append(f"problems ({len(s.problems)})")
+    return "<br>".join(html.escape(plain_text(line)) for line in lines)
 
 
 def _score(submission) -> str:

@@ -85,6 +85,14 @@ class Term:
     def zone(self):
         return UTC if self.timezone == "UTC" else ZoneInfo(self.timezone)
 
+    def check_tutorials(self, course: list[str], source) -> None:
+        """``TermError`` when a tutorial of the file is not one of ``course`` (the notebooks in
+        ``source``): its due date would meet no submission, and nobody would be late."""
+        unknown = sorted(set(self.tutorials) - set(course))
+        if unknown:
+            raise TermError(f"the term file {self.path} has [tutorials.{unknown[0]}], which is not a tutorial of the "
+                            f"course ({', '.join(course)}: the notebooks in {source}): write one of these names")
+
     def due(self, tutorial: str, students: list[str]) -> tuple[datetime | None, str]:
         """The due time of ``tutorial`` for the student known by any of ``students`` (ids,
         login, e-mail), and a note when an extension moved it."""
@@ -96,8 +104,8 @@ class Term:
             if isinstance(extension, datetime):
                 return extension, f"extension to {extension.isoformat(sep=' ', timespec='minutes')}"
             if base is None:
-                return None, f"an extension of {extension:g} days, but {tutorial} has no due date"
-            return base + timedelta(days=float(extension)), f"extension of {extension:g} days"
+                return None, f"an extension of {extension:g} day{'' if extension == 1 else 's'}, but {tutorial} has no due date"
+            return base + timedelta(days=float(extension)), f"extension of {extension:g} day{'' if extension == 1 else 's'}"
         return base, ""
 
 

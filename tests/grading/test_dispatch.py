@@ -1,5 +1,8 @@
 """A cluster without workers (lost, or never started) must not stall a grading run: after a grace
-period the remaining submissions are graded in the coordinating process, with a note."""
+period the remaining submissions are graded in the coordinating process, with a note on the run.
+A loaded machine must not lose its workers to distributed's idle-machine timeouts: the cluster,
+its workers and the client run with ``dispatch.DASK_CONFIG``, and the worker count that decides
+the fallback is the scheduler's answer, never a stale copy."""
 
 import csv
 import json
@@ -35,7 +38,51 @@ def test_grading_finishes_when_the_cluster_has_no_workers(tmp_path, monkeypatch)
         )
     rows = {row["student"]: row for row in csv.DictReader(report.csv_path.open())}
     assert (float(rows["ada"]["score"]), float(rows["bob"]["score"])) == (3.0, 1.0)
-    assert all("no workers left" in rows[s]["problems"] for s in rows)
+    assert report.graded_here == ["ada", "bob"]  # the run says so; the students' rows have no problem from it
+    assert not any("worker" in rows[s]["problems"] for s in rows)
+    assert "Graded in the coordinating process" in (tmp_path / "out" / "summary.md").read_text()
+    assert "Graded in the coordinating process" in (tmp_path / "out" / "summary.html").read_text()
+
+
+def test_the_local_cluster_runs_with_timeouts_a_loaded_machine_meets(monkeypatch):
+    """The values ``course autograde``'s cluster starts with, in the scheduler, in each worker
+    process and in this process (the client's side of every connection)."""
+    import dask
+    from distributed import Client
+
+    assert dispatch.DASK_CONFIG == {
+        "distributed.scheduler.worker-ttl": "30 minutes",
+        "distributed.comm.timeouts.connect": "120s",
+        "distributed.comm.timeouts.tcp": "300s",
+    }
+    assert dispatch.NO_WORKERS_GRACE_S == 300
+    with dask.config.set({key: None for key in dispatch.DASK_CONFIG}):  # whatever was set before: back afterwards
+        cluster = dispatch.start_local_cluster(1).result()
+        try:
+            assert cluster.scheduler.worker_ttl == 30 * 60
+            with Client(cluster) as client:
+                seen = client.run(lambda: {key: dask.config.get(key) for key in dispatch.DASK_CONFIG})
+                assert list(seen.values()) == [dispatch.DASK_CONFIG]
+                assert [w["memory_limit"] for w in client.scheduler_info(n_workers=-1)["workers"].values()] == [0]
+                assert {key: dask.config.get(key) for key in dispatch.DASK_CONFIG} == dispatch.DASK_CONFIG
+        finally:
+            dispatch.close_cluster(cluster)
+
+
+def test_the_worker_count_is_the_schedulers_answer_and_unknown_is_not_zero(dask_scheduler):
+    import time
+
+    from distributed import Client
+
+    with Client(dask_scheduler) as client:
+        time.sleep(2.5)  # past the client's own refresh of its cached scheduler info, which has no workers
+        assert dispatch._worker_count(client) == 2
+
+    class Unanswered:
+        def nthreads(self):
+            raise OSError("Timed out trying to connect to tcp://127.0.0.1:8786 after 120 s")
+
+    assert dispatch._worker_count(Unanswered()) is None
 
 
 def test_autograde_starts_the_cluster_first_and_closes_it_when_preparation_fails(tmp_path, monkeypatch):
@@ -69,3 +116,82 @@ def test_autograde_starts_the_cluster_first_and_closes_it_when_preparation_fails
     with pytest.raises(RuntimeError, match="no instructor notebooks"):  # workers=0: no cluster at all
         grading.autograde(tmp_path / "subs", out=tmp_path / "out", course_dir=tmp_path / "course", workers=0, progress=False)
     assert events == ["preparing"]
+
+
+def test_a_task_the_grader_failed_is_graded_again_at_the_next_run(tmp_path, monkeypatch):
+    """A task that fails outright (its worker lost too often, an error in the grader) gives a 0
+    with the reason for this run, and is not recorded as graded: the next run grades it."""
+    solutions = tmp_path / "solutions"
+    solution = json.loads(synthetic_assignment(solutions).read_text())
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    (folder / "ada.ipynb").write_text(json.dumps(student_version(solution, "add", "square")))
+    (folder / "bob.ipynb").write_text(json.dumps(student_version(solution, "add")))
+    grade = dispatch.grade_submission
+
+    def lost_for_bob(job):
+        if job["student"] == "bob":
+            raise RuntimeError("worker tcp://127.0.0.1:4242 lost")
+        return grade(job)
+
+    def run():
+        report = grading.autograde(folder, out=tmp_path / "out", course_dir=tmp_path / "course", source=solutions,
+                                   workers=0, progress=False)
+        return report, {row["student"]: row for row in csv.DictReader(report.csv_path.open())}
+
+    monkeypatch.setattr(dispatch, "grade_submission", lost_for_bob)
+    report, rows = run()
+    assert rows["ada"]["score"] == "3" and rows["bob"]["score"] == "0"
+    assert "the grading task failed (RuntimeError: worker tcp://127.0.0.1:4242 lost)" in rows["bob"]["problems"]
+    monkeypatch.setattr(dispatch, "grade_submission", grade)
+    report, rows = run()
+    assert (report.graded_now, report.unchanged) == (1, 1)  # bob again, ada kept
+    assert rows["bob"]["score"] == "1" and rows["bob"]["problems"] == ""
+
+
+def test_a_cluster_started_by_hand_gets_the_same_settings_from_the_environment():
+    """``dask_environment()``: what to export before ``dask scheduler`` and ``dask worker`` (and
+    what ``course bench grading`` does) for a cluster given to ``--scheduler``."""
+    import subprocess
+    import sys
+
+    env = {**dispatch.dask_environment(), "PATH": ""}
+    assert env["DASK_DISTRIBUTED__SCHEDULER__WORKER_TTL"] == "30 minutes"
+    code = f"import dask, distributed; print([dask.config.get(k) for k in {list(dispatch.DASK_CONFIG)!r}])"
+    seen = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert seen.strip() == repr(list(dispatch.DASK_CONFIG.values()))
+
+
+def test_a_scheduler_lost_mid_run_has_the_rest_graded_here(tmp_path, monkeypatch):
+    """The scheduler goes away while tasks wait for a worker: distributed cancels their futures
+    (and ``wait`` raises); each is graded in this process, none lost, none twice."""
+    from distributed import LocalCluster
+
+    monkeypatch.setattr(dispatch, "POLL_S", 1)
+    solutions = tmp_path / "solutions"
+    solution = json.loads(synthetic_assignment(solutions).read_text())
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    (folder / "ada.ipynb").write_text(json.dumps(student_version(solution, "add", "square")))
+    (folder / "bob.ipynb").write_text(json.dumps(student_version(solution, "add")))
+    empty = LocalCluster(n_workers=0, processes=False, dashboard_address=":0")  # nothing will run the tasks
+
+    def lose_the_scheduler(client):
+        empty.close()
+        return None
+
+    monkeypatch.setattr(dispatch, "_worker_count", lose_the_scheduler)
+    results = []
+    grade_all = dispatch.grade_all
+
+    def recorded(*args, **kwargs):
+        for result in grade_all(*args, **kwargs):
+            results.append(result["student"])
+            yield result
+
+    monkeypatch.setattr(dispatch, "grade_all", recorded)
+    report = grading.autograde(folder, out=tmp_path / "out", course_dir=tmp_path / "course", source=solutions,
+                               scheduler=empty.scheduler_address, progress=False)
+    rows = {row["student"]: row for row in csv.DictReader(report.csv_path.open())}
+    assert (rows["ada"]["score"], rows["bob"]["score"]) == ("3", "1")
+    assert sorted(results) == ["ada", "bob"] and report.graded_here == ["ada", "bob"]

@@ -1,6 +1,7 @@
 """Rosters and LMS download layouts: who each submission is (``lms_layout``, ``roster``,
 ``class_list``), and ``course autograde --roster`` end to end on a Canvas class."""
 
+import csv
 import json
 
 import pytest
@@ -143,3 +144,44 @@ def test_a_plain_folder_still_grades_every_notebook_a_student_handed_in(tmp_path
     (folder / "bob" / "second.ipynb").write_text(json.dumps(student_version(solution, "add", "square")))
     kept, superseded = identified(folder, solution, None)
     assert superseded == [] and sorted(s.student for s in kept) == ["bob", "bob~2"]  # no upload order to trust
+
+
+def test_moodle_class_graded_end_to_end_with_its_worksheet(moodle_graded):
+    """Moodle's download graded with its grading worksheet as the roster: every row's match, how
+    late (the worksheet's ``Last modified (submission)``, an extension keyed by e-mail) and final
+    score; the missing student and the stranger; the worksheet to upload back."""
+    report, rows, out = moodle_graded
+    assert set(rows) == {"200001", "200002", "200003", "299999"}
+    eleni, pierre, nobody, ghost = rows["200001"], rows["200002"], rows["200003"], rows["299999"]
+    assert (eleni["name"], eleni["matched_by"], eleni["score"], eleni["late_by"], eleni["final_score"]) == (
+        "Ελένη Παπαδοπούλου", BY_LMS_ID, "3", "on time", "3")
+    assert eleni["submitted_at"] == "2026-10-19T21:15+02:00" and eleni["time_source"] == "the LMS's submission times"
+    # due 20 October 23:59 in Berlin, one day's extension, handed in on the 22nd at 11:30: one started day, 10 %
+    assert (pierre["due"], pierre["late_by"], pierre["penalty_percent"], pierre["final_score"]) == (
+        "2026-10-21T23:59+02:00", "11 h 31 min", "10", "2.7")
+    assert "extension of 1 day;" in pierre["late_note"] and "not graded: " in pierre["problems"]  # his older notebook
+    assert (nobody["score"], nobody["max_score"], nobody["problems"]) == ("0", "3", "no submission")
+    assert ghost["matched_by"] == UNMATCHED and ghost["score"] == "1" and "no submission time" in ghost["late_note"]
+    worksheet = out / f"moodle_grading_worksheet_{TINY}.csv"
+    assert report.exports == [worksheet]
+    with worksheet.open(encoding="utf-8-sig") as f:
+        graded = {row["Identifier"]: (row["Full name"], row["Grade"]) for row in csv.DictReader(f)}
+    assert graded == {"Participant 200001": ("Ελένη Παπαδοπούλου", "10.00"),  # final scores on Moodle's scale of 10
+                      "Participant 200002": ("Pierre Dupont", "9.00"), "Participant 200003": ("Nobody Home", "0.00")}
+
+
+def test_a_roster_that_matches_no_submission_stops_before_grading(tmp_path, solution):
+    """Another class's roster (here Canvas's export for a Moodle download) would make every
+    submission a stranger and give every roster student 0 in the LMS import: it is refused,
+    saying what was found on each side."""
+    roster = read_roster(canvas_class(tmp_path / "canvas", solution))
+    moodle_class(tmp_path / "moodle", solution)
+    with pytest.raises(RosterError, match=r"none of the 4 submissions matches a student of the roster .*canvas export, "
+                                          r"5 students\): the submissions are 200001, 200002, 299999; the roster's "
+                                          r"students are 1001, 1002, 1003, 1004 and 1 more\. Give this class's roster"):
+        identified(tmp_path / "moodle", solution, roster)
+    folder = tmp_path / "one"  # a single stranger is a stranger: graded and listed apart
+    folder.mkdir()
+    (folder / "nobody.ipynb").write_text(json.dumps(student_version(solution, "add")))
+    kept, _ = identified(folder, solution, roster)
+    assert [s.matched_by for s in kept] == [UNMATCHED]
