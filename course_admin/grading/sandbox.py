@@ -110,7 +110,6 @@ class Limits:
     notebook_mb: float = 8.0
     file_mb: int = 100
     landlock: bool = True
-    drive_apart: bool = True
     skip_given: bool = True
 
     def as_dict(self) -> dict:

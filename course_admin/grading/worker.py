@@ -266,17 +266,16 @@ def _config(course: Path, limits: dict, spec: Path, feedback: str = "pass_fail")
     from course_admin.grading.judging import JudgeRecords
 
     config.DriveApart.sandbox_spec = str(spec)
-    apart = bool(limits.get("drive_apart", True))
     from course_admin.grading.skip_cells import SkipGivenCells
 
     config.SkipGivenCells.marks_file = str(course / SKIP_MARKS) if limits.get("skip_given", True) else ""
     config.Autograde.autograde_preprocessors = [
         # the hidden tests do not run in the kernel, which holds the whole course package, but
         # apart, where only the course code each exercise gives its answer exists
-        *([HideHiddenDrives] if apart else []),
+        HideHiddenDrives,
         SkipGivenCells,  # after the hidden cells are set aside: what runs in the kernel then needs less
         LimitedExecute,
-        *([DriveApart] if apart else []),
+        DriveApart,
         JudgeRecords,  # the hidden tests' records, judged here, where the student's code cannot reach
         IgnorePattern,
         ClearMetadataPreprocessor,
