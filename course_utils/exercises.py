@@ -2,10 +2,11 @@
 
 One row per graded cell of ``solutions/*.ipynb``: a hidden-test cell (graded by its check) or a
 written answer (graded by hand in formgrader). Each row names the solution cell it grades, the
-check function the hidden test calls (the same function the student's check cell calls), the
-package code the exercise leans on, and the tests that prove the check's hints (a typical wrong
-answer gets its specific hint). ``tests/test_exercises.py`` ties this table to the notebooks:
-every graded cell listed with its points, nothing stale, every check importable and hinted.
+check function the student's check cell calls (its module's ``EXERCISES`` holds the
+``Exercise`` whose record the hidden test submits), the package code the exercise leans on,
+and the tests that prove the check's hints (a typical wrong answer gets its specific hint).
+``tests/test_exercises.py`` ties this table to the notebooks: every graded cell listed with its
+points, nothing stale, every check importable and hinted.
 
 The code of every solution cell is written once, in ``solutions/``; ``course release`` harvests
 it into ``course_admin/<tutorial>/solutions.py`` (headed by ``SOLUTION_IMPORTS``) for the
@@ -81,7 +82,8 @@ class GradedCell:
     tutorial: the tutorial subpackage (a key of ``TUTORIALS``).
     points: the cell's points in nbgrader.
     solution: ``grade_id`` of the solution cell it grades (a written answer grades itself).
-    check: ``"module:function"`` the hidden test calls with ``strict=True``; ``None`` when graded by hand.
+    check: ``"module:function"`` the check cell calls, in the module that defines the exercise (its
+        ``EXERCISES`` holds the ``Exercise`` the hidden test submits); ``None`` when graded by hand.
     helpers: ``"module:name"`` of the package code the exercise leans on (given to the student).
     hint_tests: ``"tests/...py::test_name"``: tests where typical wrong answers get their specific hint.
     twins: course modules that compute what the exercise asks (the course's own agents need them);

@@ -260,12 +260,12 @@ def build(folder: Path) -> dict[str, tuple[str, str]]:
 
 def in_kernel_source(folder: Path) -> Path:
     """The instructor notebook with each hidden test judging in the student's kernel, as before
-    (``check_x(answer, strict=True)`` instead of ``X.submit(answer)``): the planted regression."""
+    (``assert check_x(answer)`` instead of ``X.submit(answer)``): the planted regression."""
     notebook = load_cut("solution")
     for cell in notebook["cells"]:
         text = "".join(cell["source"])
         for name, check in (("ACTOR", "check_replay_actor_loss"), ("MEMORY", "check_replay_memory")):
-            text = re.sub(rf"import {name}\n{name}.submit\((\w+)\)", rf"import {check}\n{check}(\1, strict=True)", text)
+            text = re.sub(rf"import {name}\n{name}.submit\((\w+)\)", rf"import {check}\nassert {check}(\1)", text)
         cell["source"] = text
     return source_folder(folder, ASSIGNMENT, notebook)
 

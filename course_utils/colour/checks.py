@@ -162,7 +162,7 @@ MEMORY = Exercise(
 )
 
 
-def check_replay_memory(ReplayMemory, strict: bool = False) -> bool:  # noqa: N803 (the exercise's class name)
+def check_replay_memory(ReplayMemory) -> bool:  # noqa: N803 (the exercise's class name)
     """Check a ``ReplayMemory(capacity)`` class with ``write(x)``, ``read()`` and ``len``.
 
     The expected behaviour: ``write`` puts the experience in ``slots[write_pointer]`` and
@@ -170,7 +170,7 @@ def check_replay_memory(ReplayMemory, strict: bool = False) -> bool:  # noqa: N8
     first); ``read`` returns ``slots[read_pointer]`` and moves that pointer on, wrapping
     after the last filled slot.
     """
-    return MEMORY.check(ReplayMemory, strict=strict)
+    return MEMORY.check(ReplayMemory)
 
 
 # --------------------------------------------------------------------------------------
@@ -306,11 +306,11 @@ ACTOR = Exercise(
 )
 
 
-def check_replay_actor_loss(replay_actor_loss, strict: bool = False) -> bool:
+def check_replay_actor_loss(replay_actor_loss) -> bool:
     """Check ``replay_actor_loss(log_pi, mu, advantage, rho_max)`` -> the actor's loss, a scalar tensor:
     ``-mean(rho * log_pi * advantage)`` with ``rho = min(exp(log_pi) / mu, rho_max)``, rho and the
     advantage detached (log_pi, mu, advantage: tensors (T,))."""
-    return ACTOR.check(replay_actor_loss, strict=strict)
+    return ACTOR.check(replay_actor_loss)
 
 
 EXERCISES = {exercise.grade_id: exercise for exercise in (MEMORY, ACTOR)}

@@ -266,10 +266,10 @@ FITNESS = Exercise(
 )
 
 
-def check_evaluate_individual(evaluate_individual, strict: bool = False) -> bool:
+def check_evaluate_individual(evaluate_individual) -> bool:
     """Check ``evaluate_individual(env, agent, optimizer_func, num_tasks, num_gradient_steps,
     num_trials, num_evaluation_trials)`` -> (total score, list of per-task scores)."""
-    return FITNESS.check(evaluate_individual, strict=strict)
+    return FITNESS.check(evaluate_individual)
 
 
 # --------------------------------------------------------------------------------------
@@ -567,11 +567,11 @@ EVOLUTION = Exercise(
 )
 
 
-def check_genetic_algorithm(create_new_agent, update_population, strict: bool = False) -> bool:
+def check_genetic_algorithm(create_new_agent, update_population) -> bool:
     """Check the offspring's hyperparameters (inherited, mutated, each clamped to its own
     range) and ``update_population(env, optimizer_func, population, parents_population,
     best_score, new_generation_new_individuals)`` -> (new population, best score)."""
-    return EVOLUTION.check(create_new_agent, update_population, strict=strict)
+    return EVOLUTION.check(create_new_agent, update_population)
 
 
 EXERCISES = {exercise.grade_id: exercise for exercise in (FITNESS, EVOLUTION)}

@@ -142,12 +142,12 @@ LAMARCK = Exercise(
 )
 
 
-def check_lamarckian_individual(lamarckian_individual, strict: bool = False) -> bool:
+def check_lamarckian_individual(lamarckian_individual) -> bool:
     """Check ``lamarckian_individual(born, trained)`` -> the ActorCritic a Lamarckian population
     keeps, given the born agent and its trained copies' weights (a list of state dicts, one per
     task): the born agent's hyperparameters and the mean of the trained weights, in a new agent
     that shares no tensor with them (they are not changed)."""
-    return LAMARCK.check(lamarckian_individual, strict=strict)
+    return LAMARCK.check(lamarckian_individual)
 
 
 EXERCISES = {LAMARCK.grade_id: LAMARCK}

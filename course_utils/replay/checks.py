@@ -193,14 +193,14 @@ ADD = Exercise(
 )
 
 
-def check_memory_add(memory_class, strict: bool = False) -> bool:
+def check_memory_add(memory_class) -> bool:
     """Check the ``add`` method of a ``CircularReplayMemory`` subclass.
 
     Replays batches added one by one (filling the memory, then overwriting the oldest, and
     batches that wrap round the end, split in the middle). After every step it compares the
     ``step`` numbers in each slot, the other fields, ``len`` and ``pointer``.
     """
-    return ADD.check(memory_class, strict=strict)
+    return ADD.check(memory_class)
 
 
 # --------------------------------------------------------------------------------------
@@ -460,11 +460,11 @@ TREES = Exercise(
 )
 
 
-def check_segment_trees(sum_tree_class, min_tree_class, strict: bool = False) -> bool:
+def check_segment_trees(sum_tree_class, min_tree_class) -> bool:
     """Check ``SumSegmentTree`` (``tree[i] = v``, ``tree[i]``, ``sum(start, end)``,
     ``retrieve(prefix_sum)``) and ``MinSegmentTree`` (``min(start, end)``): ranges are
     half-open, [start, end); ``end=None`` means the capacity."""
-    return TREES.check(sum_tree_class, min_tree_class, strict=strict)
+    return TREES.check(sum_tree_class, min_tree_class)
 
 
 EXERCISES = {exercise.grade_id: exercise for exercise in (ADD, TREES, BUFFER, TD)}

@@ -141,8 +141,8 @@ TD = Exercise(
 )
 
 
-def check_td_loss(loss_fn, strict: bool = False) -> bool:
+def check_td_loss(loss_fn) -> bool:
     """Check ``loss_fn(q_net, target_net, batch, gamma, prior_eps) -> (loss, priorities)``: the
     importance-weighted smooth-L1 TD loss with the terminal mask and a detached target, and the
     new priorities ``|delta| + prior_eps``, on small batches for linear Q-networks."""
-    return TD.check(loss_fn, strict=strict)
+    return TD.check(loss_fn)

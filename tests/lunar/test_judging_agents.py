@@ -167,7 +167,7 @@ def test_the_aac_variant_needs_no_stored_record():
     from course_utils.lunar.checks.agents import AAC_DISTRIBUTION, check_agent_distribution
 
     assert AAC_DISTRIBUTION.grade_id == "test_aac_agent" and AAC_DISTRIBUTION.reference == ("AACPolicyAgent",)
-    assert check_agent_distribution(AACPolicyAgent, strict=True, aac=True)
+    assert check_agent_distribution(AACPolicyAgent, aac=True)
     assert not checking.passes(lambda answer: check_agent_distribution(answer, aac=True), PolicyAgent)
     hidden = AAC_DISTRIBUTION.record(AACPolicyAgent, hidden=True)
     AAC_DISTRIBUTION.judge_record(hidden, None, hidden=True)  # raises Problem if wrong

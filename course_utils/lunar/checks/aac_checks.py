@@ -112,9 +112,9 @@ AAC_NET = Exercise(
 )
 
 
-def check_aac_net(AACPolicyNet, strict: bool = False) -> bool:  # noqa: N803
+def check_aac_net(AACPolicyNet) -> bool:  # noqa: N803
     """``AACPolicyNet.build_for_env(env)`` -> module returning (action scores (N, 4), state values (N, 1))."""
-    return AAC_NET.check(AACPolicyNet, strict=strict)
+    return AAC_NET.check(AACPolicyNet)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -190,9 +190,9 @@ AAC_AGENT = Exercise(
 )
 
 
-def check_aac_agent(AACPolicyAgent, strict: bool = False) -> bool:  # noqa: N803
+def check_aac_agent(AACPolicyAgent) -> bool:  # noqa: N803
     """``AACPolicyAgent.current_action_distribution`` uses the policy head of a (scores, values) network."""
-    return AAC_AGENT.check(AACPolicyAgent, strict=strict)
+    return AAC_AGENT.check(AACPolicyAgent)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -300,6 +300,6 @@ AAC_LOSS = Exercise(
 )
 
 
-def check_aac_loss(AACPolicyGradientLoss, strict: bool = False) -> bool:  # noqa: N803
+def check_aac_loss(AACPolicyGradientLoss) -> bool:  # noqa: N803
     """``AACPolicyGradientLoss(delta)(batch, (action_scores, state_values))`` -> (loss, dict)."""
-    return AAC_LOSS.check(AACPolicyGradientLoss, strict=strict)
+    return AAC_LOSS.check(AACPolicyGradientLoss)

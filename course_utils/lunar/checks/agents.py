@@ -140,9 +140,9 @@ POLICY_NET = Exercise(
 )
 
 
-def check_policy_net(PolicyNet, strict: bool = False) -> bool:
+def check_policy_net(PolicyNet) -> bool:
     """``PolicyNet.build_for_env(env, **hp)`` -> module mapping (N, obs) to action scores (N, actions)."""
-    return POLICY_NET.check(PolicyNet, strict=strict)
+    return POLICY_NET.check(PolicyNet)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -232,12 +232,12 @@ record, so ``check_agent_distribution(..., aac=True)`` works whether or not it i
 records (it is in no ``EXERCISES`` here: exercise 8 belongs to ``losses``)."""
 
 
-def check_agent_distribution(PolicyAgent, strict: bool = False, aac: bool = False) -> bool:
+def check_agent_distribution(PolicyAgent, aac: bool = False) -> bool:
     """``PolicyAgent(env, p_net).current_action_distribution()`` -> probabilities (actions,) summing to 1."""
     if not aac:
-        return AGENT_DISTRIBUTION.check(PolicyAgent, strict=strict)
+        return AGENT_DISTRIBUTION.check(PolicyAgent)
     exercise = AAC_DISTRIBUTION
-    return verdict(exercise.name, lambda: exercise.judge_record(exercise.record(PolicyAgent, hidden=False), None, False), strict)
+    return verdict(exercise.name, lambda: exercise.judge_record(exercise.record(PolicyAgent, hidden=False), None, False))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -365,23 +365,23 @@ AGENT_STEP = Exercise(
 )
 
 
-def check_agent_step(PolicyAgent, strict: bool = False) -> bool:
+def check_agent_step(PolicyAgent) -> bool:
     """``step()`` samples an action, steps the env and returns ``Experience(state, action, reward, is_done)``."""
-    return AGENT_STEP.check(PolicyAgent, strict=strict)
+    return AGENT_STEP.check(PolicyAgent)
 
 
 # ---------------------------------------------------------------------------------------------
 # 3-4. Episode.calc_qvals and TrainBatch.from_episodes (in ``qvals`` and ``episodes``)
 
 
-def check_calc_qvals(Episode, strict: bool = False) -> bool:
+def check_calc_qvals(Episode) -> bool:
     """``Episode(total_reward, experiences).calc_qvals(gamma)`` -> discounted reward-to-go, one per step."""
-    return CALC_QVALS.check(Episode, strict=strict)
+    return CALC_QVALS.check(Episode)
 
 
-def check_from_episodes(TrainBatch, strict: bool = False) -> bool:
+def check_from_episodes(TrainBatch) -> bool:
     """``TrainBatch.from_episodes(episodes, gamma)`` on the check's stored episodes (``expected.StoredEpisode``)."""
-    return FROM_EPISODES.check(TrainBatch, strict=strict)
+    return FROM_EPISODES.check(TrainBatch)
 
 
 AGENT_EXERCISES = {

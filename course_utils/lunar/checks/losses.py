@@ -109,9 +109,9 @@ VPG_LOSS = Exercise(
 )
 
 
-def check_vpg_loss(VanillaPolicyGradientLoss, strict: bool = False) -> bool:  # noqa: N803
+def check_vpg_loss(VanillaPolicyGradientLoss) -> bool:  # noqa: N803
     """``VanillaPolicyGradientLoss()(batch, action_scores)`` -> (loss, dict(loss_p=...))."""
-    return VPG_LOSS.check(VanillaPolicyGradientLoss, strict=strict)
+    return VPG_LOSS.check(VanillaPolicyGradientLoss)
 
 
 def _judge_bpg(got: dict, expected: dict, cases) -> None:
@@ -158,9 +158,9 @@ BPG_LOSS = Exercise(
 )
 
 
-def check_bpg_loss(BaselinePolicyGradientLoss, strict: bool = False) -> bool:  # noqa: N803
+def check_bpg_loss(BaselinePolicyGradientLoss) -> bool:  # noqa: N803
     """``BaselinePolicyGradientLoss()(batch, action_scores)`` -> (loss, dict(loss_p=..., baseline=...))."""
-    return BPG_LOSS.check(BaselinePolicyGradientLoss, strict=strict)
+    return BPG_LOSS.check(BaselinePolicyGradientLoss)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -258,9 +258,9 @@ ENTROPY_LOSS = Exercise(
 )
 
 
-def check_entropy_loss(ActionEntropyLoss, strict: bool = False) -> bool:  # noqa: N803
+def check_entropy_loss(ActionEntropyLoss) -> bool:  # noqa: N803
     """``ActionEntropyLoss(4, beta)``: ``max_entropy`` = log 4 and the loss -beta * mean(H) / max_entropy."""
-    return ENTROPY_LOSS.check(ActionEntropyLoss, strict=strict)
+    return ENTROPY_LOSS.check(ActionEntropyLoss)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -476,10 +476,10 @@ POLICY_TRAINER = Exercise(
 )
 
 
-def check_policy_trainer(PolicyTrainer, strict: bool = False) -> bool:  # noqa: N803
+def check_policy_trainer(PolicyTrainer) -> bool:  # noqa: N803
     """``PolicyTrainer(model, optimizer, loss_fns, dataloader).train_batch(batch)`` -> (total loss, dict),
     with a scores model and with an actor-critic one (each loss handed ``loss_input``'s answer)."""
-    return POLICY_TRAINER.check(PolicyTrainer, strict=strict)
+    return POLICY_TRAINER.check(PolicyTrainer)
 
 
 LOSS_EXERCISES = {

@@ -48,12 +48,12 @@ SCORE_FUNCTION = Exercise(
 )
 
 
-def check_score_function(score_function_gradient, strict: bool = False) -> bool:
+def check_score_function(score_function_gradient) -> bool:
     """``score_function_gradient(theta, actions, rewards, baseline)`` -> the mean over samples of
     ``(r - b) * grad log pi(a)``, (K,), on softmax bandits; after a pass, what the estimate and a
     baseline did on the check's bandit (printed)."""
-    passed = SCORE_FUNCTION.check(score_function_gradient, strict=strict)
-    if passed and not strict:
+    passed = SCORE_FUNCTION.check(score_function_gradient)
+    if passed:
         from course_utils.checking import Problem
         from course_utils.lunar.checks.bandit_judge import report
 
