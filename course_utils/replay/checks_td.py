@@ -83,10 +83,6 @@ def _grads(module: nn.Module) -> list:
     return [facts.grad(p) for p in facts.parameters(module)]
 
 
-# Bound when this module is imported (the notebook's setup cell, before any answer runs).
-_np_asarray = np.asarray
-
-
 def _as_numbers(value) -> np.ndarray:
     """The numbers of what the answer returned, as float64: a tensor's read by ``facts`` (a
     subclass of torch.Tensor, which answers every read itself, is refused)."""
@@ -94,7 +90,7 @@ def _as_numbers(value) -> np.ndarray:
         if not facts.real_tensor(value):
             raise TypeError(f"a {type(value).__name__}, a subclass of torch.Tensor: return a plain tensor")
         value = facts.numbers(value)
-    return _np_asarray(value, dtype=np.float64)
+    return facts.as_array(value, dtype=np.float64)
 
 
 def _td_steps(log, loss_fn, case: dict) -> None:
@@ -138,6 +134,7 @@ TD = Exercise(
     drive=_drive_td,
     judge=_judge_td,
     reference=("prioritized_td_loss",),
+    one_per_case="cases",
 )
 
 
