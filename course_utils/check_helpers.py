@@ -14,7 +14,7 @@ Judge side (decoded record values; a ``Problem`` with a hint where the value can
 
 - ``shown``: a value as a verdict quotes it;
 - ``number`` / ``as_number`` / ``is_number``: one decoded number (the rule is ``number``'s);
-- ``numbers``: decoded numbers as a float array;
+- ``numbers``: decoded numbers as a float array; ``tensor_of``: a decoded torch tensor;
 - ``flag``: a decoded True or False;
 - ``close`` (two numbers) and ``close_arrays`` (two arrays), each with its tolerance written at
   the call site.
@@ -26,6 +26,7 @@ How long a record's list of per-case entries is, is checked by the framework
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from course_utils import records
 from course_utils.checking import Problem, attempt, raise_if_error
@@ -89,7 +90,7 @@ def _size(value) -> int | None:
     """How many elements an array or tensor holds (None for anything else)."""
     if isinstance(value, np.ndarray):
         return value.size
-    if type(value).__name__ == "Tensor" and hasattr(value, "numel"):
+    if isinstance(value, torch.Tensor):
         return value.numel()
     return None
 
@@ -119,13 +120,12 @@ def as_number(value) -> int | float | None:
         return value
     if isinstance(value, np.integer | np.floating):
         return value.item()
-    if _size(value) == 1:
-        try:
-            array = np.asarray(value)
-        except (TypeError, ValueError, RuntimeError):
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        if value.dtype == torch.bool or value.is_complex():
             return None
-        if array.dtype.kind in "iuf":
-            return array.reshape(-1)[0].item()
+        return value.detach().reshape(-1)[0].item()
+    if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "iuf":
+        return value.reshape(-1)[0].item()
     return None
 
 
@@ -156,12 +156,24 @@ def numbers(value, what: str, dtype=float) -> np.ndarray:
         raise Problem(f"{what}: expected numbers, got {shown(value)}.") from None
 
 
+def tensor_of(what: str, value, shape=None) -> torch.Tensor:
+    """A decoded value that must be a torch tensor (of ``shape``), or a ``Problem`` saying what came
+    back instead (the student's error, an object, another type or shape)."""
+    raise_if_error(value)
+    if not isinstance(value, torch.Tensor):
+        kind = value.description if isinstance(value, Opaque) else type(value).__name__
+        raise Problem(f"{what} should be a torch tensor, got {kind}.")
+    if shape is not None and tuple(value.shape) != tuple(shape):
+        raise Problem(f"{what} should have shape {tuple(shape)}, got {tuple(value.shape)}.")
+    return value
+
+
 def flag(what: str, value) -> bool:
     """A decoded value that must be True or False (a bool, a 0/1, a one-element array or tensor)."""
     raise_if_error(value)
     if type(value) in (bool, np.bool_) or (type(value) is int and value in (0, 1)):
         return bool(value)
-    if _size(value) == 1 and type(value).__name__ in ("Tensor", "ndarray"):
+    if _size(value) == 1:
         return bool(value)
     raise Problem(f"{what} should be True or False, got {shown(value, 100)}.")
 

@@ -162,35 +162,35 @@ GRADED = (
     ),
     # Tutorial 3: policy gradients and actor-critic on LunarLander
     GradedCell(
-        "test_policy_net", "lunar", 1, "policy_net", f"{_LUNAR_CHECKS}:check_policy_net",
+        "test_policy_net", "lunar", 1, "policy_net", f"{_LUNAR_CHECKS}.agents:check_policy_net",
         hint_tests=(f"{_LUNAR_HINTS}::test_agent_and_net_checks_catch_mistakes",),
         twins=("course_utils.lunar.aac", *_LUNAR_ENGINE),
     ),
     GradedCell(
-        "test_agent_distribution", "lunar", 1, "policy_agent", f"{_LUNAR_CHECKS}:check_agent_distribution",
+        "test_agent_distribution", "lunar", 1, "policy_agent", f"{_LUNAR_CHECKS}.agents:check_agent_distribution",
         helpers=("course_utils.lunar.harness:Experience",),
         hint_tests=(f"{_LUNAR_HINTS}::test_agent_and_net_checks_catch_mistakes",),
         twins=("course_utils.lunar.aac", *_LUNAR_ENGINE),
     ),
     GradedCell(
-        "test_agent_step", "lunar", 2, "policy_agent", f"{_LUNAR_CHECKS}:check_agent_step",
+        "test_agent_step", "lunar", 2, "policy_agent", f"{_LUNAR_CHECKS}.agents:check_agent_step",
         helpers=("course_utils.lunar.harness:Experience", "course_utils.lunar.env:make_env"),
         hint_tests=(f"{_LUNAR_HINTS}::test_agent_and_net_checks_catch_mistakes",),
         twins=("course_utils.lunar.aac", *_LUNAR_ENGINE),
     ),
     GradedCell(
-        "test_calc_qvals", "lunar", 2, "calc_qvals", f"{_LUNAR_CHECKS}:check_calc_qvals",
+        "test_calc_qvals", "lunar", 2, "calc_qvals", f"{_LUNAR_CHECKS}.qvals:check_calc_qvals",
         helpers=("course_utils.lunar.harness:Experience",),
         hint_tests=(f"{_LUNAR_HINTS}::test_check_calc_qvals_catches_mistakes",),
         twins=("course_utils.returns", *_LUNAR_ENGINE),
     ),
     GradedCell(
-        "test_from_episodes", "lunar", 1, "from_episodes", f"{_LUNAR_CHECKS}:check_from_episodes",
+        "test_from_episodes", "lunar", 1, "from_episodes", f"{_LUNAR_CHECKS}.episodes:check_from_episodes",
         hint_tests=(f"{_LUNAR_HINTS}::test_from_episodes_check_catches_a_missing_discount_and_wrong_dtypes",),
         twins=("course_utils.lunar.checks.stored_batch", *_LUNAR_ENGINE),
     ),
     GradedCell(
-        "test_score_function", "lunar", 3, "score_function", f"{_LUNAR_CHECKS}:check_score_function",
+        "test_score_function", "lunar", 3, "score_function", f"{_LUNAR_CHECKS}.score_function:check_score_function",
         hint_tests=("tests/lunar/test_score_function.py::test_each_typical_mistake_gets_its_hint",),
         # the judge's oracle; the variance measurement's batch_gradients (the gradient of mean(w log pi)
         # for any network); the actor-critic losses, whose autograd gradient is the estimator
@@ -198,38 +198,38 @@ GRADED = (
                "course_utils.lunar.aac", *_LUNAR_ENGINE),
     ),
     GradedCell(
-        "test_vpg_loss", "lunar", 1, "vpg_loss", f"{_LUNAR_CHECKS}:check_vpg_loss",
+        "test_vpg_loss", "lunar", 1, "vpg_loss", f"{_LUNAR_CHECKS}.losses:check_vpg_loss",
         hint_tests=(f"{_LUNAR_HINTS}::test_loss_checks_catch_mistakes",),
         twins=("course_utils.colour.agent", "course_utils.lunar.aac", *_LUNAR_ENGINE),
     ),
     GradedCell(
-        "test_bpg_loss", "lunar", 1, "bpg_loss", f"{_LUNAR_CHECKS}:check_bpg_loss",
+        "test_bpg_loss", "lunar", 1, "bpg_loss", f"{_LUNAR_CHECKS}.losses:check_bpg_loss",
         hint_tests=(f"{_LUNAR_HINTS}::test_loss_checks_catch_mistakes",),
         twins=("course_utils.colour.agent", "course_utils.lunar.aac", *_LUNAR_ENGINE),
     ),
     GradedCell(
-        "test_entropy_loss", "lunar", 2, "entropy_loss", f"{_LUNAR_CHECKS}:check_entropy_loss",
+        "test_entropy_loss", "lunar", 2, "entropy_loss", f"{_LUNAR_CHECKS}.losses:check_entropy_loss",
         hint_tests=(f"{_LUNAR_HINTS}::test_loss_checks_catch_mistakes",),
         twins=("course_utils.colour.agent", "course_utils.lunar.aac", *_LUNAR_ENGINE),
     ),
     GradedCell(
-        "test_policy_trainer", "lunar", 2, "policy_trainer", f"{_LUNAR_CHECKS}:check_policy_trainer",
+        "test_policy_trainer", "lunar", 2, "policy_trainer", f"{_LUNAR_CHECKS}.losses:check_policy_trainer",
         helpers=("course_utils.lunar.harness:TrainerLoop",),
         hint_tests=(f"{_LUNAR_HINTS}::test_trainer_check_catches_mistakes",),
         twins=("course_utils.lunar.aac", *_LUNAR_ENGINE),
     ),
     GradedCell(
-        "test_aac_net", "lunar", 1, "aac_net", f"{_LUNAR_CHECKS}:check_aac_net",
+        "test_aac_net", "lunar", 1, "aac_net", f"{_LUNAR_CHECKS}.aac_checks:check_aac_net",
         hint_tests=(f"{_LUNAR_HINTS}::test_aac_net_check_catches_a_missing_value_head_and_a_shared_output",),
         twins=("course_utils.lunar.aac", *_LUNAR_ENGINE),
     ),
     GradedCell(
-        "test_aac_agent", "lunar", 1, "aac_agent", f"{_LUNAR_CHECKS}:check_aac_agent",
+        "test_aac_agent", "lunar", 1, "aac_agent", f"{_LUNAR_CHECKS}.aac_checks:check_aac_agent",
         hint_tests=(f"{_LUNAR_HINTS}::test_aac_agent_check_catches_a_softmax_over_scores_and_value",),
         twins=("course_utils.lunar.aac", *_LUNAR_ENGINE),
     ),
     GradedCell(
-        "test_aac_loss", "lunar", 2, "aac_loss", f"{_LUNAR_CHECKS}:check_aac_loss",
+        "test_aac_loss", "lunar", 2, "aac_loss", f"{_LUNAR_CHECKS}.aac_checks:check_aac_loss",
         helpers=("course_utils.lunar.harness:TrainerLoop", "course_utils.lunar.harness:VectorBatchDataset"),
         hint_tests=(f"{_LUNAR_HINTS}::test_aac_loss_check_catches_mistakes",),
         twins=("course_utils.colour.agent", "course_utils.lunar.aac", "course_utils.lunar.critic", *_LUNAR_ENGINE),

@@ -293,7 +293,7 @@ def evaluate_individual(env, agent, optimizer_func, num_tasks=10, num_gradient_s
                         num_evaluation_trials=20):
     return 0.0, [0.0] * num_tasks
 '''),
-    "lunar": ("03_policy_gradients", "entropy_loss", "test_entropy_loss", _PATCH.format(module="lunar.checks") + '''
+    "lunar": ("03_policy_gradients", "entropy_loss", "test_entropy_loss", _PATCH.format(module="lunar.checks.losses") + '''
 class ActionEntropyLoss(nn.Module):
     def __init__(self, n_actions, beta=1.0):
         super().__init__()

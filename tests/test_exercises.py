@@ -98,7 +98,7 @@ def test_each_check_has_a_test_where_wrong_answers_get_their_hint(row):
 def test_exercise_lookup_by_solution_cell():
     rows = exercises.exercise("policy_agent")
     assert [row.grade_id for row in rows] == ["test_agent_distribution", "test_agent_step"]
-    assert exercises.exercise("aac_loss")[0].check == "course_utils.lunar.checks:check_aac_loss"
+    assert exercises.exercise("aac_loss")[0].check == "course_utils.lunar.checks.aac_checks:check_aac_loss"
 
 
 @pytest.mark.parametrize("tutorial", TUTORIALS)

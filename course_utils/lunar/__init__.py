@@ -28,7 +28,8 @@ listed before it:
   ``optional``: the checks of the optional exercises (bootstrapping at truncation, GAE)
 - ``expected``: ``assets/lunar_expected.json`` read as data for the checks (``load_expected``,
   stored episodes; the stored test batch is ``checks.stored_batch``); it uses no solutions
-- ``checks/``: the exercise checks (``from course_utils.lunar.checks import check_...``)
+- ``checks/``: the exercise checks, one module per exercise or group of exercises
+  (``from course_utils.lunar.checks.agents import check_policy_net``)
 
 The instructor's side of the tutorial is ``course_admin.lunar``: the harvested solutions, the
 expected values and stored runs computed from them (``reference``), ``course train lunar``

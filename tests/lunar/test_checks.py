@@ -16,20 +16,11 @@ from course_admin.lunar.solutions import (
     TrainBatch,
     VanillaPolicyGradientLoss,
 )
-from course_utils.lunar.checks import (
-    check_aac_agent,
-    check_aac_loss,
-    check_aac_net,
-    check_agent_distribution,
-    check_agent_step,
-    check_bpg_loss,
-    check_calc_qvals,
-    check_entropy_loss,
-    check_from_episodes,
-    check_policy_net,
-    check_policy_trainer,
-    check_vpg_loss,
-)
+from course_utils.lunar.checks.aac_checks import check_aac_agent, check_aac_loss, check_aac_net
+from course_utils.lunar.checks.agents import check_agent_distribution, check_agent_step, check_policy_net
+from course_utils.lunar.checks.episodes import check_from_episodes
+from course_utils.lunar.checks.losses import check_bpg_loss, check_entropy_loss, check_policy_trainer, check_vpg_loss
+from course_utils.lunar.checks.qvals import check_calc_qvals
 
 from .mistakes import (
     AACNotDetached,

@@ -45,6 +45,7 @@ SCORE_FUNCTION = Exercise(
     drive=_drive,
     judge=_judge,
     reference=("score_function_gradient",),
+    one_per_case="cases",
 )
 
 
@@ -62,3 +63,7 @@ def check_score_function(score_function_gradient) -> bool:
         except Problem as problem:  # passed the check's cases, failed on the report's small batches
             print(f"The report on more batches stopped: {problem}")
     return passed
+
+
+EXERCISES = {SCORE_FUNCTION.grade_id: SCORE_FUNCTION}
+"""This module's exercise by the grade id of its hidden-test cell."""

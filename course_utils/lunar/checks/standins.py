@@ -1,14 +1,9 @@
-"""What tutorial 3's agent checks (``agents``, ``episodes``) hand the student's code in place of
-the other exercises' answers, and the small helpers their drives and judges share.
-
-Stand-ins (none is an answer to an exercise): ``_ToyEnv``, an environment of any size with
-scripted dynamics; ``_FixedScores``, a "network" with the same action scores in every state;
-``_PairNet``, a scores network dressed as an actor-critic; ``_linear_net``, a seeded linear
-layer.
-
-Drive helpers (``method``, ``attribute``) turn every way of reaching into the student's object
-into a value or ``records.error``; judge helpers (``number``; tensors: ``common.tensor_of``)
-turn a decoded value into what the judge compares, or a ``Problem``.
+"""What tutorial 3's checks hand the student's code in place of the environment and of the other
+exercises' answers (none of them is an answer to an exercise): ``_FakeEnv``, just the spaces of
+an environment of any size (for ``build_for_env``); ``_ToyEnv``, an environment of any size with
+scripted dynamics (``make_case_env``); ``_FixedScores``, a "network" with the same action scores
+in every state (``_preferring`` one action); ``_PairNet``, a scores network dressed as an
+actor-critic; ``_linear_net``, a seeded linear layer.
 """
 
 from __future__ import annotations
@@ -17,15 +12,21 @@ import numpy as np
 import torch
 from torch import nn
 
-from course_utils import records
-from course_utils.checking import Problem, attempt, raise_if_error
-from course_utils.lunar.checks.common import _FakeSpace
 from course_utils.lunar.env import make_env
-from course_utils.records import Opaque
 from course_utils.runtime import seed_torch
 
-# ---------------------------------------------------------------------------------------------
-# Stand-ins
+
+class _FakeSpace:
+    def __init__(self, n=None, shape=None):
+        self.n, self.shape = n, shape
+
+
+class _FakeEnv:
+    """Just the spaces, for ``build_for_env`` with other sizes than LunarLander's."""
+
+    def __init__(self, n_obs: int, n_actions: int):
+        self.observation_space = _FakeSpace(shape=(n_obs,))
+        self.action_space = _FakeSpace(n=n_actions)
 
 
 class _ToyEnv:
@@ -105,97 +106,3 @@ class _PairNet(nn.Module):
     def forward(self, x):
         scores = self.net(x)
         return scores, torch.zeros(*scores.shape[:-1], 1)
-
-
-# ---------------------------------------------------------------------------------------------
-# Drive helpers: reach into the student's objects, never raise
-
-
-def is_error(value) -> bool:
-    return type(value) is dict and "__error__" in value
-
-
-def _lacks(what: str, obj, name: str, error: Exception) -> dict:
-    return records.error(
-        f"{what}: your {type(obj).__name__} has no `{name}` ({type(error).__name__}: {str(error)[:200]}). "
-        "Compare your code with the names the exercise asks for."
-    )
-
-
-def attribute(what: str, obj, name: str):
-    """``obj.name``, or ``records.error`` saying what went wrong."""
-    if is_error(obj):
-        return obj
-    try:
-        return getattr(obj, name)
-    except Exception as error:
-        return _lacks(what, obj, name, error)
-
-
-def method(what: str, obj, name: str, *args, **kwargs):
-    """``obj.name(*args, **kwargs)`` through ``attempt``, or ``records.error`` if ``obj`` has no such method."""
-    found = attribute(what, obj, name)
-    if is_error(found):
-        return found
-    return attempt(what, found, *args, **kwargs)
-
-
-def safely(what: str, fn, *args):
-    """``fn(*args)`` for a look at what student code returned (``len``, a conversion...), or ``records.error``."""
-    try:
-        return fn(*args)
-    except Exception as error:
-        return records.error(f"{what} failed: {type(error).__name__}: {str(error)[:200]}.")
-
-
-def experience_record(exp, fields=("state", "action", "reward", "is_done")):
-    """An ``Experience``'s fields as they came back, or an error saying it is no ``Experience``."""
-    if is_error(exp):
-        return exp
-    if not (isinstance(exp, tuple) and all(hasattr(exp, field) for field in fields)):
-        return records.error(f"step() should return an Experience(state, action, reward, is_done), got {_short(exp)}.")
-    return {field: getattr(exp, field) for field in fields}
-
-
-def _short(value) -> str:
-    try:
-        return f"{value!r:.200}"
-    except Exception:
-        return f"a {type(value).__name__}"
-
-
-def truth(value) -> bool:
-    """Whether a value the student's code returned counts as true (False when it cannot say)."""
-    try:
-        return bool(value)
-    except Exception:
-        return False
-
-
-# ---------------------------------------------------------------------------------------------
-# Judge helpers: decoded values into what the judge compares
-
-
-def number(value) -> float | None:
-    """A decoded single number as a float, or None when it is none."""
-    if isinstance(value, records.StudentError | Opaque | str | list | dict) or value is None:
-        return None
-    try:
-        return float(np.asarray(value, dtype=float).reshape(()))
-    except (TypeError, ValueError):
-        return None
-
-
-def flag(what: str, value) -> bool:
-    """A decoded value that must be True or False (a bool, a 0/1, a one-element array or tensor)."""
-    raise_if_error(value)
-    if type(value) in (bool, np.bool_) or (type(value) is int and value in (0, 1)):
-        return bool(value)
-    if (isinstance(value, torch.Tensor) and value.numel() == 1) or (isinstance(value, np.ndarray) and value.size == 1):
-        return bool(value)
-    shown = value.description if isinstance(value, Opaque) else f"{value!r:.100}"
-    raise Problem(f"{what} should be True or False, got {shown}.")
-
-
-def close(a: float, b: float, tol: float) -> bool:
-    return abs(a - b) <= tol * max(1.0, abs(b))
