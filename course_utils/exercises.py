@@ -251,13 +251,14 @@ GRADED = (
         twins=("course_utils.replay.trees", "course_utils.replay.vector_per"),
     ),
     GradedCell(
-        "test_prioritized_buffer", "replay", 4, "prioritized_buffer", f"{_REPLAY_CHECKS}:check_prioritized_buffer",
+        "test_prioritized_buffer", "replay", 4, "prioritized_buffer",
+        "course_utils.replay.checks_buffer:check_prioritized_buffer",
         helpers=("course_utils.replay.per:ReplayBuffer",),
         hint_tests=("tests/replay/test_per.py::test_buffer_check_flags_the_pitfalls",),
         twins=("course_utils.replay.vector_per", "course_utils.replay.dqn"),
     ),
     GradedCell(
-        "test_td_loss", "replay", 3, "td_loss", f"{_REPLAY_CHECKS}:check_td_loss",
+        "test_td_loss", "replay", 3, "td_loss", "course_utils.replay.checks_td:check_td_loss",
         helpers=("course_utils.replay.dqn:batch_tensors",),
         hint_tests=("tests/replay/test_td_loss.py::test_each_typical_mistake_gets_its_hint",),
         twins=("course_utils.replay.td_judge", "course_utils.replay.dqn"),

@@ -1,6 +1,7 @@
-"""Checks for tutorial 4's exercises: the circular memory's batch insert, the segment trees,
-the prioritized replay buffer (``checks_buffer``, with the stand-in trees and the
-record-keeping they share) and the importance-weighted TD loss (``checks_td``).
+"""Checks for tutorial 4's Exercises 1-2: the circular memory's batch insert and the segment
+trees. Exercise 3, the prioritized replay buffer, is checked in ``checks_buffer`` (with the
+stand-in trees its hidden test uses), Exercise 4, the importance-weighted TD loss, in
+``checks_td``; the record their drives write is ``check_log``'s.
 
 Each exercise is an ``Exercise`` (see ``checking``): ``drive`` runs the student's answer on a
 list of cases and records what came back; ``judge`` finds the first thing wrong, with a hint.
@@ -20,21 +21,7 @@ from course_utils import check_helpers, facts
 from course_utils.check_helpers import numbers
 from course_utils.checking import Exercise, Problem, fmt
 from course_utils.records import Opaque
-from course_utils.replay.checks_buffer import (
-    BUFFER,
-    SlowMinTree,
-    SlowSumTree,
-    _drive_log,
-    _passed,
-    _seen,
-    check_prioritized_buffer,
-)
-from course_utils.replay.checks_td import TD, check_td_loss
-
-__all__ = [
-    "ADD", "BUFFER", "EXERCISES", "TD", "TREES", "SlowMinTree", "SlowSumTree",
-    "check_memory_add", "check_prioritized_buffer", "check_segment_trees", "check_td_loss",
-]
+from course_utils.replay.check_log import _drive_log, _passed, _seen
 
 # --------------------------------------------------------------------------------------
 # Exercise 1: the circular memory's batch insert
@@ -466,5 +453,5 @@ def check_segment_trees(sum_tree_class, min_tree_class) -> bool:
     return TREES.check(sum_tree_class, min_tree_class)
 
 
-EXERCISES = {exercise.grade_id: exercise for exercise in (ADD, TREES, BUFFER, TD)}
-"""This tutorial's exercises by the grade id of their hidden-test cell."""
+EXERCISES = {exercise.grade_id: exercise for exercise in (ADD, TREES)}
+"""This module's exercises by the grade id of their hidden-test cells."""

@@ -1,11 +1,6 @@
-"""Tutorial 4's Exercise 3 check (the prioritized replay buffer), its stand-in trees, and the
-record-keeping the three tutorial 4 checks share (``checks`` imports it from here).
-
-A drive writes what the student's code did into a ``_Log``: an ordered dict of observations,
-each named by the call that gave it (``"sum(0, 8)"``); the first call into student code that
-fails is recorded as an error under its name and ends the drive, so the judge reads what the
-answer did up to its first failure. The judge reads the observations back with ``_seen`` in the
-same order.
+"""Tutorial 4's Exercise 3 check (the prioritized replay buffer, ``BUFFER``) and the stand-in
+trees its hidden test builds the buffer on (``SlowSumTree``, ``SlowMinTree``). The drive writes a
+``check_log._Log``, as the tutorial's other checks do.
 """
 
 from __future__ import annotations
@@ -15,75 +10,9 @@ import math
 import numpy as np
 
 from course_utils import facts
-from course_utils.check_helpers import is_error, number, numbers
-from course_utils.checking import TIME_LIMIT, Exercise, Problem, Timeout, attempt, fmt, raise_if_error, time_limit
-from course_utils.records import StudentError, encode
-
-# --------------------------------------------------------------------------------------
-# Shared by the tutorial's drives and judges
-
-
-class _Stopped(Exception):
-    """A call into student code failed: the drive ends here (its log holds the error)."""
-
-
-class _Log:
-    """What a drive saw, in order: {name: encoded value}."""
-
-    def __init__(self):
-        self.seen: dict = {}
-
-    def call(self, name: str, what: str, fn, *args, keep: bool = True):
-        """``attempt(what, fn, *args)``: the value (recorded under ``name`` if ``keep``); on an
-        error, record it under ``name`` and stop the drive."""
-        value = attempt(what, fn, *args)
-        if is_error(value):
-            self.seen[name] = value
-            raise _Stopped
-        if keep:
-            self.seen[name] = encode(value)
-        return value
-
-    def each(self, name: str, calls: list) -> list:
-        """Several calls ``(what, fn, *args)`` recorded as one list under ``name``."""
-        values = [self.call(name, what, fn, *args, keep=False) for what, fn, *args in calls]
-        self.seen[name] = encode(values)
-        return values
-
-    def note(self, name: str, value) -> None:
-        self.seen[name] = encode(value)
-
-
-def _drive_log(steps, *args) -> dict:
-    """Run ``steps(log, *args)`` and return the log's observations (up to the first error)."""
-    log = _Log()
-    try:
-        steps(log, *args)
-    except _Stopped:
-        pass
-    return log.seen
-
-
-def _seen(got, name: str, hint: str = ""):
-    """The observation ``name`` of a decoded log; a ``Problem`` with the student's error (and
-    ``hint``) where the drive stopped before or at it."""
-    if type(got) is not dict:
-        raise Problem("the record of your answer is not what the check writes (a damaged record).")
-    if name in got:
-        value = got[name]
-        if isinstance(value, StudentError):
-            raise Problem(f"{value.message} {hint}".strip())
-        return value
-    for value in got.values():
-        raise_if_error(value)
-    raise Problem("the record of your answer stops early.")
-
-
-def _passed(got, name: str, hint: str = "") -> None:
-    """A call recorded only when it fails (``keep=False``): its error, with ``hint``, if it failed."""
-    if type(got) is dict and name in got:
-        _seen(got, name, hint)
-
+from course_utils.check_helpers import number, numbers
+from course_utils.checking import TIME_LIMIT, Exercise, Problem, Timeout, fmt, time_limit
+from course_utils.replay.check_log import _drive_log, _Log, _passed, _seen
 
 # --------------------------------------------------------------------------------------
 # The buffer's stand-in trees
@@ -444,3 +373,7 @@ def check_prioritized_buffer(buffer_class) -> bool:
     """Check a ``PrioritizedReplayBuffer(obs_dim, size, batch_size, alpha)`` with ``store``,
     ``sample_batch(beta, rng)`` and ``update_priorities(indices, priorities)``."""
     return BUFFER.check(buffer_class)
+
+
+EXERCISES = {BUFFER.grade_id: BUFFER}
+"""This module's exercise by the grade id of its hidden-test cell."""

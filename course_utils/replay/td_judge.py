@@ -12,7 +12,7 @@ import numpy as np
 
 from course_utils.check_helpers import close_arrays, number, numbers
 from course_utils.checking import Problem, fmt
-from course_utils.replay.checks_buffer import _seen
+from course_utils.replay.check_log import _seen
 
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}
 """How close (``close_arrays``) an answer's loss, priorities and gradients must be to the oracle's,

@@ -132,7 +132,7 @@ class CircularMemory(CircularReplayMemory):
 '''
 
 REPLAY_SLOW_TREE = '''
-from course_utils.replay.checks import SlowMinTree, SlowSumTree
+from course_utils.replay.checks_buffer import SlowMinTree, SlowSumTree
 
 MinSegmentTree = SlowMinTree
 

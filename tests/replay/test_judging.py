@@ -14,7 +14,8 @@ from course_admin.grading import judging
 from course_admin.replay import solutions
 from course_utils import checking, records
 from course_utils.checking import Problem
-from course_utils.replay.checks import ADD, BUFFER, TREES, SlowMinTree, SlowSumTree
+from course_utils.replay.checks import ADD, TREES
+from course_utils.replay.checks_buffer import BUFFER, SlowMinTree, SlowSumTree
 from course_utils.replay.memory import CircularReplayMemory
 from replay.test_memory import WRONG_ADDS, _ModuloIndexing
 from replay.test_per import WRONG_BUFFERS

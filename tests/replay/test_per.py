@@ -7,7 +7,7 @@ from verdicts import not_yet
 
 from course_admin.replay.solutions import PrioritizedReplayBuffer  # the exercise's reference (instructor side)
 from course_utils.claims import claim
-from course_utils.replay.checks import check_prioritized_buffer
+from course_utils.replay.checks_buffer import check_prioritized_buffer
 from course_utils.replay.dqn import DQNConfig
 from course_utils.replay.per import ReplayBuffer, beta_schedule
 from course_utils.replay.trees import validate_priorities

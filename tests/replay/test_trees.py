@@ -6,7 +6,8 @@ import pytest
 from verdicts import not_yet
 
 from course_admin.replay.solutions import MinSegmentTree, SumSegmentTree  # the exercise's reference (instructor side)
-from course_utils.replay.checks import SlowMinTree, SlowSumTree, check_segment_trees
+from course_utils.replay.checks import check_segment_trees
+from course_utils.replay.checks_buffer import SlowMinTree, SlowSumTree
 from course_utils.replay.trees import (
     VectorMinTree,
     VectorSumTree,
