@@ -16,7 +16,7 @@ from course_admin.lunar.solutions import PolicyAgent, PolicyNet
 from course_utils.lunar.env import make_env
 from course_utils.lunar.harness import VectorBatchDataset
 from course_utils.lunar.rollouts import RolloutCollector
-from course_utils.runtime import seed_torch
+from course_utils.runtime import positive_int, seed_torch
 
 
 def _positive(name: str, value, kind=int, optional: bool = False) -> None:
@@ -24,9 +24,12 @@ def _positive(name: str, value, kind=int, optional: bool = False) -> None:
     benchmark started with a wrong argument would otherwise train for minutes first)."""
     if optional and value is None:
         return
+    if kind is int:
+        positive_int(name, value, TypeError)
+        return
     number = isinstance(value, kind) or (kind is float and isinstance(value, int))
     if not number or isinstance(value, bool) or not value > 0:
-        raise TypeError(f"{name} must be a positive {'number' if kind is float else 'integer'}, got {value!r}.")
+        raise TypeError(f"{name} must be a positive number, got {value!r}.")
 
 
 def bench_lunar(

@@ -26,7 +26,7 @@ import sys
 import numpy as np
 import torch
 
-from course_utils import facts
+from course_utils import facts, records
 from course_utils.check_helpers import as_number, is_error, shown
 from course_utils.checking import Exercise, Problem, attempt, check_length, fmt, raise_if_error
 from course_utils.harlow.agent import HYPER_MUTATION, ActorCritic, train_evaluate_agent
@@ -302,14 +302,14 @@ def _drive_offspring(case: dict, create_new_agent) -> dict:
         seen["parents_unchanged"] = all(
             _same(_weights(p), w) and _hyperparameters(p) == h for p, (w, h) in zip((a, b), saved, strict=True)
         )
-    except Exception:  # a parent's hyperparameter is no longer a number
+    except Exception:  # the answer made a parent's hyperparameter something that is not a number
         seen["parents_unchanged"] = False
     try:
         # Lists of floats (not arrays): records then compare with ==, as plain data.
         seen["hyperparameters"] = {name: [float(getattr(c, name)) for c in children] for name in HYPER_MUTATION}
     except Exception as error:
         problem = f"the children's hyperparameters should be numbers ({type(error).__name__}: {error})."
-        seen["hyperparameters"] = {"__error__": problem}
+        seen["hyperparameters"] = records.error(problem)
     return seen
 
 

@@ -20,7 +20,7 @@ listed before it:
 - ``harness``: what the notebook gives ready-made: ``Experience``, ``TrainerLoop``,
   ``VectorBatchDataset (batches of whole episodes played on every core), ``monitor_episode``
   (one episode of the student's agent, with its frames), ``greedy_policy``,
-  ``side_by_side``, ``LiveView``, ``save_checkpoint``/``load_checkpoint``
+  ``LiveView``, ``save_checkpoint``/``load_checkpoint``
 - ``experiments``: the vpg/epg/bpg/cpg/aac experiments, every seed side by side, with their
   on-disk cache, and the course's stored runs of them (``assets/lunar_experiments.json``)
 - ``aac``: the course's own actor-critic trainer, evaluation and pretrained agent
@@ -59,7 +59,6 @@ from course_utils.lunar.harness import (
     greedy_policy,
     load_checkpoint,
     monitor_episode,
-    side_by_side,
 )
 from course_utils.lunar.sizes import SIZES
 from course_utils.lunar.solve import (
@@ -105,7 +104,6 @@ __all__ = [
     "run_experiments",
     "run_variance_experiment",
     "score_identity",
-    "side_by_side",
     "solve_report",
     "student_run_report",
     "stored_results",

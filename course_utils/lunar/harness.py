@@ -2,7 +2,7 @@
 ``Experience`` record, the ``TrainerLoop`` their ``PolicyTrainer`` fills in, and collection of
 whole episodes with many environments stepped together (``VectorBatchDataset``, which the
 experiments train on), plus ``monitor_episode`` (one episode of the student's agent, with its
-frames), ``greedy_policy`` and ``side_by_side`` for animations, ``LiveView``
+frames) and ``greedy_policy`` for animations (``animation.side_by_side`` joins two), ``LiveView``
 (a view replaced in place under a progress bar) and the checkpoints of a student's run
 (``save_checkpoint``, ``load_checkpoint``).
 
@@ -321,14 +321,6 @@ def monitor_episode(p_net, seed: int = 0, *, agent_type, max_steps: int = 300) -
     finally:
         env.close()
     return frames, n_steps, total_reward
-
-
-def side_by_side(left: list, right: list, gap: int = 8) -> list:
-    """Frames (H, W, 3) of two episodes joined left and right with a grey band ``gap`` pixels wide
-    between them; the shorter episode holds its last frame."""
-    n = max(len(left), len(right))
-    band = np.full((np.shape(left[0])[0], gap, 3), 128, dtype=np.uint8)
-    return [np.concatenate([left[min(i, len(left) - 1)], band, right[min(i, len(right) - 1)]], axis=1) for i in range(n)]
 
 
 def greedy_policy(net):
