@@ -54,43 +54,54 @@ def td_quantities(case: dict, mask: bool = True, detached: bool = True) -> dict:
             "grad_weight": grad_w, "grad_bias": grad_b}
 
 
-def _loss_hint(case: dict, loss: float) -> str:
+def _hint(got, mistakes: list[tuple[list, str]], otherwise: str) -> str:
+    """The hint of the first typical mistake whose result (one of its values) ``got`` is."""
+    return next((hint for values, hint in mistakes if any(close_arrays(got, value, **TOLERANCE) for value in values)),
+                otherwise)
+
+
+def _loss_mistakes(case: dict) -> list[tuple[list, str]]:
+    """(the losses a typical mistake gives on ``case``, its hint), in the order they are tried."""
     right, weights = td_quantities(case), np.array(case["weights"])
-    unmasked = td_quantities(case, mask=False)
-    n = len(weights)
-    if close_arrays(loss, unmasked["loss"], **TOLERANCE):
-        return ("Hint: the terminal mask is missing. Where the episode ended (done = 1) there is no next state to bootstrap "
-                "from: the target is r alone, r + gamma * (1 - done) * max_a' Q_target(s', a').")
-    if close_arrays(loss, _huber(right["delta"]).mean(), **TOLERANCE):
-        return ("Hint: the importance weights are not applied: multiply each element of the loss by batch['weights'] "
-                "before the mean.")
-    if close_arrays(loss, (weights * _huber(right["delta"])).sum(), **TOLERANCE):
-        return "Hint: take the mean over the batch, not the sum (the weights are already at most 1)."
-    squared = (weights * right["delta"] ** 2).mean()
-    if close_arrays(loss, 0.5 * squared, **TOLERANCE) or close_arrays(loss, squared, **TOLERANCE):
-        return "Hint: use the smooth-L1 (Huber) loss, F.smooth_l1_loss(q_taken, target, reduction='none'), not the squared error."
-    if close_arrays(loss, (weights * _huber(right["delta"])).sum() / weights.sum(), **TOLERANCE):
-        return "Hint: divide by the batch size (a plain .mean()), not by the sum of the weights."
-    del n
-    return ("Hint: Q(s, a) is the Q-network's value of the action taken (gather along dimension 1 with batch['acts']); "
-            "the target uses the target network's largest value at the next state.")
+    delta = right["delta"]
+    squared = (weights * delta**2).mean()
+    return [
+        ([td_quantities(case, mask=False)["loss"]],
+         "Hint: the terminal mask is missing. Where the episode ended (done = 1) there is no next state to bootstrap "
+         "from: the target is r alone, r + gamma * (1 - done) * max_a' Q_target(s', a')."),
+        ([_huber(delta).mean()],
+         "Hint: the importance weights are not applied: multiply each element of the loss by batch['weights'] "
+         "before the mean."),
+        ([(weights * _huber(delta)).sum()],
+         "Hint: take the mean over the batch, not the sum (the weights are already at most 1)."),
+        ([0.5 * squared, squared],
+         "Hint: use the smooth-L1 (Huber) loss, F.smooth_l1_loss(q_taken, target, reduction='none'), not the squared error."),
+        ([(weights * _huber(delta)).sum() / weights.sum()],
+         "Hint: divide by the batch size (a plain .mean()), not by the sum of the weights."),
+    ]
 
 
-def _priority_hint(case: dict, priorities: np.ndarray) -> str:
-    right = td_quantities(case)
-    delta, eps = right["delta"], case["prior_eps"]
-    if close_arrays(priorities, np.abs(td_quantities(case, mask=False)["delta"]) + eps, **TOLERANCE):
-        return "Hint: the terminal mask is missing from the target, so the TD errors of the last steps of episodes are wrong."
-    if close_arrays(priorities, _huber(delta) + eps, **TOLERANCE) or close_arrays(priorities, _huber(delta), **TOLERANCE):
-        return ("Hint: the priority is |delta| + prior_eps, from the TD error itself, not from the element-wise loss "
-                "(the smooth-L1 loss is delta**2 / 2 for small errors, which would make them far rarer still).")
-    if close_arrays(priorities, np.abs(delta), **TOLERANCE):
-        return "Hint: add prior_eps to |delta|, so that no transition gets priority 0 and is never replayed again."
-    if close_arrays(priorities, delta + eps, **TOLERANCE) or close_arrays(priorities, delta, **TOLERANCE):
-        return "Hint: take the absolute value of the TD error: a priority must be positive."
-    if close_arrays(priorities, np.array(case["weights"]) * np.abs(delta) + eps, **TOLERANCE):
-        return "Hint: the importance weights correct the loss, not the priorities: the priority is |delta| + prior_eps."
-    return "Hint: the priority of each transition is |delta| + prior_eps with delta = target - Q(s, a)."
+LOSS_OTHERWISE = ("Hint: Q(s, a) is the Q-network's value of the action taken (gather along dimension 1 with "
+                  "batch['acts']); the target uses the target network's largest value at the next state.")
+
+
+def _priority_mistakes(case: dict) -> list[tuple[list, str]]:
+    """(the priorities a typical mistake gives on ``case``, its hint), in the order they are tried."""
+    delta, eps = td_quantities(case)["delta"], case["prior_eps"]
+    return [
+        ([np.abs(td_quantities(case, mask=False)["delta"]) + eps],
+         "Hint: the terminal mask is missing from the target, so the TD errors of the last steps of episodes are wrong."),
+        ([_huber(delta) + eps, _huber(delta)],
+         "Hint: the priority is |delta| + prior_eps, from the TD error itself, not from the element-wise loss "
+         "(the smooth-L1 loss is delta**2 / 2 for small errors, which would make them far rarer still)."),
+        ([np.abs(delta)], "Hint: add prior_eps to |delta|, so that no transition gets priority 0 and is never replayed again."),
+        ([delta + eps, delta], "Hint: take the absolute value of the TD error: a priority must be positive."),
+        ([np.array(case["weights"]) * np.abs(delta) + eps],
+         "Hint: the importance weights correct the loss, not the priorities: the priority is |delta| + prior_eps."),
+    ]
+
+
+PRIORITY_OTHERWISE = "Hint: the priority of each transition is |delta| + prior_eps with delta = target - Q(s, a)."
 
 
 def judge_td(got: list, expected: list, cases: list[dict]) -> None:
@@ -109,14 +120,15 @@ def judge_td(got: list, expected: list, cases: list[dict]) -> None:
         right = td_quantities(case)
         loss = number(_seen(log, "loss"), "float(loss)")
         if not close_arrays(loss, right["loss"], **TOLERANCE):
-            raise Problem(f"{what}: the loss is {loss:.6g}, expected {right['loss']:.6g}. {_loss_hint(case, loss)}")
+            hint = _hint(loss, _loss_mistakes(case), LOSS_OTHERWISE)
+            raise Problem(f"{what}: the loss is {loss:.6g}, expected {right['loss']:.6g}. {hint}")
         priorities = numbers(_seen(log, "priorities"), f"{what}: the priorities")
         if priorities.shape != right["priorities"].shape:
             raise Problem(f"{what}: the priorities have shape {priorities.shape}, expected {right['priorities'].shape} (one per "
                           "transition). Hint: squeeze Q(s, a) to shape (B,) after the gather.")
         if not close_arrays(priorities, right["priorities"], **TOLERANCE):
             raise Problem(f"{what}: the priorities are {fmt(priorities)}, expected {fmt(right['priorities'])}. "
-                          f"{_priority_hint(case, priorities)}")
+                          f"{_hint(priorities, _priority_mistakes(case), PRIORITY_OTHERWISE)}")
         if _seen(log, "priorities have a gradient") is not False:
             raise Problem(f"{what}: the priorities still carry a gradient. Hint: .detach() them: they are stored, not learned.")
         grads = _seen(log, "q grads")
