@@ -20,7 +20,7 @@ listed before it:
 - ``harness``: what the notebook gives ready-made: ``Experience``, ``TrainerLoop``,
   ``VectorBatchDataset (batches of whole episodes played on every core), ``monitor_episode``
   (one episode of the student's agent, with its frames), ``greedy_policy``,
-  ``LiveView``, ``save_checkpoint``/``load_checkpoint``
+  ``save_checkpoint``/``load_checkpoint`` (the notebook's ``lunar.LiveView`` is ``plotting.LiveView``)
 - ``experiments``: the vpg/epg/bpg/cpg/aac experiments, every seed side by side, with their
   on-disk cache, and the course's stored runs of them (``assets/lunar_experiments.json``)
 - ``aac``: the course's own actor-critic trainer, evaluation and pretrained agent
@@ -53,7 +53,6 @@ from course_utils.lunar.experiments import (
 )
 from course_utils.lunar.harness import (
     Experience,
-    LiveView,
     TrainerLoop,
     VectorBatchDataset,
     greedy_policy,
@@ -72,6 +71,7 @@ from course_utils.lunar.solve import (
 )
 from course_utils.lunar.variance import plot_variance, run_variance_experiment, score_identity
 from course_utils.lunar.variance import report as variance_report
+from course_utils.plotting import LiveView
 
 __all__ = [
     "ACTIONS",

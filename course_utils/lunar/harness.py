@@ -2,8 +2,7 @@
 ``Experience`` record, the ``TrainerLoop`` their ``PolicyTrainer`` fills in, and collection of
 whole episodes with many environments stepped together (``VectorBatchDataset``, which the
 experiments train on), plus ``monitor_episode`` (one episode of the student's agent, with its
-frames) and ``greedy_policy`` for animations (``animation.side_by_side`` joins two), ``LiveView``
-(a view replaced in place under a progress bar) and the checkpoints of a student's run
+frames) and ``greedy_policy`` for animations (``animation.side_by_side`` joins two), and the checkpoints of a student's run
 (``save_checkpoint``, ``load_checkpoint``).
 
 Nothing here is an exercise's solution, and nothing here imports them: the classes built
@@ -220,28 +219,6 @@ def load_checkpoint(model, path, trained_by: str = "the training cell"):
         )
         return None, {}
     return model.eval(), {key: value for key, value in saved.items() if key != "params"}
-
-
-class LiveView:
-    """One output area for the latest of a series of views (a line of text and, e.g., an
-    animation), replaced in place at each ``show``: what the cell showed before it, such as a
-    progress bar, stays (``clear_output`` would wipe the whole cell's output)."""
-
-    def __init__(self):
-        self._handle = None
-
-    def show(self, text: str, html=None) -> None:
-        """Show ``text`` and ``html`` (an ``IPython.display.HTML``, or None) in place of the last view."""
-        import html as escape
-
-        from IPython.display import HTML, display
-
-        body = f"<pre>{escape.escape(text)}</pre>" + (html.data if html is not None else "")
-        view = HTML(body)
-        if self._handle is None:
-            self._handle = display(view, display_id=True)
-        else:
-            self._handle.update(view)
 
 
 class VectorBatchDataset:

@@ -275,7 +275,11 @@ def train_dqn(
     prioritized = hasattr(buffer, "update_priorities")
     agent = DQNAgent(obs_dim, n_actions, config, loss_fn)
     result = TrainResult(seed=seed, prioritized=prioritized, agent=agent)
-    plot = LivePlot() if live_every else None
+    plot = None
+    if live_every:
+        from course_utils.plotting import LiveView
+
+        plot = LiveView()
     wall, cpu = time.perf_counter(), time.process_time()
 
     obs, _ = env.reset(seed=seed)
@@ -307,12 +311,12 @@ def train_dqn(
             if prioritized:
                 buffer.update_priorities(batch["indices"], priorities)
         if plot is not None and frame % live_every == 0:
-            plot.draw(result, frame)
+            plot.show_figure(plot_training(result, frame))
     result.wall_s = time.perf_counter() - wall
     result.cpu_s = time.process_time() - cpu
     env.close()
     if plot is not None:
-        plot.draw(result, frame)
+        plot.show_figure(plot_training(result, frame))
     elif live:
         import matplotlib.pyplot as plt
 
@@ -351,19 +355,6 @@ def plot_training(result: TrainResult, frame: int | None = None, axes=None):
     axes[2].set(title="Epsilon", xlabel="frame", ylabel="epsilon", ylim=(0, 1.05))
     fig.tight_layout()
     return fig
-
-
-class LivePlot:
-    """Redraws ``plot_training`` in place in a notebook (``clear_output(wait=True)``)."""
-
-    def draw(self, result: TrainResult, frame: int) -> None:
-        import matplotlib.pyplot as plt
-        from IPython.display import clear_output, display
-
-        fig = plot_training(result, frame)
-        clear_output(wait=True)
-        display(fig)
-        plt.close(fig)
 
 
 def plot_comparison(curves: dict, ax=None, title: str = "Uniform vs prioritized replay on CartPole"):
