@@ -13,7 +13,9 @@ Drive side (values straight from student code; never raise):
 Judge side (decoded record values; a ``Problem`` with a hint where the value cannot be used):
 
 - ``shown``: a value as a verdict quotes it;
-- ``number`` / ``as_number`` / ``is_number``: one decoded number (the rule is ``number``'s);
+- ``number`` / ``as_number`` / ``is_number``: one decoded number (the one rule is
+  ``as_number``'s: an int or float, a NumPy scalar, or a one-element integer or float array or
+  tensor; never a bool);
 - ``numbers``: decoded numbers as a float array; ``tensor_of``: a decoded torch tensor;
 - ``flag``: a decoded True or False;
 - ``close`` (two numbers) and ``close_arrays`` (two arrays), each with its tolerance written at
