@@ -3,7 +3,8 @@
 gymnasium's box2d and classic-control environments render to RGB arrays with
 ``render_mode="rgb_array"`` (pygame draws off screen). ``animate`` turns a list of such frames
 into a self-contained HTML/JavaScript player (matplotlib's ``to_jshtml``: PNG frames embedded in
-the page), which Jupyter shows inline and which survives in saved notebooks.
+the page), which Jupyter shows inline and which survives in saved notebooks. ``side_by_side``
+joins two episodes' frames into one animation (two agents on the same start).
 """
 
 from __future__ import annotations
@@ -37,6 +38,16 @@ def record_episode(env, policy, seed: int | None = None, max_steps: int = 1000, 
         if terminated or truncated:
             break
     return frames, total, steps
+
+
+def side_by_side(left: list, right: list, gap: int = 8) -> list:
+    """Frames (H, W, 3) of two episodes joined left and right with a grey band ``gap`` pixels wide
+    between them (it shows on dark and on white scenes); the shorter episode holds its last frame."""
+    if not left or not right:
+        raise ValueError("side_by_side needs at least one frame on each side.")
+    band = np.full((np.shape(left[0])[0], gap, 3), 128, dtype=np.uint8)
+    n = max(len(left), len(right))
+    return [np.concatenate([left[min(i, len(left) - 1)], band, right[min(i, len(right) - 1)]], axis=1) for i in range(n)]
 
 
 def animate(frames, fps: int = 30, title: str | None = None, scale: float = 0.5, max_frames: int = 200):

@@ -12,14 +12,12 @@ over the record (``Exercise.submit``); the grader judges it in its own process
 the course's answer driven there. The same two functions serve both, so a verdict means the same
 in the check cell and in the gradebook.
 
-Each tutorial's ``check_*`` functions (``harlow.checks``, ``colour.checks``,
-``lunar.checks``, ``replay.checks``) run the student's code through ``call`` and raise
-``Problem`` at the first thing that is wrong; ``verdict`` turns that into the student's
-feedback or the hidden test's failure. With ``strict=False`` (the student's check cell) a
-check prints a verdict (what was expected, what came back, a hint) and returns True or
-False. With ``strict=True`` (the hidden test cell nbgrader runs) a failure raises
-``AssertionError`` with the same message. One function per exercise is the single source of
-truth for both.
+Each tutorial's ``check_*`` functions (in its ``checks`` modules, one per exercise or group of
+exercises) are the check cells' entry points: ``Exercise.check`` runs both halves, and
+``verdict`` prints what was expected, what came back and a hint, and returns True or False.
+The judges read records with the shared vocabulary of ``course_utils.check_helpers`` (errors,
+numbers, closeness, how a value is quoted); a record that lists one entry per case has its
+length checked here, once, before ``judge`` runs (``Exercise.one_per_case``).
 
 Student code runs under a time limit (``TIME_LIMIT`` seconds per call), so an infinite
 loop becomes a clear message instead of a notebook that hangs.
@@ -179,12 +177,9 @@ def outcome(exercise: str, check) -> tuple[bool, str]:
     return True, f"{exercise}: all checks passed. Well done!"
 
 
-def verdict(exercise: str, check, strict: bool) -> bool:
-    """``outcome`` for a notebook cell: print it with a mark and return whether it passed; with
-    ``strict``, raise ``AssertionError`` with the message instead of printing a failure."""
+def verdict(exercise: str, check) -> bool:
+    """``outcome`` for a notebook cell: print it with a mark and return whether it passed."""
     passed, message = outcome(exercise, check)
-    if not passed and strict:
-        raise AssertionError(message)
     print(f"{'✅' if passed else '❌'} {message}")
     return passed
 
@@ -201,6 +196,13 @@ def raise_if_error(value) -> None:
     """In ``judge``: a call into student code that failed (``attempt``) fails the check with its message."""
     if isinstance(value, records.StudentError):
         raise Problem(value.message)
+
+
+def check_length(got, cases, what: str) -> None:
+    """A list in a record with one entry per case, else a ``Problem`` naming the entries ``what``
+    ("cases", "scripts"...)."""
+    if type(got) is not list or len(got) != len(cases):
+        raise Problem(f"the record holds {len(got) if type(got) is list else 'no list of'} {what} instead of {len(cases)}.")
 
 
 SUBMISSIONS: list | None = None
@@ -247,6 +249,9 @@ class Exercise:
     judge: ``judge(got, expected, cases)``: compare two decoded records; raise ``Problem``.
     reference: the names of the course's answers in ``course_admin.<tutorial>.solutions``, in the
         order ``drive`` takes them (the grader drives them to get ``expected``).
+    one_per_case: what the record lists, one entry per case ("cases", "scripts"...), when it is
+        such a list: ``judge_record`` checks its length before ``judge`` runs. None for a record
+        of another shape (its judge checks the lists inside with ``check_length``).
     hidden_cases: ``hidden_cases()``, for an exercise that carries its own hidden cases (the
         grader's synthetic test assignment); the course's exercises leave it None.
     """
@@ -257,6 +262,7 @@ class Exercise:
     drive: Callable
     judge: Callable
     reference: tuple[str, ...]
+    one_per_case: str | None = None
     hidden_cases: Callable | None = None
 
     def cases_for(self, hidden: bool):
@@ -277,19 +283,23 @@ class Exercise:
             return records.dump(self.drive(cases, *answers))
 
     def judge_record(self, text: str, expected, hidden: bool) -> None:
-        """Read a record (``records.load``) and judge it against ``expected``; raise ``Problem``."""
+        """Read a record (``records.load``), check the length of a record of ``one_per_case``
+        entries, and judge it against ``expected``; raise ``Problem``."""
         try:
             got = records.load(text)
         except records.RecordError as problem:
             raise Problem(f"the record of your answer could not be read: {problem}.") from None
-        self.judge(got, expected, self.cases_for(hidden))
+        cases = self.cases_for(hidden)
+        if self.one_per_case is not None:
+            check_length(got, cases, self.one_per_case)
+        self.judge(got, expected, cases)
 
-    def check(self, *answers, strict: bool = False) -> bool:
+    def check(self, *answers) -> bool:
         """The student's check cell: drive and judge the public cases here, with hints."""
         def check():
             self.judge_record(self.record(*answers, hidden=False), stored_record(self.grade_id), hidden=False)
 
-        passed = verdict(self.name, check, strict)
+        passed = verdict(self.name, check)
         for borrowed in borrowed_course_code(self.grade_id, *answers):
             print(f"⚠️ Your answer uses {borrowed}. When your notebook is graded, your answer runs where only the "
                   "code this exercise gives you exists, so this scores 0 there: write that part yourself.")

@@ -2,10 +2,11 @@
 
 One row per graded cell of ``solutions/*.ipynb``: a hidden-test cell (graded by its check) or a
 written answer (graded by hand in formgrader). Each row names the solution cell it grades, the
-check function the hidden test calls (the same function the student's check cell calls), the
-package code the exercise leans on, and the tests that prove the check's hints (a typical wrong
-answer gets its specific hint). ``tests/test_exercises.py`` ties this table to the notebooks:
-every graded cell listed with its points, nothing stale, every check importable and hinted.
+check function the student's check cell calls (its module's ``EXERCISES`` holds the
+``Exercise`` whose record the hidden test submits), the package code the exercise leans on,
+and the tests that prove the check's hints (a typical wrong answer gets its specific hint).
+``tests/test_exercises.py`` ties this table to the notebooks: every graded cell listed with its
+points, nothing stale, every check importable and hinted.
 
 The code of every solution cell is written once, in ``solutions/``; ``course release`` harvests
 it into ``course_admin/<tutorial>/solutions.py`` (headed by ``SOLUTION_IMPORTS``) for the
@@ -81,7 +82,8 @@ class GradedCell:
     tutorial: the tutorial subpackage (a key of ``TUTORIALS``).
     points: the cell's points in nbgrader.
     solution: ``grade_id`` of the solution cell it grades (a written answer grades itself).
-    check: ``"module:function"`` the hidden test calls with ``strict=True``; ``None`` when graded by hand.
+    check: ``"module:function"`` the check cell calls, in the module that defines the exercise (its
+        ``EXERCISES`` holds the ``Exercise`` the hidden test submits); ``None`` when graded by hand.
     helpers: ``"module:name"`` of the package code the exercise leans on (given to the student).
     hint_tests: ``"tests/...py::test_name"``: tests where typical wrong answers get their specific hint.
     twins: course modules that compute what the exercise asks (the course's own agents need them);
@@ -160,35 +162,35 @@ GRADED = (
     ),
     # Tutorial 3: policy gradients and actor-critic on LunarLander
     GradedCell(
-        "test_policy_net", "lunar", 1, "policy_net", f"{_LUNAR_CHECKS}:check_policy_net",
+        "test_policy_net", "lunar", 1, "policy_net", f"{_LUNAR_CHECKS}.agents:check_policy_net",
         hint_tests=(f"{_LUNAR_HINTS}::test_agent_and_net_checks_catch_mistakes",),
         twins=("course_utils.lunar.aac", *_LUNAR_ENGINE),
     ),
     GradedCell(
-        "test_agent_distribution", "lunar", 1, "policy_agent", f"{_LUNAR_CHECKS}:check_agent_distribution",
+        "test_agent_distribution", "lunar", 1, "policy_agent", f"{_LUNAR_CHECKS}.agents:check_agent_distribution",
         helpers=("course_utils.lunar.harness:Experience",),
         hint_tests=(f"{_LUNAR_HINTS}::test_agent_and_net_checks_catch_mistakes",),
         twins=("course_utils.lunar.aac", *_LUNAR_ENGINE),
     ),
     GradedCell(
-        "test_agent_step", "lunar", 2, "policy_agent", f"{_LUNAR_CHECKS}:check_agent_step",
+        "test_agent_step", "lunar", 2, "policy_agent", f"{_LUNAR_CHECKS}.agents:check_agent_step",
         helpers=("course_utils.lunar.harness:Experience", "course_utils.lunar.env:make_env"),
         hint_tests=(f"{_LUNAR_HINTS}::test_agent_and_net_checks_catch_mistakes",),
         twins=("course_utils.lunar.aac", *_LUNAR_ENGINE),
     ),
     GradedCell(
-        "test_calc_qvals", "lunar", 2, "calc_qvals", f"{_LUNAR_CHECKS}:check_calc_qvals",
+        "test_calc_qvals", "lunar", 2, "calc_qvals", f"{_LUNAR_CHECKS}.qvals:check_calc_qvals",
         helpers=("course_utils.lunar.harness:Experience",),
         hint_tests=(f"{_LUNAR_HINTS}::test_check_calc_qvals_catches_mistakes",),
         twins=("course_utils.returns", *_LUNAR_ENGINE),
     ),
     GradedCell(
-        "test_from_episodes", "lunar", 1, "from_episodes", f"{_LUNAR_CHECKS}:check_from_episodes",
+        "test_from_episodes", "lunar", 1, "from_episodes", f"{_LUNAR_CHECKS}.episodes:check_from_episodes",
         hint_tests=(f"{_LUNAR_HINTS}::test_from_episodes_check_catches_a_missing_discount_and_wrong_dtypes",),
         twins=("course_utils.lunar.checks.stored_batch", *_LUNAR_ENGINE),
     ),
     GradedCell(
-        "test_score_function", "lunar", 3, "score_function", f"{_LUNAR_CHECKS}:check_score_function",
+        "test_score_function", "lunar", 3, "score_function", f"{_LUNAR_CHECKS}.score_function:check_score_function",
         hint_tests=("tests/lunar/test_score_function.py::test_each_typical_mistake_gets_its_hint",),
         # the judge's oracle; the variance measurement's batch_gradients (the gradient of mean(w log pi)
         # for any network); the actor-critic losses, whose autograd gradient is the estimator
@@ -196,38 +198,38 @@ GRADED = (
                "course_utils.lunar.aac", *_LUNAR_ENGINE),
     ),
     GradedCell(
-        "test_vpg_loss", "lunar", 1, "vpg_loss", f"{_LUNAR_CHECKS}:check_vpg_loss",
+        "test_vpg_loss", "lunar", 1, "vpg_loss", f"{_LUNAR_CHECKS}.losses:check_vpg_loss",
         hint_tests=(f"{_LUNAR_HINTS}::test_loss_checks_catch_mistakes",),
         twins=("course_utils.colour.agent", "course_utils.lunar.aac", *_LUNAR_ENGINE),
     ),
     GradedCell(
-        "test_bpg_loss", "lunar", 1, "bpg_loss", f"{_LUNAR_CHECKS}:check_bpg_loss",
+        "test_bpg_loss", "lunar", 1, "bpg_loss", f"{_LUNAR_CHECKS}.losses:check_bpg_loss",
         hint_tests=(f"{_LUNAR_HINTS}::test_loss_checks_catch_mistakes",),
         twins=("course_utils.colour.agent", "course_utils.lunar.aac", *_LUNAR_ENGINE),
     ),
     GradedCell(
-        "test_entropy_loss", "lunar", 2, "entropy_loss", f"{_LUNAR_CHECKS}:check_entropy_loss",
+        "test_entropy_loss", "lunar", 2, "entropy_loss", f"{_LUNAR_CHECKS}.losses:check_entropy_loss",
         hint_tests=(f"{_LUNAR_HINTS}::test_loss_checks_catch_mistakes",),
         twins=("course_utils.colour.agent", "course_utils.lunar.aac", *_LUNAR_ENGINE),
     ),
     GradedCell(
-        "test_policy_trainer", "lunar", 2, "policy_trainer", f"{_LUNAR_CHECKS}:check_policy_trainer",
+        "test_policy_trainer", "lunar", 2, "policy_trainer", f"{_LUNAR_CHECKS}.losses:check_policy_trainer",
         helpers=("course_utils.lunar.harness:TrainerLoop",),
         hint_tests=(f"{_LUNAR_HINTS}::test_trainer_check_catches_mistakes",),
         twins=("course_utils.lunar.aac", *_LUNAR_ENGINE),
     ),
     GradedCell(
-        "test_aac_net", "lunar", 1, "aac_net", f"{_LUNAR_CHECKS}:check_aac_net",
+        "test_aac_net", "lunar", 1, "aac_net", f"{_LUNAR_CHECKS}.aac_checks:check_aac_net",
         hint_tests=(f"{_LUNAR_HINTS}::test_aac_net_check_catches_a_missing_value_head_and_a_shared_output",),
         twins=("course_utils.lunar.aac", *_LUNAR_ENGINE),
     ),
     GradedCell(
-        "test_aac_agent", "lunar", 1, "aac_agent", f"{_LUNAR_CHECKS}:check_aac_agent",
+        "test_aac_agent", "lunar", 1, "aac_agent", f"{_LUNAR_CHECKS}.aac_checks:check_aac_agent",
         hint_tests=(f"{_LUNAR_HINTS}::test_aac_agent_check_catches_a_softmax_over_scores_and_value",),
         twins=("course_utils.lunar.aac", *_LUNAR_ENGINE),
     ),
     GradedCell(
-        "test_aac_loss", "lunar", 2, "aac_loss", f"{_LUNAR_CHECKS}:check_aac_loss",
+        "test_aac_loss", "lunar", 2, "aac_loss", f"{_LUNAR_CHECKS}.aac_checks:check_aac_loss",
         helpers=("course_utils.lunar.harness:TrainerLoop", "course_utils.lunar.harness:VectorBatchDataset"),
         hint_tests=(f"{_LUNAR_HINTS}::test_aac_loss_check_catches_mistakes",),
         twins=("course_utils.colour.agent", "course_utils.lunar.aac", "course_utils.lunar.critic", *_LUNAR_ENGINE),
@@ -250,13 +252,14 @@ GRADED = (
         twins=("course_utils.replay.trees", "course_utils.replay.vector_per", "course_utils.replay.standin_trees"),
     ),
     GradedCell(
-        "test_prioritized_buffer", "replay", 4, "prioritized_buffer", f"{_REPLAY_CHECKS}:check_prioritized_buffer",
+        "test_prioritized_buffer", "replay", 4, "prioritized_buffer",
+        "course_utils.replay.checks_buffer:check_prioritized_buffer",
         helpers=("course_utils.replay.per:ReplayBuffer",),
         hint_tests=("tests/replay/test_per.py::test_buffer_check_flags_the_pitfalls",),
         twins=("course_utils.replay.vector_per", "course_utils.replay.dqn"),
     ),
     GradedCell(
-        "test_td_loss", "replay", 3, "td_loss", f"{_REPLAY_CHECKS}:check_td_loss",
+        "test_td_loss", "replay", 3, "td_loss", "course_utils.replay.checks_td:check_td_loss",
         helpers=("course_utils.replay.dqn:batch_tensors",),
         hint_tests=("tests/replay/test_td_loss.py::test_each_typical_mistake_gets_its_hint",),
         twins=("course_utils.replay.td_judge", "course_utils.replay.dqn"),

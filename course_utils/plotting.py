@@ -1,7 +1,8 @@
 """The course's matplotlib style and the plots the tutorials share.
 
 Every plot has a title and labelled axes. The style sheet is ``assets/course.mplstyle``
-and is applied by ``use_course_style()`` (nothing is loaded from a URL).
+and is applied by ``use_course_style()`` (nothing is loaded from a URL). ``LiveView`` is the
+one live display of a long run: a line of text, a figure or an animation replaced in place.
 """
 
 from __future__ import annotations
@@ -12,6 +13,40 @@ import numpy as np
 from course_utils.paths import ASSETS
 
 STYLE = ASSETS / "course.mplstyle"
+
+
+class LiveView:
+    """One output area for the latest of a series of views (a line of text and, e.g., an
+    animation or a figure), replaced in place at each ``show``: what the cell showed before it,
+    such as a progress bar, stays (``clear_output`` would wipe the whole cell's output)."""
+
+    def __init__(self):
+        self._handle = None
+
+    def show(self, text: str, html=None) -> None:
+        """Show ``text`` and ``html`` (an ``IPython.display.HTML``, or None) in place of the last view."""
+        import html as escape
+
+        from IPython.display import HTML, display
+
+        body = (f"<pre>{escape.escape(text)}</pre>" if text else "") + (html.data if html is not None else "")
+        view = HTML(body)
+        if self._handle is None:
+            self._handle = display(view, display_id=True)
+        else:
+            self._handle.update(view)
+
+    def show_figure(self, fig, text: str = "") -> None:
+        """Show the matplotlib figure ``fig`` (as a PNG, then closed) and ``text`` in place of the last view."""
+        import base64
+        import io
+
+        from IPython.display import HTML
+
+        png = io.BytesIO()
+        fig.savefig(png, format="png")
+        plt.close(fig)
+        self.show(text, HTML(f'<img src="data:image/png;base64,{base64.b64encode(png.getvalue()).decode()}"/>'))
 
 
 def use_course_style() -> None:

@@ -18,10 +18,17 @@ Threads
     ``COURSE_THREADS=n`` before importing the package. Importing the package does not load
     torch (grading and the command line start faster without it): if torch is not loaded
     yet, ``OMP_NUM_THREADS`` is set, which torch reads when it loads.
+
+Arguments
+    Every tutorial's sizes and random generators are read with one rule each:
+    ``positive_int`` (a size: a positive Python or NumPy integer, never a bool) and
+    ``generator`` (an ``rng`` argument: a generator, an int seed, or ``None`` for one seeded
+    from NumPy's global generator, so that ``set_seed`` makes a run repeatable).
 """
 
 from __future__ import annotations
 
+import numbers
 import os
 import random
 import sys
@@ -150,6 +157,27 @@ def seed_torch(seed: int) -> None:
     torch.default_generator.manual_seed(int(seed))
     if torch.cuda.is_initialized():
         torch.cuda.manual_seed_all(int(seed))
+
+
+def positive_int(name: str, value, error: type[Exception] = ValueError):
+    """``value`` when it is a positive integer (a Python or NumPy integer; a bool is not one), else
+    ``error`` saying "``name`` must be a positive integer"."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral) or value < 1:
+        raise error(f"{name} must be a positive integer, got {value!r}.")
+    return value
+
+
+def generator(rng=None) -> np.random.Generator:
+    """An ``rng`` argument as a ``numpy.random.Generator``: a generator itself, a new one seeded
+    with an int, or for ``None`` a new one seeded from NumPy's global generator (``set_seed``
+    seeds that, so a seeded run repeats)."""
+    if rng is None:
+        return np.random.default_rng(np.random.randint(2**31))
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool | np.bool_):
+        return np.random.default_rng(int(rng))
+    if isinstance(rng, np.random.Generator):
+        return rng
+    raise ValueError(f"rng must be None, an int seed or a numpy.random.Generator, got {type(rng).__name__}.")
 
 
 def _default_threads() -> int:

@@ -25,7 +25,7 @@ SECTION_8_OTHER_MINUTES = 10
 (under a minute), its evaluation and the two agents side by side."""
 SECTION_8_UNTIMED_MINUTES = 15
 """Section 8's minutes while the course has no timing of its training cell's current code
-(``assets/lunar_student_run.json`` missing): the figure the timetable had before it was timed.
+(``assets/lunar_student_run.json`` missing): an estimate, used until the cell is timed.
 Once ``course train lunar-student-run`` writes the file, ``course release --check`` reports the
 timetable stale until ``course release`` writes the timed minutes."""
 

@@ -260,12 +260,12 @@ def build(folder: Path) -> dict[str, tuple[str, str]]:
 
 def in_kernel_source(folder: Path) -> Path:
     """The instructor notebook with each hidden test judging in the student's kernel, as before
-    (``check_x(answer, strict=True)`` instead of ``X.submit(answer)``): the planted regression."""
+    (``assert check_x(answer)`` instead of ``X.submit(answer)``): the planted regression."""
     notebook = load_cut("solution")
     for cell in notebook["cells"]:
         text = "".join(cell["source"])
         for name, check in (("ACTOR", "check_replay_actor_loss"), ("MEMORY", "check_replay_memory")):
-            text = re.sub(rf"import {name}\n{name}.submit\((\w+)\)", rf"import {check}\n{check}(\1, strict=True)", text)
+            text = re.sub(rf"import {name}\n{name}.submit\((\w+)\)", rf"import {check}\nassert {check}(\1)", text)
         cell["source"] = text
     return source_folder(folder, ASSIGNMENT, notebook)
 
@@ -293,7 +293,7 @@ def evaluate_individual(env, agent, optimizer_func, num_tasks=10, num_gradient_s
                         num_evaluation_trials=20):
     return 0.0, [0.0] * num_tasks
 '''),
-    "lunar": ("03_policy_gradients", "entropy_loss", "test_entropy_loss", _PATCH.format(module="lunar.checks") + '''
+    "lunar": ("03_policy_gradients", "entropy_loss", "test_entropy_loss", _PATCH.format(module="lunar.checks.losses") + '''
 class ActionEntropyLoss(nn.Module):
     def __init__(self, n_actions, beta=1.0):
         super().__init__()

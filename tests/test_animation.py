@@ -2,7 +2,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from course_utils.animation import animate, record_episode
+from course_utils.animation import animate, record_episode, side_by_side
 
 
 def test_record_episode_keeps_frames_and_reward():
@@ -57,3 +57,11 @@ def test_animate_warns_nothing_under_the_course_style():
             warnings.simplefilter("always")
             animate([np.zeros((40, 60, 3), np.uint8)] * 3, title="an episode")
     assert [str(w.message) for w in caught] == []
+
+
+def test_side_by_side_holds_the_shorter_episodes_last_frame():
+    left = [np.full((2, 3, 3), i, np.uint8) for i in range(3)]
+    right = [np.full((2, 3, 3), 10 + i, np.uint8) for i in range(5)]
+    frames = side_by_side(left, right, gap=2)
+    assert len(frames) == 5 and frames[0].shape == (2, 8, 3)
+    assert frames[4][0, 0, 0] == 2 and frames[4][0, 7, 0] == 14 and frames[4][0, 3, 0] == 128

@@ -6,6 +6,7 @@ import torch
 
 import course_utils
 from course_utils import runtime
+from course_utils.runtime import generator, positive_int, set_seed
 
 
 @pytest.mark.parametrize(
@@ -79,3 +80,24 @@ def test_sizes_are_full_for_students_and_fast_for_tests(monkeypatch):
         _ = sizes.steps
     with pytest.raises(ValueError, match="pair"):
         Sizes(steps=5)
+
+
+def test_positive_int_is_one_rule_for_every_size():
+    assert positive_int("size", 3) == 3 and positive_int("size", np.int64(2)) == 2
+    for bad in (0, -1, 2.0, True, "3", None):
+        with pytest.raises(ValueError, match="size must be a positive integer"):
+            positive_int("size", bad)
+    with pytest.raises(TypeError, match="max_episodes must be a positive integer"):
+        positive_int("max_episodes", 0, TypeError)
+
+
+def test_generator_reads_an_rng_argument_and_none_follows_set_seed():
+    rng = np.random.default_rng(5)
+    assert generator(rng) is rng
+    assert generator(7).integers(1000) == np.random.default_rng(7).integers(1000)
+    set_seed(3)
+    first = generator().integers(10**9)
+    set_seed(3)
+    assert generator().integers(10**9) == first
+    with pytest.raises(ValueError, match="rng must be None, an int seed or a numpy.random.Generator"):
+        generator(np.random.RandomState(0))

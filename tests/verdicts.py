@@ -19,3 +19,15 @@ def record_output(grade_id: str, record: str) -> dict:
 def graded(exercise, *answers) -> tuple[bool, str]:
     """(passed, message) of the grader for ``answers`` on ``exercise``'s hidden cases."""
     return judging.judge_outputs(exercise.grade_id, [record_output(exercise.grade_id, exercise.record(*answers, hidden=True))])
+
+
+def not_yet(check, *answers, **options) -> str:
+    """What a check cell prints for ``answers`` that do not pass ``check`` (the test fails if they pass)."""
+    import contextlib
+    import io
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        passed = check(*answers, **options)
+    assert passed is False, printed.getvalue()
+    return printed.getvalue()

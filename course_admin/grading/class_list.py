@@ -7,7 +7,7 @@ folder) and grading. Each submission's entry name is read as an LMS download's
 (``roster.Matcher``). One student's uploads for one tutorial in an LMS download are then told
 apart: the latest (``lms_layout.upload_order``: Canvas's attachment ids grow with every upload;
 in a Moodle folder, the file times) is graded and names the others, which are not graded. A
-plain folder has no upload order to trust, so there, as before, every notebook is graded and
+plain folder has no upload order to trust, so there every notebook is graded and
 ``intake.separate_claims`` gives the second ``id~2``; it keeps one gradebook id per student and
 tutorial in every layout.
 

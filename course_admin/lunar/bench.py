@@ -16,7 +16,7 @@ from course_admin.lunar.solutions import PolicyAgent, PolicyNet
 from course_utils.lunar.env import make_env
 from course_utils.lunar.harness import VectorBatchDataset
 from course_utils.lunar.rollouts import RolloutCollector
-from course_utils.runtime import seed_torch
+from course_utils.runtime import positive_int, seed_torch
 
 
 def _positive(name: str, value, kind=int, optional: bool = False) -> None:
@@ -24,9 +24,12 @@ def _positive(name: str, value, kind=int, optional: bool = False) -> None:
     benchmark started with a wrong argument would otherwise train for minutes first)."""
     if optional and value is None:
         return
+    if kind is int:
+        positive_int(name, value, TypeError)
+        return
     number = isinstance(value, kind) or (kind is float and isinstance(value, int))
     if not number or isinstance(value, bool) or not value > 0:
-        raise TypeError(f"{name} must be a positive {'number' if kind is float else 'integer'}, got {value!r}.")
+        raise TypeError(f"{name} must be a positive number, got {value!r}.")
 
 
 def bench_lunar(
@@ -217,10 +220,11 @@ def _since(start: tuple[float, float]) -> dict:
     return {"wall_s": round(wall - start[0], 1), "cpu_s": round(cpu - start[1], 1)}
 
 
-class TodaysDataset:
-    """The collection before issue 17 (the baseline): every episode of a batch played in this
-    process (``episodes.collect_episodes``), actions drawn from one torch generator; the same
-    batches' shape and seeds as ``harness.VectorBatchDataset``."""
+class InProcessDataset:
+    """The benchmarks' baseline collection: every episode of a batch played one after the other in
+    this process (``episodes.collect_episodes``), actions drawn from one torch generator; batches
+    of the same shape and seeds as ``harness.VectorBatchDataset``, which plays them in worker
+    processes."""
 
     def __init__(self, p_net, episode_batch_size, gamma, seed=0, *, batch_type, episode_type, workers=None):
         self.p_net, self.size, self.gamma, self.seed = p_net, episode_batch_size, gamma, seed
@@ -246,7 +250,7 @@ def bench_lunar_experiments(max_episodes: int | None = None) -> dict:
     * ``course``: vpg, epg, bpg, cpg and aac with each of ``experiments.SEEDS``
       (``run_experiments``: runs side by side in worker processes, episodes in two shards each);
     * ``baseline``: the same five experiments with seed 0 only, one after the other in this
-      process with today's collection (``TodaysDataset``), as the notebook ran them before.
+      process with the in-process collection (``InProcessDataset``).
 
     Both train into a temporary cache (nothing of the user's is reused or overwritten). CPU
     time counts every process, beside wall-clock; ``final_mean_reward`` per experiment is the
@@ -276,7 +280,7 @@ def bench_lunar_experiments(max_episodes: int | None = None) -> dict:
             finals = {}
             for name, spec in specs.items():
                 path = Path(cache) / f"baseline-{name}.json"
-                data = experiments._train(name, spec, episodes, 0, path, dataset_type=TodaysDataset)
+                data = experiments._train(name, spec, episodes, 0, path, dataset_type=InProcessDataset)
                 finals[name] = round(data["mean_reward"][-1], 1)
             out["baseline"] = {"runs": len(specs), **_since(start), "final_mean_reward": finals}
         finally:
@@ -425,10 +429,10 @@ def bench_lunar_student(budget_s: float = 300.0, max_episodes: int | None = None
     target 3: in at most 5 minutes), against the same run before issue 17, in one run:
 
     * ``course``: ``student_run``, the notebook's cell as it is;
-    * ``baseline``: the ``aac_hp`` before (``AAC_HP_BEFORE``) and today's collection in this
-      process (``TodaysDataset``), stopped after ``budget_s`` of wall-clock (before, the run
-      stopped only at a training mean of 200, which it never reached), then evaluated on the
-      same 100 landscapes.
+    * ``baseline``: the baseline ``aac_hp`` (``AAC_HP_BEFORE``) and the in-process collection
+      (``InProcessDataset``), stopped after ``budget_s`` of wall-clock (with no such limit it
+      runs until a training mean of 200, which it does not reach), then evaluated on the same
+      100 landscapes.
 
     Both report episodes, the last training mean (sampled actions) and the greedy evaluation;
     CPU time counts every process, beside wall-clock. ``max_episodes`` caps the course's run
@@ -446,7 +450,7 @@ def bench_lunar_student(budget_s: float = 300.0, max_episodes: int | None = None
     out["course"] = student_run(max_episodes)
     start = _clock()
     deadline = time.perf_counter() + budget_s
-    net, data = _student_run(AAC_HP_BEFORE, TodaysDataset, lambda model, d: time.perf_counter() > deadline, 10**9)
+    net, data = _student_run(AAC_HP_BEFORE, InProcessDataset, lambda model, d: time.perf_counter() > deadline, 10**9)
     clock = _since(start)
     returns = evaluate(net, EVAL_SEEDS, deterministic=True)
     out["baseline"] = {"aac_hp": {**AAC_HP_BEFORE, "hidden_layers": list(AAC_HP_BEFORE["hidden_layers"])},

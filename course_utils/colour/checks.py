@@ -14,13 +14,9 @@ import numpy as np
 import torch
 
 from course_utils import facts
+from course_utils.check_helpers import close, is_error, shown
 from course_utils.checking import Exercise, Problem, attempt, fmt, raise_if_error
 from course_utils.records import Opaque, StudentError, encode
-
-# Bound when this module is imported (the notebook's setup cell, before any answer runs): an answer
-# that later replaces np.array_equal cannot change what the drive records with it.
-_arrays_equal = np.array_equal
-
 
 # --------------------------------------------------------------------------------------
 # Exercise 1: the replay memory
@@ -63,10 +59,6 @@ def _memory_cases() -> list[list[tuple]]:
     return _PUBLIC_MEMORY
 
 
-def _is_error(value) -> bool:
-    return type(value) is dict and "__error__" in value
-
-
 def _drive_memory(cases, ReplayMemory) -> list[list]:  # noqa: N803 (the exercise's class name)
     """For each script, what each step gave: None for a write, a value for a look, or an error
     (after which the script stops)."""
@@ -77,7 +69,7 @@ def _drive_memory(cases, ReplayMemory) -> list[list]:  # noqa: N803 (the exercis
             kind = step[0]
             if kind == "new":
                 memory = attempt(f"ReplayMemory({step[1]})", ReplayMemory, step[1])
-                value = memory if _is_error(memory) else None
+                value = memory if is_error(memory) else None
             elif kind == "write":
                 value = attempt(f"write({step[1]!r})", lambda m, item: m.write(item), memory, step[1])
             elif kind == "slots":
@@ -90,14 +82,14 @@ def _drive_memory(cases, ReplayMemory) -> list[list]:  # noqa: N803 (the exercis
                 value = []
                 for _ in range(step[1]):
                     item = attempt("read()", lambda m: m.read(), memory)
-                    if _is_error(item):
+                    if is_error(item):
                         value = item
                         break
                     value.append(item)
                 else:
                     value = value[-step[3] :] if step[3] else value
             seen.append(encode(value))
-            if _is_error(value):
+            if is_error(value):
                 break
         out.append(seen)
     return out
@@ -109,8 +101,6 @@ def _look(step: tuple) -> tuple[str, str]:
 
 
 def _judge_memory(got: list[list], expected: list[list], cases) -> None:
-    if len(got) != len(cases):
-        raise Problem(f"the record holds {len(got)} scripts instead of {len(cases)}.")
     for script, mine, reference in zip(cases, got, expected, strict=True):
         for index, step in enumerate(script):
             if index >= len(mine):
@@ -121,8 +111,7 @@ def _judge_memory(got: list[list], expected: list[list], cases) -> None:
                 continue
             what, hint = _look(step)
             if isinstance(value, Opaque) or value != reference[index]:
-                shown = value.description if isinstance(value, Opaque) else repr(value)
-                raise Problem(f"{what}: expected {reference[index]!r}, got {shown}. Hint: {hint}")
+                raise Problem(f"{what}: expected {reference[index]!r}, got {shown(value)}. Hint: {hint}")
 
 
 MEMORY = Exercise(
@@ -132,10 +121,11 @@ MEMORY = Exercise(
     drive=_drive_memory,
     judge=_judge_memory,
     reference=("ReplayMemory",),
+    one_per_case="scripts",
 )
 
 
-def check_replay_memory(ReplayMemory, strict: bool = False) -> bool:  # noqa: N803 (the exercise's class name)
+def check_replay_memory(ReplayMemory) -> bool:  # noqa: N803 (the exercise's class name)
     """Check a ``ReplayMemory(capacity)`` class with ``write(x)``, ``read()`` and ``len``.
 
     The expected behaviour: ``write`` puts the experience in ``slots[write_pointer]`` and
@@ -143,7 +133,7 @@ def check_replay_memory(ReplayMemory, strict: bool = False) -> bool:  # noqa: N8
     first); ``read`` returns ``slots[read_pointer]`` and moves that pointer on, wrapping
     after the last filled slot.
     """
-    return MEMORY.check(ReplayMemory, strict=strict)
+    return MEMORY.check(ReplayMemory)
 
 
 # --------------------------------------------------------------------------------------
@@ -198,7 +188,7 @@ def _drive_actor(cases, replay_actor_loss) -> list[dict]:
         given = [facts.numbers(t) for t in (log_pi, mu, advantage)]
         loss = attempt("replay_actor_loss(log_pi, mu, advantage, rho_max)", replay_actor_loss, log_pi, mu, advantage,
                        case["rho_max"])
-        record = {"error": loss} if type(loss) is dict and "__error__" in loss else {}
+        record = {"error": loss} if is_error(loss) else {}
         if not record:
             tensor = facts.real_tensor(loss)
             record["tensor"] = tensor
@@ -211,7 +201,7 @@ def _drive_actor(cases, replay_actor_loss) -> list[dict]:
                 record["grad_log_pi"] = encode(_tensor_record(facts.grad(log_pi)))
                 record["grad_advantage"] = encode(_tensor_record(facts.grad(advantage)))
         record["changed_input"] = not all(
-            _arrays_equal(before, facts.numbers(t)) for before, t in zip(given, (log_pi, mu, advantage), strict=True))
+            facts.arrays_equal(before, facts.numbers(t)) for before, t in zip(given, (log_pi, mu, advantage), strict=True))
         out.append(record)
     return out
 
@@ -219,8 +209,6 @@ def _drive_actor(cases, replay_actor_loss) -> list[dict]:
 def _judge_actor(got: list[dict], expected: list[dict], cases) -> None:
     from course_utils.colour import rho_judge  # the judge's oracle: never in the grader's drive
 
-    if type(got) is not list or len(got) != len(cases):
-        raise Problem(f"the record holds {len(got) if type(got) is list else 'no'} cases instead of {len(cases)}.")
     for case, mine, reference in zip(cases, got, expected, strict=True):
         if type(mine) is not dict:
             raise Problem("the record of your answer could not be read.")
@@ -235,7 +223,7 @@ def _judge_actor(got: list[dict], expected: list[dict], cases) -> None:
                           "actor learns through log_pi.")
         got_loss = float(np.asarray(mine["loss"], dtype=float).reshape(-1)[0])
         want = float(np.asarray(reference["loss"], dtype=float).reshape(-1)[0])
-        if not rho_judge._close(got_loss, want):
+        if not close(got_loss, want, 1e-4):
             raise Problem(f"{what} (rhos {fmt(rho_judge.ratios(case))}, cap {case['rho_max']:g}): the loss should be "
                           f"{want:.5f}, got {got_loss:.5f}. Hint: {rho_judge.loss_hint(case, got_loss)}")
         backward = mine.get("backward")
@@ -266,14 +254,15 @@ ACTOR = Exercise(
     drive=_drive_actor,
     judge=_judge_actor,
     reference=("replay_actor_loss",),
+    one_per_case="cases",
 )
 
 
-def check_replay_actor_loss(replay_actor_loss, strict: bool = False) -> bool:
+def check_replay_actor_loss(replay_actor_loss) -> bool:
     """Check ``replay_actor_loss(log_pi, mu, advantage, rho_max)`` -> the actor's loss, a scalar tensor:
     ``-mean(rho * log_pi * advantage)`` with ``rho = min(exp(log_pi) / mu, rho_max)``, rho and the
     advantage detached (log_pi, mu, advantage: tensors (T,))."""
-    return ACTOR.check(replay_actor_loss, strict=strict)
+    return ACTOR.check(replay_actor_loss)
 
 
 EXERCISES = {exercise.grade_id: exercise for exercise in (MEMORY, ACTOR)}

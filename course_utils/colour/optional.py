@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from course_utils.check_helpers import numbers
 from course_utils.checking import Problem, call_student, fmt, verdict
 from course_utils.returns import discounted_returns as course_returns
 
@@ -32,13 +33,6 @@ def _cases() -> list[tuple[list[float], float, str]]:
     ]
 
 
-def _numbers(value, what: str) -> np.ndarray:
-    try:
-        return np.asarray(value, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        raise Problem(f"{what}: expected numbers, got {value!r}.") from None
-
-
 def check_discounted_returns(discounted_returns) -> bool:
     """Check ``discounted_returns(rewards, gamma)`` -> returns of shape (T,), Q_t = r_t + gamma Q_(t+1):
     prints a verdict (with a hint when a typical mistake fits) and returns whether it passed."""
@@ -49,7 +43,7 @@ def check_discounted_returns(discounted_returns) -> bool:
             got = call_student("discounted_returns", discounted_returns, given, gamma)
             if not np.array_equal(given, np.array(rewards)):
                 raise Problem("your function changed the rewards it was given; build a new array instead.")
-            values = _numbers(got, f"for {description}")
+            values = numbers(got, f"for {description}").reshape(-1)
             want = course_returns(rewards, gamma=gamma)
             if values.shape != want.shape:
                 raise Problem(f"for {description} (T = {len(rewards)}), expected {len(want)} returns, got "
@@ -60,4 +54,4 @@ def check_discounted_returns(discounted_returns) -> bool:
                 raise Problem(f"for {description}: rewards {fmt(rewards)}, gamma {gamma}: expected {fmt(want)}, "
                               f"got {fmt(values)}. {hint}")
 
-    return verdict("discounted_returns (optional)", check, strict=False)
+    return verdict("discounted_returns (optional)", check)

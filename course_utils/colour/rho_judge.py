@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from course_utils.check_helpers import close
+
 
 def _arrays(case: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     return (np.asarray(case["log_pi"], dtype=float), np.asarray(case["mu"], dtype=float),
@@ -94,7 +96,7 @@ HINTS = {
 def loss_hint(case: dict, got: float) -> str:
     """The hint for a loss of ``got`` on ``case`` where the right answer differs."""
     for name, value in wrong_losses(case).items():
-        if _close(got, value):
+        if close(got, value, 1e-4):
             return HINTS[name]
     return "loss = -mean(min(pi / mu, rho_max) * log_pi * advantage), with pi = exp(log_pi)."
 
@@ -105,7 +107,3 @@ def grad_hint(case: dict, got: np.ndarray) -> str:
         return ("rho is not detached: the gradient also flows through pi = exp(log_pi) inside the ratio. rho is a "
                 "weight, not something to train: compute it from log_pi.detach().")
     return "the gradient should be -rho * advantage / T per trial: only log_pi carries it, rho and the advantage are detached."
-
-
-def _close(a: float, b: float) -> bool:
-    return bool(abs(a - b) <= 1e-4 * max(1.0, abs(b)))

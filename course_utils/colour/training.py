@@ -13,6 +13,7 @@ from tqdm.auto import tqdm
 from course_utils import checkpoints
 from course_utils.colour.agent import N_INPUTS, ActorCritic, Experience, a2c_loss
 from course_utils.colour.env import COLOUR_REWARDS, MAX_REWARD, ColourEnv, FixedPairsEnv
+from course_utils.runtime import generator
 
 
 class _Policy:
@@ -92,14 +93,6 @@ def run_trials(
     return Trials(inputs, actions, rewards, max_rewards, probs, shown)
 
 
-def _default_rng(rng) -> np.random.Generator:
-    if rng is None:
-        return np.random.default_rng(np.random.randint(2**31))
-    if isinstance(rng, (int, np.integer)):
-        return np.random.default_rng(int(rng))
-    return rng
-
-
 def train_agent(
     env: ColourEnv,
     agent: ActorCritic,
@@ -132,7 +125,7 @@ def train_agent(
         raise ValueError(f"replay_mode must be None, 'write' or 'read', got {replay_mode!r}.")
     if replay_mode and replay is None:
         raise ValueError(f"replay_mode={replay_mode!r} needs a replay memory: pass replay=...")
-    rng = _default_rng(rng)
+    rng = generator(rng)
     env.reset(seed=int(rng.integers(2**31)), options={"mode": mode})
     optimizer = agent.make_optimizer()
     policy = _Policy(agent)
@@ -163,7 +156,7 @@ def _gradient_step(agent: ActorCritic, optimizer: torch.optim.Optimizer, experie
 
 def evaluate_agent(env: ColourEnv, agent: ActorCritic, mode: int = 1, num_trials: int = 20, rng=None) -> Trials:
     """Play ``num_trials`` trials on ``mode`` with the agent's stochastic policy, no learning."""
-    rng = _default_rng(rng)
+    rng = generator(rng)
     env.reset(seed=int(rng.integers(2**31)), options={"mode": mode})
     with torch.no_grad():
         return run_trials(env, agent, num_trials, rng)
@@ -174,7 +167,7 @@ def play_pairs(agent: ActorCritic, pairs: list[tuple[str, str]], rng=None) -> Tr
     env = FixedPairsEnv(pairs)
     env.reset()
     with torch.no_grad():
-        return run_trials(env, agent, len(pairs), _default_rng(rng))
+        return run_trials(env, agent, len(pairs), generator(rng))
 
 
 def accuracy(trials: Trials) -> float:

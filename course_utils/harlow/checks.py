@@ -26,11 +26,12 @@ import sys
 import numpy as np
 import torch
 
-from course_utils import facts
-from course_utils.checking import Exercise, Problem, attempt, fmt, raise_if_error
+from course_utils import facts, records
+from course_utils.check_helpers import as_number, is_error, shown
+from course_utils.checking import Exercise, Problem, attempt, check_length, fmt, raise_if_error
 from course_utils.harlow.agent import HYPER_MUTATION, ActorCritic, train_evaluate_agent
 from course_utils.harlow.env import HarlowExperimentEnv
-from course_utils.records import Opaque, encode
+from course_utils.records import encode
 from course_utils.runtime import seed_torch
 
 
@@ -51,11 +52,6 @@ def _replaced(fn, name: str, stand_in):
             ns[name] = value
 
 
-# Bound when this module is imported (the notebook's setup cell, before any answer runs): an answer
-# that later replaces torch.equal cannot change what the drive records with it.
-_tensors_equal = torch.equal
-
-
 def _weights(agent) -> dict[str, torch.Tensor]:
     """Copies of what ``agent`` really holds (``facts.weights``): a copy the answer makes can be
     of a class whose ``state_dict()`` reports the weights the check wants."""
@@ -71,7 +67,7 @@ def _hyperparameters(agent) -> dict:
 
 
 def _same(a: dict, b: dict) -> bool:
-    return a.keys() == b.keys() and all(_tensors_equal(a[k], b[k]) for k in a)
+    return a.keys() == b.keys() and all(facts.tensors_equal(a[k], b[k]) for k in a)
 
 
 def _seed(seed: int) -> None:
@@ -80,33 +76,9 @@ def _seed(seed: int) -> None:
     seed_torch(seed)
 
 
-def _is_error(value) -> bool:
-    return type(value) is dict and "__error__" in value
-
-
 def _index(items: list, item) -> int | None:
     """Where ``item`` itself (not an equal object) is in ``items``, or None."""
     return next((k for k, candidate in enumerate(items) if candidate is item), None)
-
-
-def _shown(value) -> str:
-    text = value.description if isinstance(value, Opaque) else repr(value)
-    return text if len(text) <= 300 else text[:300] + "..."
-
-
-def _number(value) -> float | None:
-    """A decoded single number (int, float, a NumPy scalar, a one-number array or tensor) as a float; None otherwise."""
-    if isinstance(value, bool | str | Opaque):
-        return None
-    try:
-        return float(value) if np.size(value) == 1 else None
-    except (TypeError, ValueError):
-        return None
-
-
-def _check_length(got: list, cases: list, what: str) -> None:
-    if type(got) is not list or len(got) != len(cases):
-        raise Problem(f"the record holds {len(got) if type(got) is list else 'no list of'} {what} instead of {len(cases)}.")
 
 
 # --------------------------------------------------------------------------------------
@@ -189,7 +161,7 @@ def _fitness_result(result) -> tuple[float, list[float]]:
         total, scores = result
         return float(total), [float(s) for s in scores]
     except (TypeError, ValueError):
-        raise Problem(f"expected (total score, list of scores), got {_shown(result)}.") from None
+        raise Problem(f"expected (total score, list of scores), got {shown(result, 300)}.") from None
 
 
 def _judge_planned(case: dict, seen: dict) -> None:
@@ -234,7 +206,7 @@ def _judge_planned(case: dict, seen: dict) -> None:
 
 
 def _judge_fitness(got: dict, expected, cases: dict) -> None:
-    _check_length(got["planned"], cases["planned"], "planned cases")
+    check_length(got["planned"], cases["planned"], "planned cases")
     for case, seen in zip(cases["planned"], got["planned"], strict=True):
         _judge_planned(case, seen)
     # Once for real, on a tiny budget: plausible scores, and the agent must come out unchanged.
@@ -260,10 +232,10 @@ FITNESS = Exercise(
 )
 
 
-def check_evaluate_individual(evaluate_individual, strict: bool = False) -> bool:
+def check_evaluate_individual(evaluate_individual) -> bool:
     """Check ``evaluate_individual(env, agent, optimizer_func, num_tasks, num_gradient_steps,
     num_trials, num_evaluation_trials)`` -> (total score, list of per-task scores)."""
-    return FITNESS.check(evaluate_individual, strict=strict)
+    return FITNESS.check(evaluate_individual)
 
 
 # --------------------------------------------------------------------------------------
@@ -301,7 +273,7 @@ def _drive_offspring(case: dict, create_new_agent) -> dict:
     seen, children = {"error": None, "returned_a_parent": False, "not_an_agent": None}, []
     for _ in range(case["children"]):
         child = attempt("create_new_agent", create_new_agent, a, b)
-        if _is_error(child):
+        if is_error(child):
             seen["error"] = child
             break
         if child is a or child is b:
@@ -315,14 +287,14 @@ def _drive_offspring(case: dict, create_new_agent) -> dict:
         seen["parents_unchanged"] = all(
             _same(_weights(p), w) and _hyperparameters(p) == h for p, (w, h) in zip((a, b), saved, strict=True)
         )
-    except Exception:  # a parent's hyperparameter is no longer a number
+    except Exception:  # the answer made a parent's hyperparameter something that is not a number
         seen["parents_unchanged"] = False
     try:
         # Lists of floats (not arrays): records then compare with ==, as plain data.
         seen["hyperparameters"] = {name: [float(getattr(c, name)) for c in children] for name in HYPER_MUTATION}
     except Exception as error:
         problem = f"the children's hyperparameters should be numbers ({type(error).__name__}: {error})."
-        seen["hyperparameters"] = {"__error__": problem}
+        seen["hyperparameters"] = records.error(problem)
     return seen
 
 
@@ -430,7 +402,7 @@ def _drive_update_run(update_population, case: dict, seed: int, new_scores: list
                     parents, case["best"], new_generation_new_individuals=case["count"],
                 )
     seen = {"visible": sees_create and sees_evaluate, "children": len(made), "parents_given": given, "evaluated": evaluated}
-    if result is None or _is_error(result):
+    if result is None or is_error(result):
         return {**seen, "result": result}
     try:
         new_population, best = result
@@ -464,7 +436,7 @@ def _population(run: dict) -> tuple[list[tuple[str, int | None, float]], object]
     raise_if_error(result)
     if type(result) is not dict or "population" not in result:
         got = result.get("not_a_pair") if type(result) is dict else result
-        raise Problem(f"expected (new population, best score), got {_shown(got)}.")
+        raise Problem(f"expected (new population, best score), got {shown(got, 300)}.")
     try:
         return [(where, index, float(score)) for where, index, score in result["population"]], result["best"]
     except (TypeError, ValueError):
@@ -517,15 +489,16 @@ def _judge_update(case: dict, runs: dict) -> None:
     _, best = _judge_run(case, runs["main"], main)
     want = max([case["best"], *main])
     offspring = ", ".join(f"{s:g}" for s in main[:-1]) + f" and {main[-1]:g}"
-    if _number(best) != want:
+    if as_number(best) != want:
         raise Problem(
-            f"the best score was {case['best']:g} and the offspring scored {offspring}: expected {want:g}, got {_shown(best)}."
+            f"the best score was {case['best']:g} and the offspring scored {offspring}: expected {want:g}, "
+            f"got {shown(best, 300)}."
         )
     _, low_best = _judge_run(case, runs["low"], low)
-    if _number(low_best) != case["best"]:
+    if as_number(low_best) != case["best"]:
         old = f"{case['best']:g}"
-        raise Problem(f"when no offspring beats the best score of {old}, it should stay {old}, got {_shown(low_best)}.")
-    _check_length(runs["removal"], case["removal_seeds"], "removal runs")
+        raise Problem(f"when no offspring beats the best score of {old}, it should stay {old}, got {shown(low_best, 300)}.")
+    check_length(runs["removal"], case["removal_seeds"], "removal runs")
     removed = []
     for run in runs["removal"]:
         new, _ = _judge_run(case, run, [1.0])
@@ -552,11 +525,11 @@ EVOLUTION = Exercise(
 )
 
 
-def check_genetic_algorithm(create_new_agent, update_population, strict: bool = False) -> bool:
+def check_genetic_algorithm(create_new_agent, update_population) -> bool:
     """Check the offspring's hyperparameters (inherited, mutated, each clamped to its own
     range) and ``update_population(env, optimizer_func, population, parents_population,
     best_score, new_generation_new_individuals)`` -> (new population, best score)."""
-    return EVOLUTION.check(create_new_agent, update_population, strict=strict)
+    return EVOLUTION.check(create_new_agent, update_population)
 
 
 EXERCISES = {exercise.grade_id: exercise for exercise in (FITNESS, EVOLUTION)}

@@ -11,9 +11,10 @@ import numpy as np
 import torch
 
 from course_utils import facts
+from course_utils.check_helpers import is_error, shown
 from course_utils.checking import Exercise, Problem, attempt, raise_if_error
 from course_utils.harlow.agent import HYPER_MUTATION, PARAMETER_NOISE, ActorCritic
-from course_utils.harlow.checks import _check_length, _hyperparameters, _is_error, _same, _seed, _shown, _weights
+from course_utils.harlow.checks import _hyperparameters, _same, _seed, _weights
 from course_utils.records import encode
 
 # A case is an individual: the agent it was born as (weights from a seed, hyperparameters other
@@ -62,7 +63,7 @@ def _drive_lamarck(cases, lamarckian_individual) -> list[dict]:
         saved_born, saved_hypers, saved_trained = _weights(born), _hyperparameters(born), _copies(trained)
         given = [dict(weights) for weights in trained]  # the answer gets its own list and dicts, the check keeps these
         kept = attempt("lamarckian_individual(born, trained)", lamarckian_individual, born, given)
-        if _is_error(kept):
+        if is_error(kept):
             out.append({"error": kept})
             continue
         seen = {"is_agent": facts.is_instance(kept, ActorCritic), "returned": type(kept).__name__}
@@ -84,7 +85,6 @@ def _drive_lamarck(cases, lamarckian_individual) -> list[dict]:
 
 
 def _judge_lamarck(got: list, expected: list, cases: list) -> None:
-    _check_length(got, cases, "individuals")
     for case, seen, reference in zip(cases, got, expected, strict=True):
         what = f"for an individual that learned {case['tasks']} tasks"
         if type(seen) is not dict:
@@ -112,13 +112,13 @@ def _judge_lamarck(got: list, expected: list, cases: list) -> None:
         if hypers != want_hypers:
             default = ActorCritic().hyperparameters()
             told = ("they are the defaults of a new ActorCritic" if type(hypers) is dict and all(
-                hypers.get(k) == default[k] for k in HYPER_MUTATION) else f"got {_shown(hypers)}")
+                hypers.get(k) == default[k] for k in HYPER_MUTATION) else f"got {shown(hypers, 300)}")
             raise Problem(f"{what}, the hyperparameters should be the individual's own, {want_hypers}; {told}. Hint: "
                           "learning changes the weights only: the learning rate, gamma and the costs are inherited as "
                           "they are (copy.deepcopy(born) keeps them).")
         mine, want = seen.get("weights"), reference["weights"]
         if type(mine) is not dict or mine.keys() != want.keys():
-            raise Problem(f"{what}, the kept agent should hold the same weights as the born one, got {_shown(mine)}.")
+            raise Problem(f"{what}, the kept agent should hold the same weights as the born one, got {shown(mine, 300)}.")
         gaps = np.concatenate([(np.asarray(mine[k], dtype=float) - np.asarray(want[k], dtype=float)).reshape(-1)
                                for k in want])
         if not np.allclose(gaps, 0.0, atol=1e-5):
@@ -139,15 +139,16 @@ LAMARCK = Exercise(
     drive=_drive_lamarck,
     judge=_judge_lamarck,
     reference=("lamarckian_individual",),
+    one_per_case="individuals",
 )
 
 
-def check_lamarckian_individual(lamarckian_individual, strict: bool = False) -> bool:
+def check_lamarckian_individual(lamarckian_individual) -> bool:
     """Check ``lamarckian_individual(born, trained)`` -> the ActorCritic a Lamarckian population
     keeps, given the born agent and its trained copies' weights (a list of state dicts, one per
     task): the born agent's hyperparameters and the mean of the trained weights, in a new agent
     that shares no tensor with them (they are not changed)."""
-    return LAMARCK.check(lamarckian_individual, strict=strict)
+    return LAMARCK.check(lamarckian_individual)
 
 
 EXERCISES = {LAMARCK.grade_id: LAMARCK}

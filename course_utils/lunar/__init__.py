@@ -20,7 +20,7 @@ listed before it:
 - ``harness``: what the notebook gives ready-made: ``Experience``, ``TrainerLoop``,
   ``VectorBatchDataset (batches of whole episodes played on every core), ``monitor_episode``
   (one episode of the student's agent, with its frames), ``greedy_policy``,
-  ``side_by_side``, ``LiveView``, ``save_checkpoint``/``load_checkpoint``
+  ``save_checkpoint``/``load_checkpoint`` (the notebook's ``lunar.LiveView`` is ``plotting.LiveView``)
 - ``experiments``: the vpg/epg/bpg/cpg/aac experiments, every seed side by side, with their
   on-disk cache, and the course's stored runs of them (``assets/lunar_experiments.json``)
 - ``aac``: the course's own actor-critic trainer, evaluation and pretrained agent
@@ -28,7 +28,8 @@ listed before it:
   ``optional``: the checks of the optional exercises (bootstrapping at truncation, GAE)
 - ``expected``: ``assets/lunar_expected.json`` read as data for the checks (``load_expected``,
   stored episodes; the stored test batch is ``checks.stored_batch``); it uses no solutions
-- ``checks/``: the exercise checks (``from course_utils.lunar.checks import check_...``)
+- ``checks/``: the exercise checks, one module per exercise or group of exercises
+  (``from course_utils.lunar.checks.agents import check_policy_net``)
 
 The instructor's side of the tutorial is ``course_admin.lunar``: the harvested solutions, the
 expected values and stored runs computed from them (``reference``), ``course train lunar``
@@ -52,13 +53,11 @@ from course_utils.lunar.experiments import (
 )
 from course_utils.lunar.harness import (
     Experience,
-    LiveView,
     TrainerLoop,
     VectorBatchDataset,
     greedy_policy,
     load_checkpoint,
     monitor_episode,
-    side_by_side,
 )
 from course_utils.lunar.sizes import SIZES
 from course_utils.lunar.solve import (
@@ -72,6 +71,7 @@ from course_utils.lunar.solve import (
 )
 from course_utils.lunar.variance import plot_variance, run_variance_experiment, score_identity
 from course_utils.lunar.variance import report as variance_report
+from course_utils.plotting import LiveView
 
 __all__ = [
     "ACTIONS",
@@ -104,7 +104,6 @@ __all__ = [
     "run_experiments",
     "run_variance_experiment",
     "score_identity",
-    "side_by_side",
     "solve_report",
     "student_run_report",
     "stored_results",

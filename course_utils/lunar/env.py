@@ -64,6 +64,7 @@ import gymnasium as gym
 import numpy as np
 
 from course_utils.lunar.lander import LeanLunarLander
+from course_utils.runtime import positive_int
 
 ENV_ID = "CourseLunarLander-v0"
 MAX_EPISODE_STEPS = 300
@@ -180,8 +181,7 @@ class LanderVectorEnv(gym.vector.VectorEnv):
     def __init__(self, num_envs: int, time_feature: bool = False):
         from gymnasium.vector.utils import batch_space
 
-        if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}.")
+        positive_int("num_envs", num_envs)
         self.envs = [VECTOR_LANDER() for _ in range(num_envs)]
         self.num_envs = num_envs
         self.time_feature = time_feature

@@ -19,7 +19,7 @@ from course_utils.lunar.env import make_env
 from course_utils.lunar.harness import VectorBatchDataset
 from course_utils.lunar.sizes import SIZES
 from course_utils.paths import ASSETS
-from course_utils.runtime import seed_torch
+from course_utils.runtime import positive_int, seed_torch
 
 EXPERIMENTS = {"vpg": (False, False), "epg": (False, True), "bpg": (True, False), "cpg": (True, True)}
 """Policy-gradient experiments: name -> (baseline, entropy)."""
@@ -212,8 +212,7 @@ def run_experiments(
     """
     from course_utils.lunar.rollouts import default_workers
 
-    if isinstance(max_episodes, bool) or not isinstance(max_episodes, numbers.Integral) or max_episodes <= 0:
-        raise TypeError(f"max_episodes must be a positive integer, got {max_episodes!r}.")
+    positive_int("max_episodes", max_episodes, TypeError)
     given, seeds = seeds, [] if isinstance(seeds, (str, bytes)) else list(seeds)
     if not seeds or not all(isinstance(seed, numbers.Integral) and not isinstance(seed, bool) for seed in seeds):
         raise TypeError(f"seeds must be a non-empty collection of integers such as range(3), got {given!r}.")

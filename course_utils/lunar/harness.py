@@ -2,8 +2,7 @@
 ``Experience`` record, the ``TrainerLoop`` their ``PolicyTrainer`` fills in, and collection of
 whole episodes with many environments stepped together (``VectorBatchDataset``, which the
 experiments train on), plus ``monitor_episode`` (one episode of the student's agent, with its
-frames), ``greedy_policy`` and ``side_by_side`` for animations, ``LiveView``
-(a view replaced in place under a progress bar) and the checkpoints of a student's run
+frames) and ``greedy_policy`` for animations (``animation.side_by_side`` joins two), and the checkpoints of a student's run
 (``save_checkpoint``, ``load_checkpoint``).
 
 Nothing here is an exercise's solution, and nothing here imports them: the classes built
@@ -222,28 +221,6 @@ def load_checkpoint(model, path, trained_by: str = "the training cell"):
     return model.eval(), {key: value for key, value in saved.items() if key != "params"}
 
 
-class LiveView:
-    """One output area for the latest of a series of views (a line of text and, e.g., an
-    animation), replaced in place at each ``show``: what the cell showed before it, such as a
-    progress bar, stays (``clear_output`` would wipe the whole cell's output)."""
-
-    def __init__(self):
-        self._handle = None
-
-    def show(self, text: str, html=None) -> None:
-        """Show ``text`` and ``html`` (an ``IPython.display.HTML``, or None) in place of the last view."""
-        import html as escape
-
-        from IPython.display import HTML, display
-
-        body = f"<pre>{escape.escape(text)}</pre>" + (html.data if html is not None else "")
-        view = HTML(body)
-        if self._handle is None:
-            self._handle = display(view, display_id=True)
-        else:
-            self._handle.update(view)
-
-
 class VectorBatchDataset:
     """TrainBatches of ``episode_batch_size`` episodes played side by side by ``p_net``.
 
@@ -321,14 +298,6 @@ def monitor_episode(p_net, seed: int = 0, *, agent_type, max_steps: int = 300) -
     finally:
         env.close()
     return frames, n_steps, total_reward
-
-
-def side_by_side(left: list, right: list, gap: int = 8) -> list:
-    """Frames (H, W, 3) of two episodes joined left and right with a grey band ``gap`` pixels wide
-    between them; the shorter episode holds its last frame."""
-    n = max(len(left), len(right))
-    band = np.full((np.shape(left[0])[0], gap, 3), 128, dtype=np.uint8)
-    return [np.concatenate([left[min(i, len(left) - 1)], band, right[min(i, len(right) - 1)]], axis=1) for i in range(n)]
 
 
 def greedy_policy(net):

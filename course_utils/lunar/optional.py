@@ -96,7 +96,7 @@ def check_bootstrapped_qvals(bootstrapped_qvals) -> bool:
             if not np.allclose(got, want, atol=1e-4):
                 raise Problem(f"for {what}: expected {fmt(want)}, got {fmt(got)}. Hint: {_bootstrap_hint(got, case)}")
 
-    return verdict("bootstrapped_qvals (optional)", check, strict=False)
+    return verdict("bootstrapped_qvals (optional)", check)
 
 
 # --------------------------------------------------------------------------------------------
@@ -165,4 +165,4 @@ def check_gae(gae) -> bool:
                             "A_t = delta_t + gamma * lam * (1 - ends[t]) * A_t+1, computed from the last step backwards.")
                 raise Problem(f"for {what}: expected {fmt(want)}, got {fmt(got)}. Hint: {hint}")
 
-    return verdict("gae (optional)", check, strict=False)
+    return verdict("gae (optional)", check)

@@ -32,6 +32,7 @@ import torch
 
 from course_utils.lunar.env import MAX_EPISODE_STEPS, LanderVectorEnv
 from course_utils.lunar.numpy_ac import NumpyActorCritic, log_softmax
+from course_utils.runtime import positive_int
 
 KEYS = ("states", "actions", "logps", "rewards", "values", "final_values", "terms", "ends")
 """Per-step arrays of a rollout, each (T, E) except ``states`` (T, E, d)."""
@@ -263,8 +264,7 @@ class RolloutCollector:
 
     def __init__(self, seeds, net_spec, generator_seed: int = 0, shards: int = 2, workers: int = 2, time_feature=False):
         seeds = [int(s) for s in seeds]
-        if not isinstance(workers, int) or workers < 1:
-            raise ValueError(f"workers must be a positive integer, got {workers!r}.")
+        positive_int("workers", workers)
         self.ranges = split(len(seeds), shards)
         self.num_envs = len(seeds)
         args = [([seeds[i] for i in r], net_spec, generator_seed * 1000 + k, time_feature) for k, r in enumerate(self.ranges)]

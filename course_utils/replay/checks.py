@@ -1,6 +1,7 @@
-"""Checks for tutorial 4's exercises: the circular memory's batch insert, the segment trees,
-the prioritized replay buffer (``checks_buffer``, with the record-keeping they share; its hidden
-test builds the buffer on ``standin_trees``) and the importance-weighted TD loss (``checks_td``).
+"""Checks for tutorial 4's Exercises 1-2: the circular memory's batch insert and the segment
+trees. Exercise 3, the prioritized replay buffer, is checked in ``checks_buffer`` (its hidden test
+builds the buffer on ``standin_trees``), Exercise 4, the importance-weighted TD loss, in
+``checks_td``; the record their drives write is ``check_log``'s.
 
 Each exercise is an ``Exercise`` (see ``checking``): ``drive`` runs the student's answer on a
 list of cases and records what came back; ``judge`` finds the first thing wrong, with a hint.
@@ -16,24 +17,11 @@ import time
 import numpy as np
 import torch
 
-from course_utils import facts
+from course_utils import check_helpers, facts
+from course_utils.check_helpers import numbers
 from course_utils.checking import Exercise, Problem, fmt
 from course_utils.records import Opaque
-from course_utils.replay.checks_buffer import (
-    BUFFER,
-    _array,
-    _drive_log,
-    _number,
-    _passed,
-    _seen,
-    check_prioritized_buffer,
-)
-from course_utils.replay.checks_td import TD, check_td_loss
-
-__all__ = [
-    "ADD", "BUFFER", "EXERCISES", "TD", "TREES",
-    "check_memory_add", "check_prioritized_buffer", "check_segment_trees", "check_td_loss",
-]
+from course_utils.replay.check_log import _drive_log, _passed, _seen
 
 # --------------------------------------------------------------------------------------
 # Exercise 1: the circular memory's batch insert
@@ -98,8 +86,6 @@ def _drive_add(cases, memory_class) -> list[dict]:
 
 
 def _judge_add(got: list, expected: list, cases) -> None:
-    if type(got) is not list or len(got) != len(cases):
-        raise Problem(f"the record holds {len(got) if type(got) is list else 'no list of'} scripts instead of {len(cases)}.")
     for (capacity, sizes), log in zip(cases, got, strict=True):
         _passed(log, "new")
         added: list[int] = []
@@ -122,7 +108,7 @@ def _judge_memory(log: dict, index: int, capacity: int, added: list[int], what: 
     if type(fields) is not dict:
         raise Problem(f"{what}: memory.memory is {fields!r}, expected a dict of tensors.")
     held = [s if s >= 0 else 0 for s in slots]  # unfilled slots hold zeros
-    steps = _array(fields.get("step"), f"{what}: the field 'step'")
+    steps = numbers(fields.get("step"), f"{what}: the field 'step'")
     got = (steps.astype(int) if np.all(steps == np.round(steps)) else steps).tolist()
     if got != held:
         raise Problem(f"{what}: the slots hold steps {got}, expected {held}. {_add_hint(got, held, capacity)}")
@@ -131,18 +117,18 @@ def _judge_memory(log: dict, index: int, capacity: int, added: list[int], what: 
         want = reference[key][torch.tensor(held)]
         want[torch.tensor(slots) < 0] = 0
         values = fields.get(key)
-        if isinstance(values, Opaque) or not np.array_equal(_array(values, f"{what}: the field {key!r}"), want.numpy()):
+        if isinstance(values, Opaque) or not np.array_equal(numbers(values, f"{what}: the field {key!r}"), want.numpy()):
             raise Problem(
                 f"{what}: the field {key!r} does not match 'step' slot by slot. "
                 "Hint: write every field of the batch (loop over `batch.items()`), into the same slots."
             )
-    size = _number(_seen(log, f"{index}: len"), "len(memory)")
+    size = check_helpers.number(_seen(log, f"{index}: len"), "len(memory)")
     if size != min(len(added), capacity):
         raise Problem(
             f"{what}: len(memory) is {size}, expected {min(len(added), capacity)}. "
             "Hint: self.size grows by n but never beyond the capacity: min(self.size + n, self.capacity)."
         )
-    got_pointer = _number(_seen(log, f"{index}: pointer"), "memory.pointer")
+    got_pointer = check_helpers.number(_seen(log, f"{index}: pointer"), "memory.pointer")
     if got_pointer != pointer:
         raise Problem(
             f"{what}: memory.pointer is {got_pointer}, expected {pointer} (the slot the next transition goes to). "
@@ -178,17 +164,18 @@ ADD = Exercise(
     drive=_drive_add,
     judge=_judge_add,
     reference=("CircularMemory",),
+    one_per_case="scripts",
 )
 
 
-def check_memory_add(memory_class, strict: bool = False) -> bool:
+def check_memory_add(memory_class) -> bool:
     """Check the ``add`` method of a ``CircularReplayMemory`` subclass.
 
     Replays batches added one by one (filling the memory, then overwriting the oldest, and
     batches that wrap round the end, split in the middle). After every step it compares the
     ``step`` numbers in each slot, the other fields, ``len`` and ``pointer``.
     """
-    return ADD.check(memory_class, strict=strict)
+    return ADD.check(memory_class)
 
 
 # --------------------------------------------------------------------------------------
@@ -318,19 +305,20 @@ def _judge_trees(got: dict, expected: dict, cases: dict) -> None:
     small = cases["small"]
     values = np.array(small["values"])
     total = float(values.sum())
-    leaves = [_number(v, f"tree[{i}]") for i, v in enumerate(_listed(_seen(got, "leaves"), len(values)))]
+    leaves = [check_helpers.number(v, f"tree[{i}]") for i, v in enumerate(_listed(_seen(got, "leaves"), len(values)))]
     if leaves != values.tolist():
         raise Problem(
             f"after setting leaves {fmt(values)}, reading them back gave {fmt(leaves)}. Hint: leaf i is node capacity + i."
         )
-    got_total = _number(_seen(got, "sum()"), "sum()")
+    got_total = check_helpers.number(_seen(got, "sum()"), "sum()")
     if got_total != total:
         raise Problem(
             f"leaves {fmt(values)}: sum() gave {got_total}, expected {total:g}. "
             "Hint: after setting a leaf, update every ancestor up to the root (node 1)."
         )
     for start, end in small["sums"]:
-        value, want = _number(_seen(got, f"sum({start}, {end})"), f"sum({start}, {end})"), float(values[start:end].sum())
+        value = check_helpers.number(_seen(got, f"sum({start}, {end})"), f"sum({start}, {end})")
+        want = float(values[start:end].sum())
         if value != want:
             hint = (
                 "Hint: ranges are half-open: sum(start, end) adds leaves start .. end - 1; sum(0, n) includes leaf n - 1."
@@ -340,13 +328,13 @@ def _judge_trees(got: dict, expected: dict, cases: dict) -> None:
             raise Problem(f"leaves {fmt(values)}: sum({start}, {end}) gave {value}, expected {want}. {hint}")
     for start, end in small["mins"]:
         want = float(values[start:end].min()) if end > start else math.inf
-        value = _number(_seen(got, f"min({start}, {end})"), f"min({start}, {end})")
+        value = check_helpers.number(_seen(got, f"min({start}, {end})"), f"min({start}, {end})")
         if value != want:
             raise Problem(
                 f"leaves {fmt(values)}: min({start}, {end}) gave {value}, expected {want} (min of an empty range: inf)."
             )
     for prefix_sum in small["queries"]:
-        value = _number(_seen(got, f"retrieve({prefix_sum})"), f"retrieve({prefix_sum})")
+        value = check_helpers.number(_seen(got, f"retrieve({prefix_sum})"), f"retrieve({prefix_sum})")
         want = cumsum_retrieve(values, prefix_sum)
         if value != want:
             hint = (
@@ -365,7 +353,7 @@ def _judge_trees(got: dict, expected: dict, cases: dict) -> None:
     changed[leaf] = in_sum
     in_mins = values.copy()
     in_mins[leaf] = in_min
-    after = [_number(v, "after overwriting a leaf") for v in _listed(_seen(got, "after overwrite"), 2)]
+    after = [check_helpers.number(v, "after overwriting a leaf") for v in _listed(_seen(got, "after overwrite"), 2)]
     if after != [float(changed.sum()), float(in_mins.min())]:
         raise Problem(
             f"after overwriting leaf {leaf}, the totals are wrong. Hint: recompute the parents from both children, do not add."
@@ -388,13 +376,13 @@ def _judge_big(got: dict, big: dict) -> None:
     sums = _listed(_seen(got, "big sums"), len(ranges))
     mins = _listed(_seen(got, "big mins"), len(ranges))
     for (start, end), in_sum, in_min in zip(ranges, sums, mins, strict=True):
-        value, want = _number(in_sum, f"sum({start}, {end})"), float(values[start:end].sum())
+        value, want = check_helpers.number(in_sum, f"sum({start}, {end})"), float(values[start:end].sum())
         if not math.isclose(value, want, rel_tol=1e-9, abs_tol=1e-9):
             raise Problem(f"{n} random leaves: sum({start}, {end}) gave {value}, expected {want}.")
-        value = _number(in_min, f"min({start}, {end})")
+        value = check_helpers.number(in_min, f"min({start}, {end})")
         if value != (values[start:end].min() if end > start else math.inf):
             raise Problem(f"{n} random leaves: min({start}, {end}) gave {value}, expected {values[start:end].min()}.")
-    found = [_number(v, "retrieve") for v in _listed(_seen(got, "big retrieves"), len(queries))]
+    found = [check_helpers.number(v, "retrieve") for v in _listed(_seen(got, "big retrieves"), len(queries))]
     wanted = np.searchsorted(np.cumsum(values), queries, side="right").tolist()
     mismatches = [(q, g, e) for q, g, e in zip(queries.tolist(), found, wanted, strict=True) if g != e]
     if len(mismatches) > 1:  # allow one rounding coincidence at a boundary
@@ -433,12 +421,12 @@ TREES = Exercise(
 )
 
 
-def check_segment_trees(sum_tree_class, min_tree_class, strict: bool = False) -> bool:
+def check_segment_trees(sum_tree_class, min_tree_class) -> bool:
     """Check ``SumSegmentTree`` (``tree[i] = v``, ``tree[i]``, ``sum(start, end)``,
     ``retrieve(prefix_sum)``) and ``MinSegmentTree`` (``min(start, end)``): ranges are
     half-open, [start, end); ``end=None`` means the capacity."""
-    return TREES.check(sum_tree_class, min_tree_class, strict=strict)
+    return TREES.check(sum_tree_class, min_tree_class)
 
 
-EXERCISES = {exercise.grade_id: exercise for exercise in (ADD, TREES, BUFFER, TD)}
-"""This tutorial's exercises by the grade id of their hidden-test cell."""
+EXERCISES = {exercise.grade_id: exercise for exercise in (ADD, TREES)}
+"""This module's exercises by the grade id of their hidden-test cells."""

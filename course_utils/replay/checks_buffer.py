@@ -1,10 +1,6 @@
-"""Tutorial 4's Exercise 3 check (the prioritized replay buffer), its stand-in trees, and the
-record-keeping the three tutorial 4 checks share (``checks`` imports it from here).
-
-A drive writes what the student's code did into a ``_Log``: an ordered dict of observations,
-each named by the call that gave it (``"sum(0, 8)"``); the first call into student code that
-fails is recorded as an error under its name and ends the drive, as the first failure ended the
-old in-kernel checks. The judge reads the observations back with ``_seen`` in the same order.
+"""Tutorial 4's Exercise 3 check (the prioritized replay buffer, ``BUFFER``); its hidden test builds
+the buffer on ``standin_trees``. The drive writes a ``check_log._Log``, as the tutorial's other
+checks do.
 """
 
 from __future__ import annotations
@@ -13,100 +9,10 @@ import math
 
 import numpy as np
 
-from course_utils.checking import TIME_LIMIT, Exercise, Problem, Timeout, attempt, fmt, raise_if_error, time_limit
-from course_utils.records import Opaque, StudentError, encode
-
-# --------------------------------------------------------------------------------------
-# Shared by the tutorial's drives and judges
-
-
-class _Stopped(Exception):
-    """A call into student code failed: the drive ends here (its log holds the error)."""
-
-
-class _Log:
-    """What a drive saw, in order: {name: encoded value}."""
-
-    def __init__(self):
-        self.seen: dict = {}
-
-    def call(self, name: str, what: str, fn, *args, keep: bool = True):
-        """``attempt(what, fn, *args)``: the value (recorded under ``name`` if ``keep``); on an
-        error, record it under ``name`` and stop the drive."""
-        value = attempt(what, fn, *args)
-        if type(value) is dict and "__error__" in value:
-            self.seen[name] = value
-            raise _Stopped
-        if keep:
-            self.seen[name] = encode(value)
-        return value
-
-    def each(self, name: str, calls: list) -> list:
-        """Several calls ``(what, fn, *args)`` recorded as one list under ``name``."""
-        values = [self.call(name, what, fn, *args, keep=False) for what, fn, *args in calls]
-        self.seen[name] = encode(values)
-        return values
-
-    def note(self, name: str, value) -> None:
-        self.seen[name] = encode(value)
-
-
-def _drive_log(steps, *args) -> dict:
-    """Run ``steps(log, *args)`` and return the log's observations (up to the first error)."""
-    log = _Log()
-    try:
-        steps(log, *args)
-    except _Stopped:
-        pass
-    return log.seen
-
-
-def _seen(got, name: str, hint: str = ""):
-    """The observation ``name`` of a decoded log; a ``Problem`` with the student's error (and
-    ``hint``) where the drive stopped before or at it."""
-    if type(got) is not dict:
-        raise Problem("the record of your answer is not what the check writes (a damaged record).")
-    if name in got:
-        value = got[name]
-        if isinstance(value, StudentError):
-            raise Problem(f"{value.message} {hint}".strip())
-        return value
-    for value in got.values():
-        raise_if_error(value)
-    raise Problem("the record of your answer stops early.")
-
-
-def _passed(got, name: str, hint: str = "") -> None:
-    """A call recorded only when it fails (``keep=False``): its error, with ``hint``, if it failed."""
-    if type(got) is dict and name in got:
-        _seen(got, name, hint)
-
-
-def _number(value, what: str):
-    """A decoded value as a Python number, or a ``Problem`` saying what came back instead."""
-    raise_if_error(value)
-    if isinstance(value, Opaque):
-        raise Problem(f"{what} gave {value.description}, expected a number.")
-    if type(value) in (int, float) or isinstance(value, np.integer | np.floating):
-        return value.item() if isinstance(value, np.generic) else value
-    if type(value).__name__ in ("ndarray", "Tensor"):
-        array = np.asarray(value)
-        if array.size == 1 and array.dtype.kind in "iuf":
-            return array.item()
-    raise Problem(f"{what} gave {value!r}, expected a number.")
-
-
-def _array(value, what: str) -> np.ndarray:
-    """A decoded value as a numpy array of numbers, or a ``Problem`` saying what came back instead."""
-    raise_if_error(value)
-    if isinstance(value, Opaque):
-        raise Problem(f"{what}: expected numbers, got {value.description}.")
-    try:
-        array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise Problem(f"{what}: expected numbers, got {value!r}.") from None
-    return array
-
+from course_utils import facts
+from course_utils.check_helpers import number, numbers
+from course_utils.checking import TIME_LIMIT, Exercise, Problem, Timeout, fmt, time_limit
+from course_utils.replay.check_log import _drive_log, _Log, _passed, _seen
 
 # --------------------------------------------------------------------------------------
 # Exercise 3: the prioritized replay buffer
@@ -183,12 +89,8 @@ _FULL = 20
 draws record only their indices (the record stays small)."""
 
 
-# Bound when this module is imported (the notebook's setup cell, before any answer runs).
-_np_asarray = np.asarray
-
-
 def _indices_of(buffer, beta: float, rng) -> list:
-    return _np_asarray(buffer.sample_batch(beta, rng)["indices"]).tolist()
+    return facts.as_array(buffer.sample_batch(beta, rng)["indices"]).tolist()
 
 
 def _buffer_steps(log: _Log, buffer_class, cases: dict) -> None:
@@ -245,7 +147,7 @@ def _judge_sample(got: dict, name: str, part: dict) -> tuple[np.ndarray, np.ndar
             raise Problem(
                 f"sample_batch returned no {key!r}. It should return the arrays of ReplayBuffer plus 'weights' and 'indices'."
             )
-    indices = _array(_seen(got, f"{name}: indices"), "sample_batch's indices")
+    indices = numbers(_seen(got, f"{name}: indices"), "sample_batch's indices")
     if indices.shape != (part["batch_size"],):
         raise Problem(f"sample_batch gave {indices.size} indices, expected batch_size = {part['batch_size']}.")
     n = min(part["stored"], part["size"])
@@ -253,15 +155,15 @@ def _judge_sample(got: dict, name: str, part: dict) -> tuple[np.ndarray, np.ndar
         bad = indices[(indices != np.round(indices)) | (indices < 0) | (indices >= n)][0]
         raise Problem(f"sample_batch gave index {bad:g} but only 0-{n - 1} hold transitions.")
     indices = indices.astype(int)
-    rewards = _array(_seen(got, f"{name}: rews"), "sample_batch's rews")
+    rewards = numbers(_seen(got, f"{name}: rews"), "sample_batch's rews")
     if rewards.shape != indices.shape or not np.array_equal(rewards, _stored_rewards(part)[indices]):
         raise Problem("the rewards returned do not belong to the indices returned. Hint: use self._batch(indices).")
-    return indices, _array(_seen(got, f"{name}: weights"), "sample_batch's weights").reshape(-1)
+    return indices, numbers(_seen(got, f"{name}: weights"), "sample_batch's weights").reshape(-1)
 
 
 def _judge_first(got: dict, part: dict) -> None:
     stored, (_, high_p), (low, low_p), alpha = part["stored"], part["high"], part["low"], part["alpha"]
-    leaves = [_number(v, f"sum_tree[{i}]") for i, v in enumerate(_seen(got, "leaves"))]
+    leaves = [number(v, f"sum_tree[{i}]") for i, v in enumerate(_seen(got, "leaves"))]
     if leaves != [1.0] * stored:
         raise Problem(
             f"after storing {stored} transitions into a new buffer, the sum tree's leaves 0-{stored - 1} are {leaves}, "
@@ -269,18 +171,18 @@ def _judge_first(got: dict, part: dict) -> None:
         )
     _seen(got, "update high")
     _seen(got, "update low")
-    max_priority = _number(_seen(got, "max_priority"), "max_priority")
+    max_priority = number(_seen(got, "max_priority"), "max_priority")
     if max_priority != high_p:
         raise Problem(
             f"after priorities {high_p} then {low_p}, max_priority is {max_priority}, expected {high_p} (it never shrinks)."
         )
-    in_sum, in_min = (_number(v, f"leaf {low}") for v in _seen(got, "low leaves"))
+    in_sum, in_min = (number(v, f"leaf {low}") for v in _seen(got, "low leaves"))
     if not math.isclose(in_sum, low_p**alpha) or not math.isclose(in_min, low_p**alpha):
         raise Problem(
             f"priority {low_p} with alpha {alpha}: leaf {low} should be {low_p} ** {alpha} = {low_p**alpha:g} in both trees, "
             f"got {in_sum} and {in_min}."
         )
-    in_sum, in_min = (_number(v, f"leaf {stored}") for v in _seen(got, "new leaves"))
+    in_sum, in_min = (number(v, f"leaf {stored}") for v in _seen(got, "new leaves"))
     if not math.isclose(in_sum, high_p**alpha) or not math.isclose(in_min, high_p**alpha):
         raise Problem(
             f"a transition stored after max_priority reached {high_p:g} should get {high_p:g} ** {alpha} = "
@@ -294,7 +196,7 @@ def _judge_first(got: dict, part: dict) -> None:
         call = f"update_priorities([{bad}], [1.0])"
         _judge_refusal(how, f"{call} with {n} transitions stored", "IndexError", "index_error",
                        f"{call} was accepted with {n} transitions stored; indices must be in [0, len(self)): raise IndexError.")
-    if not math.isclose(_number(_seen(got, "after refusals"), f"sum_tree[{low}]"), low_p**alpha):
+    if not math.isclose(number(_seen(got, "after refusals"), f"sum_tree[{low}]"), low_p**alpha):
         raise Problem("a refused update_priorities call changed the tree: check everything before writing.")
 
 
@@ -368,7 +270,7 @@ def _judge_frequencies(got: dict, part: dict) -> None:
         if type(later) is not list or len(later) != max(part["draws"] - _FULL, 0):
             raise Problem("the record of your answer is damaged (the frequencies' draws).")
         for more in later:
-            indices = _array(more, "sample_batch's indices")
+            indices = numbers(more, "sample_batch's indices")
             if indices.shape != (part["batch_size"],) or np.any(indices != np.round(indices)) or not np.all(
                 (indices >= 0) & (indices < n)
             ):
@@ -394,7 +296,11 @@ BUFFER = Exercise(
 )
 
 
-def check_prioritized_buffer(buffer_class, strict: bool = False) -> bool:
+def check_prioritized_buffer(buffer_class) -> bool:
     """Check a ``PrioritizedReplayBuffer(obs_dim, size, batch_size, alpha)`` with ``store``,
     ``sample_batch(beta, rng)`` and ``update_priorities(indices, priorities)``."""
-    return BUFFER.check(buffer_class, strict=strict)
+    return BUFFER.check(buffer_class)
+
+
+EXERCISES = {BUFFER.grade_id: BUFFER}
+"""This module's exercise by the grade id of its hidden-test cell."""

@@ -19,9 +19,9 @@ from torch import nn
 
 from course_utils import facts
 from course_utils.checking import Exercise
-from course_utils.replay.checks_buffer import _drive_log
+from course_utils.replay.check_log import _drive_log
 
-__all__ = ["TD", "check_td_loss"]
+__all__ = ["EXERCISES", "TD", "check_td_loss"]
 
 ACTIONS = 2
 
@@ -87,10 +87,6 @@ def _grads(module: nn.Module) -> list:
     return [facts.grad(p) for p in facts.parameters(module)]
 
 
-# Bound when this module is imported (the notebook's setup cell, before any answer runs).
-_np_asarray = np.asarray
-
-
 def _as_numbers(value) -> np.ndarray:
     """The numbers of what the answer returned, as float64: a tensor's read by ``facts`` (a
     subclass of torch.Tensor, which answers every read itself, is refused)."""
@@ -98,7 +94,7 @@ def _as_numbers(value) -> np.ndarray:
         if not facts.real_tensor(value):
             raise TypeError(f"a {type(value).__name__}, a subclass of torch.Tensor: return a plain tensor")
         value = facts.numbers(value)
-    return _np_asarray(value, dtype=np.float64)
+    return facts.as_array(value, dtype=np.float64)
 
 
 def _td_steps(log, loss_fn, case: dict) -> None:
@@ -142,11 +138,16 @@ TD = Exercise(
     drive=_drive_td,
     judge=_judge_td,
     reference=("prioritized_td_loss",),
+    one_per_case="cases",
 )
 
 
-def check_td_loss(loss_fn, strict: bool = False) -> bool:
+def check_td_loss(loss_fn) -> bool:
     """Check ``loss_fn(q_net, target_net, batch, gamma, prior_eps) -> (loss, priorities)``: the
     importance-weighted smooth-L1 TD loss with the terminal mask and a detached target, and the
     new priorities ``|delta| + prior_eps``, on small batches for linear Q-networks."""
-    return TD.check(loss_fn, strict=strict)
+    return TD.check(loss_fn)
+
+
+EXERCISES = {TD.grade_id: TD}
+"""This module's exercise by the grade id of its hidden-test cell."""

@@ -43,10 +43,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from course_utils.animation import side_by_side
 from course_utils.paths import ASSETS
 from course_utils.replay.per import ReplayBuffer, beta_schedule
 from course_utils.replay.vector_per import VectorPrioritizedReplayBuffer
-from course_utils.runtime import seed_torch
+from course_utils.runtime import positive_int, seed_torch
 
 ENV_ID = "CartPole-v1"
 MAX_EPISODE_STEPS = 200
@@ -120,9 +121,7 @@ class DQNConfig:
 
     def __post_init__(self):
         for name in ("num_frames", "memory_size", "batch_size", "target_update", "epsilon_decay_frames"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+            positive_int(name, getattr(self, name))
         if self.batch_size > self.memory_size:
             raise ValueError(f"batch_size ({self.batch_size}) must not exceed memory_size ({self.memory_size}).")
         if not 0.0 <= self.min_epsilon <= self.max_epsilon <= 1.0:
@@ -276,7 +275,11 @@ def train_dqn(
     prioritized = hasattr(buffer, "update_priorities")
     agent = DQNAgent(obs_dim, n_actions, config, loss_fn)
     result = TrainResult(seed=seed, prioritized=prioritized, agent=agent)
-    plot = LivePlot() if live_every else None
+    plot = None
+    if live_every:
+        from course_utils.plotting import LiveView
+
+        plot = LiveView()
     wall, cpu = time.perf_counter(), time.process_time()
 
     obs, _ = env.reset(seed=seed)
@@ -308,12 +311,12 @@ def train_dqn(
             if prioritized:
                 buffer.update_priorities(batch["indices"], priorities)
         if plot is not None and frame % live_every == 0:
-            plot.draw(result, frame)
+            plot.show_figure(plot_training(result, frame))
     result.wall_s = time.perf_counter() - wall
     result.cpu_s = time.process_time() - cpu
     env.close()
     if plot is not None:
-        plot.draw(result, frame)
+        plot.show_figure(plot_training(result, frame))
     elif live:
         import matplotlib.pyplot as plt
 
@@ -352,19 +355,6 @@ def plot_training(result: TrainResult, frame: int | None = None, axes=None):
     axes[2].set(title="Epsilon", xlabel="frame", ylabel="epsilon", ylim=(0, 1.05))
     fig.tight_layout()
     return fig
-
-
-class LivePlot:
-    """Redraws ``plot_training`` in place in a notebook (``clear_output(wait=True)``)."""
-
-    def draw(self, result: TrainResult, frame: int) -> None:
-        import matplotlib.pyplot as plt
-        from IPython.display import clear_output, display
-
-        fig = plot_training(result, frame)
-        clear_output(wait=True)
-        display(fig)
-        plt.close(fig)
 
 
 def plot_comparison(curves: dict, ax=None, title: str = "Uniform vs prioritized replay on CartPole"):
@@ -515,21 +505,6 @@ class WatchPair:
     frames: list
     random_score: float
     trained_score: float
-
-
-def side_by_side(left: list, right: list, gap: int = 8) -> list:
-    """Two lists of (H, W, 3) uint8 frames joined left and right (a white gap between); the
-    shorter one holds its last frame until the longer one ends."""
-    if not left or not right:
-        raise ValueError("side_by_side needs at least one frame on each side.")
-    n = max(len(left), len(right))
-    height = max(left[0].shape[0], right[0].shape[0])
-    spacer = np.full((height, gap, 3), 255, dtype=np.uint8)
-    joined = []
-    for i in range(n):
-        a, b = left[min(i, len(left) - 1)], right[min(i, len(right) - 1)]
-        joined.append(np.concatenate([a, spacer, b], axis=1))
-    return joined
 
 
 def random_and_trained(seed: int = 1, episode_seed: int = 100, every: int = 2) -> WatchPair:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from course_utils.runtime import positive_int
+
 FIELDS = ("state", "action", "reward", "next_state", "done", "step", "episode_id", "td_error")
 """The fields a batch may hold; ``td_error`` is optional (zeros when missing)."""
 
@@ -35,8 +37,7 @@ class CircularReplayMemory:
 
     def __init__(self, capacity: int = 200, batch_size: int = 16, warmup: int = 100, seed: int | None = None):
         for name, value in (("capacity", capacity), ("batch_size", batch_size), ("warmup", warmup)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+            positive_int(name, value)
         if warmup > capacity:
             raise ValueError(f"warmup ({warmup}) cannot exceed capacity ({capacity}): sampling would never start.")
         self.capacity, self.batch_size, self.warmup = capacity, batch_size, warmup

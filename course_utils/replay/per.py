@@ -19,17 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-
-def _as_rng(rng) -> np.random.Generator:
-    """``None`` (fresh entropy), an int seed, or a ``np.random.Generator`` -> a Generator."""
-    if rng is None:
-        return np.random.default_rng()
-    if isinstance(rng, int | np.integer) and not isinstance(rng, bool):
-        return np.random.default_rng(int(rng))
-    if isinstance(rng, np.random.Generator):
-        return rng
-    raise ValueError(f"rng must be None, an int seed or a numpy.random.Generator, got {type(rng).__name__}.")
-
+from course_utils.runtime import generator, positive_int
 
 # --------------------------------------------------------------------------------------
 # Replay buffers
@@ -46,8 +36,7 @@ class ReplayBuffer:
 
     def __init__(self, obs_dim: int, size: int, batch_size: int = 32):
         for name, value in (("obs_dim", obs_dim), ("size", size), ("batch_size", batch_size)):
-            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+            positive_int(name, value)
         if batch_size > size:
             raise ValueError(f"batch_size ({batch_size}) must not exceed size ({size}): a batch holds distinct transitions.")
         self.obs_dim, self.max_size, self.batch_size = int(obs_dim), int(size), int(batch_size)
@@ -97,7 +86,7 @@ class ReplayBuffer:
     def sample_batch(self, rng=None) -> dict[str, np.ndarray]:
         """``batch_size`` distinct transitions drawn uniformly; ``rng``: None, a seed or a Generator."""
         self._check_can_sample()
-        indices = _as_rng(rng).choice(len(self), size=self.batch_size, replace=False)
+        indices = generator(rng).choice(len(self), size=self.batch_size, replace=False)
         return self._batch(indices)
 
 
@@ -111,8 +100,7 @@ def beta_schedule(step: int, total_steps: int, beta0: float = 0.4) -> float:
     0.01 of 1 after about ``3 * sqrt(total_steps)`` steps (1% of a 100 000-step run)
     instead of at the end.
     """
-    if isinstance(total_steps, bool) or not isinstance(total_steps, int | np.integer) or total_steps < 1:
-        raise ValueError(f"total_steps must be a positive integer, got {total_steps!r}.")
+    positive_int("total_steps", total_steps)
     if step < 0:
         raise ValueError(f"step must be >= 0, got {step!r}.")
     if not 0.0 <= beta0 <= 1.0:

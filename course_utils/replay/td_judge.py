@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from course_utils.check_helpers import close_arrays, number, numbers
 from course_utils.checking import Problem, fmt
-from course_utils.replay.checks_buffer import _array, _number, _seen
+from course_utils.replay.check_log import _seen
+
+TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}
+"""How close (``close_arrays``) an answer's loss, priorities and gradients must be to the oracle's,
+and a wrong answer's to a typical mistake's."""
 
 
 def _huber(x: np.ndarray) -> np.ndarray:
@@ -49,52 +54,57 @@ def td_quantities(case: dict, mask: bool = True, detached: bool = True) -> dict:
             "grad_weight": grad_w, "grad_bias": grad_b}
 
 
-def _close(a, b) -> bool:
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-4, atol=1e-5))
+def _hint(got, mistakes: list[tuple[list, str]], otherwise: str) -> str:
+    """The hint of the first typical mistake whose result (one of its values) ``got`` is."""
+    return next((hint for values, hint in mistakes if any(close_arrays(got, value, **TOLERANCE) for value in values)),
+                otherwise)
 
 
-def _loss_hint(case: dict, loss: float) -> str:
+def _loss_mistakes(case: dict) -> list[tuple[list, str]]:
+    """(the losses a typical mistake gives on ``case``, its hint), in the order they are tried."""
     right, weights = td_quantities(case), np.array(case["weights"])
-    unmasked = td_quantities(case, mask=False)
-    n = len(weights)
-    if _close(loss, unmasked["loss"]):
-        return ("Hint: the terminal mask is missing. Where the episode ended (done = 1) there is no next state to bootstrap "
-                "from: the target is r alone, r + gamma * (1 - done) * max_a' Q_target(s', a').")
-    if _close(loss, _huber(right["delta"]).mean()):
-        return ("Hint: the importance weights are not applied: multiply each element of the loss by batch['weights'] "
-                "before the mean.")
-    if _close(loss, (weights * _huber(right["delta"])).sum()):
-        return "Hint: take the mean over the batch, not the sum (the weights are already at most 1)."
-    if _close(loss, (weights * 0.5 * right["delta"] ** 2).mean()) or _close(loss, (weights * right["delta"] ** 2).mean()):
-        return "Hint: use the smooth-L1 (Huber) loss, F.smooth_l1_loss(q_taken, target, reduction='none'), not the squared error."
-    if _close(loss, (weights * _huber(right["delta"])).sum() / weights.sum()):
-        return "Hint: divide by the batch size (a plain .mean()), not by the sum of the weights."
-    del n
-    return ("Hint: Q(s, a) is the Q-network's value of the action taken (gather along dimension 1 with batch['acts']); "
-            "the target uses the target network's largest value at the next state.")
+    delta = right["delta"]
+    squared = (weights * delta**2).mean()
+    return [
+        ([td_quantities(case, mask=False)["loss"]],
+         "Hint: the terminal mask is missing. Where the episode ended (done = 1) there is no next state to bootstrap "
+         "from: the target is r alone, r + gamma * (1 - done) * max_a' Q_target(s', a')."),
+        ([_huber(delta).mean()],
+         "Hint: the importance weights are not applied: multiply each element of the loss by batch['weights'] "
+         "before the mean."),
+        ([(weights * _huber(delta)).sum()],
+         "Hint: take the mean over the batch, not the sum (the weights are already at most 1)."),
+        ([0.5 * squared, squared],
+         "Hint: use the smooth-L1 (Huber) loss, F.smooth_l1_loss(q_taken, target, reduction='none'), not the squared error."),
+        ([(weights * _huber(delta)).sum() / weights.sum()],
+         "Hint: divide by the batch size (a plain .mean()), not by the sum of the weights."),
+    ]
 
 
-def _priority_hint(case: dict, priorities: np.ndarray) -> str:
-    right = td_quantities(case)
-    delta, eps = right["delta"], case["prior_eps"]
-    if _close(priorities, np.abs(td_quantities(case, mask=False)["delta"]) + eps):
-        return "Hint: the terminal mask is missing from the target, so the TD errors of the last steps of episodes are wrong."
-    if _close(priorities, _huber(delta) + eps) or _close(priorities, _huber(delta)):
-        return ("Hint: the priority is |delta| + prior_eps, from the TD error itself, not from the element-wise loss "
-                "(the smooth-L1 loss is delta**2 / 2 for small errors, which would make them far rarer still).")
-    if _close(priorities, np.abs(delta)):
-        return "Hint: add prior_eps to |delta|, so that no transition gets priority 0 and is never replayed again."
-    if _close(priorities, delta + eps) or _close(priorities, delta):
-        return "Hint: take the absolute value of the TD error: a priority must be positive."
-    if _close(priorities, np.array(case["weights"]) * np.abs(delta) + eps):
-        return "Hint: the importance weights correct the loss, not the priorities: the priority is |delta| + prior_eps."
-    return "Hint: the priority of each transition is |delta| + prior_eps with delta = target - Q(s, a)."
+LOSS_OTHERWISE = ("Hint: Q(s, a) is the Q-network's value of the action taken (gather along dimension 1 with "
+                  "batch['acts']); the target uses the target network's largest value at the next state.")
+
+
+def _priority_mistakes(case: dict) -> list[tuple[list, str]]:
+    """(the priorities a typical mistake gives on ``case``, its hint), in the order they are tried."""
+    delta, eps = td_quantities(case)["delta"], case["prior_eps"]
+    return [
+        ([np.abs(td_quantities(case, mask=False)["delta"]) + eps],
+         "Hint: the terminal mask is missing from the target, so the TD errors of the last steps of episodes are wrong."),
+        ([_huber(delta) + eps, _huber(delta)],
+         "Hint: the priority is |delta| + prior_eps, from the TD error itself, not from the element-wise loss "
+         "(the smooth-L1 loss is delta**2 / 2 for small errors, which would make them far rarer still)."),
+        ([np.abs(delta)], "Hint: add prior_eps to |delta|, so that no transition gets priority 0 and is never replayed again."),
+        ([delta + eps, delta], "Hint: take the absolute value of the TD error: a priority must be positive."),
+        ([np.array(case["weights"]) * np.abs(delta) + eps],
+         "Hint: the importance weights correct the loss, not the priorities: the priority is |delta| + prior_eps."),
+    ]
+
+
+PRIORITY_OTHERWISE = "Hint: the priority of each transition is |delta| + prior_eps with delta = target - Q(s, a)."
 
 
 def judge_td(got: list, expected: list, cases: list[dict]) -> None:
-    if type(got) is not list or len(got) != len(cases):
-        raise Problem("the record of your answer is not what the check writes (a damaged record).")
     for log, case in zip(got, cases, strict=True):
         what = (f"a batch of {len(case['acts'])} transitions (done = {case['done']}, weights = {fmt(case['weights'])}, "
                 f"gamma = {case['gamma']}, prior_eps = {case['prior_eps']}"
@@ -108,26 +118,29 @@ def judge_td(got: list, expected: list, cases: list[dict]) -> None:
             raise Problem(f"{what}: the loss has no gradient. Hint: compute Q(s, a) with q_net outside torch.no_grad(); only the "
                           "target goes inside it.")
         right = td_quantities(case)
-        loss = _number(_seen(log, "loss"), "float(loss)")
-        if not _close(loss, right["loss"]):
-            raise Problem(f"{what}: the loss is {loss:.6g}, expected {right['loss']:.6g}. {_loss_hint(case, loss)}")
-        priorities = _array(_seen(log, "priorities"), f"{what}: the priorities")
+        loss = number(_seen(log, "loss"), "float(loss)")
+        if not close_arrays(loss, right["loss"], **TOLERANCE):
+            hint = _hint(loss, _loss_mistakes(case), LOSS_OTHERWISE)
+            raise Problem(f"{what}: the loss is {loss:.6g}, expected {right['loss']:.6g}. {hint}")
+        priorities = numbers(_seen(log, "priorities"), f"{what}: the priorities")
         if priorities.shape != right["priorities"].shape:
             raise Problem(f"{what}: the priorities have shape {priorities.shape}, expected {right['priorities'].shape} (one per "
                           "transition). Hint: squeeze Q(s, a) to shape (B,) after the gather.")
-        if not _close(priorities, right["priorities"]):
+        if not close_arrays(priorities, right["priorities"], **TOLERANCE):
             raise Problem(f"{what}: the priorities are {fmt(priorities)}, expected {fmt(right['priorities'])}. "
-                          f"{_priority_hint(case, priorities)}")
+                          f"{_hint(priorities, _priority_mistakes(case), PRIORITY_OTHERWISE)}")
         if _seen(log, "priorities have a gradient") is not False:
             raise Problem(f"{what}: the priorities still carry a gradient. Hint: .detach() them: they are stored, not learned.")
         grads = _seen(log, "q grads")
         if type(grads) is not list or len(grads) != 2 or any(g is None for g in grads):
             raise Problem(f"{what}: the loss gives the Q-network no gradient. "
                           "Hint: Q(s, a) must come from q_net, with gradients on.")
-        grad_w, grad_b = _array(grads[0], "the weight's gradient"), _array(grads[1], "the bias's gradient")
-        if not (_close(grad_w, right["grad_weight"]) and _close(grad_b, right["grad_bias"])):
+        grad_w, grad_b = numbers(grads[0], "the weight's gradient"), numbers(grads[1], "the bias's gradient")
+        if not (close_arrays(grad_w, right["grad_weight"], **TOLERANCE)
+                and close_arrays(grad_b, right["grad_bias"], **TOLERANCE)):
             undetached = td_quantities(case, detached=False)
-            if _close(grad_w, undetached["grad_weight"]) and _close(grad_b, undetached["grad_bias"]):
+            if (close_arrays(grad_w, undetached["grad_weight"], **TOLERANCE)
+                    and close_arrays(grad_b, undetached["grad_bias"], **TOLERANCE)):
                 raise Problem(f"{what}: the gradient also flows through the target. Hint: compute the target under "
                               "torch.no_grad() (or .detach() it): the network learns to move Q(s, a) towards the target, "
                               "not the target towards Q(s, a).")
@@ -135,6 +148,6 @@ def judge_td(got: list, expected: list, cases: list[dict]) -> None:
                           "(no numpy or .item() on the way), so that the gradient reaches q_net.")
         target_grads = _seen(log, "target grads")
         if not case["same_net"] and type(target_grads) is list and any(
-                g is not None and np.any(_array(g, "the target network's gradient") != 0) for g in target_grads):
+                g is not None and np.any(numbers(g, "the target network's gradient") != 0) for g in target_grads):
             raise Problem(f"{what}: the target network received a gradient. Hint: compute the target under torch.no_grad() "
                           "(or .detach() it): only the Q-network learns from this loss.")

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from course_utils.replay.per import ReplayBuffer, _as_rng
+from course_utils.replay.per import ReplayBuffer
 from course_utils.replay.trees import (
     VectorMinTree,
     VectorSumTree,
@@ -20,6 +20,7 @@ from course_utils.replay.trees import (
     short_repr,
     validate_priorities,
 )
+from course_utils.runtime import generator
 
 
 class VectorPrioritizedReplayBuffer(ReplayBuffer):
@@ -73,7 +74,7 @@ class VectorPrioritizedReplayBuffer(ReplayBuffer):
         if not (math.isfinite(beta) and beta >= 0.0):
             raise ValueError(f"beta must be a finite number >= 0 (usually annealed from 0.4 to 1), got {beta!r}.")
         self._check_can_sample()
-        rng = _as_rng(rng)
+        rng = generator(rng)
         total = self.sum_tree.total()
         draws = self._strata + rng.random(self.batch_size)
         draws *= total / self.batch_size

@@ -87,7 +87,7 @@ def test_judged_cells_keep_only_the_verdict():
     notebook = nbformat.v4.new_notebook(cells=[
         _test_cell(ACTOR.grade_id, "ACTOR.submit(replay_actor_loss)", forged),
         _test_cell(ACTOR.grade_id, "ACTOR.submit(replay_actor_loss)", honest),
-        _test_cell(ACTOR.grade_id, "check_replay_actor_loss(replay_actor_loss, strict=True)", forged[:1]),
+        _test_cell(ACTOR.grade_id, "assert check_replay_actor_loss(replay_actor_loss)", forged[:1]),
     ])
     judging.JudgeRecords().preprocess(notebook, {})
     wrong, right, old_style = notebook.cells

@@ -22,7 +22,7 @@ from course_admin.lunar.solutions import (
 from course_utils.claims import claim
 from course_utils.lunar.env import make_env
 from course_utils.lunar.episodes import collect_episodes
-from course_utils.lunar.harness import VectorBatchDataset, monitor_episode, side_by_side
+from course_utils.lunar.harness import VectorBatchDataset, monitor_episode
 from course_utils.paths import SOLUTIONS
 
 SOLUTIONS_NOTEBOOK = SOLUTIONS / "03_policy_gradients.ipynb"
@@ -274,7 +274,7 @@ def _run_evaluation_cell(passes_checks=True):
     actor-critic as "the course's agent", three evaluation landscapes. Returns (its printout, its namespace)."""
     from course_admin.lunar.solutions import AACPolicyNet
     from course_utils import lunar
-    from course_utils.animation import animate, record_episode
+    from course_utils.animation import animate, record_episode, side_by_side
 
     torch.manual_seed(5)
     course_agent = AACPolicyNet(8, 4, (8,))
@@ -284,7 +284,7 @@ def _run_evaluation_cell(passes_checks=True):
         "lunar": lunar, "AACPolicyNet": AACPolicyNet, "aac_hp": {"hidden_layers": (16,)}, "env": make_env(),
         "seeds": seeds, "pretrained": course_agent, "returns": lunar.evaluate(course_agent, seeds),
         "passes": lambda check, answer: passes_checks, "check_aac_net": None,
-        "record_episode": record_episode, "animate": animate, "display": shown.append,
+        "record_episode": record_episode, "animate": animate, "side_by_side": side_by_side, "display": shown.append,
     }
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -345,14 +345,6 @@ def test_both_cells_name_the_same_checkpoint_file():
         if line.startswith("checkpoint_file = ")
     }
     assert len(lines) == 1, lines
-
-
-def test_side_by_side_holds_the_shorter_episodes_last_frame():
-    left = [np.full((2, 3, 3), i, np.uint8) for i in range(3)]
-    right = [np.full((2, 3, 3), 10 + i, np.uint8) for i in range(5)]
-    frames = side_by_side(left, right, gap=2)
-    assert len(frames) == 5 and frames[0].shape == (2, 8, 3)
-    assert frames[4][0, 0, 0] == 2 and frames[4][0, 7, 0] == 14 and frames[4][0, 3, 0] == 128
 
 
 def test_monitor_episode_plays_one_whole_episode_with_a_frame_per_step():

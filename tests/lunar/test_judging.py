@@ -4,6 +4,9 @@ not the public ones, and an answer tuned to the public cases fails in grading.""
 
 from __future__ import annotations
 
+import contextlib
+import io
+
 import pytest
 import torch
 from verdicts import graded
@@ -11,16 +14,9 @@ from verdicts import graded
 from course_admin.grading import judging
 from course_admin.lunar import solutions
 from course_utils import checking
-from course_utils.lunar.checks.losses import (
-    AAC_AGENT,
-    AAC_LOSS,
-    AAC_NET,
-    BPG_LOSS,
-    ENTROPY_LOSS,
-    LOSS_EXERCISES,
-    POLICY_TRAINER,
-    VPG_LOSS,
-)
+from course_utils.lunar.checks import aac_checks, losses
+from course_utils.lunar.checks.aac_checks import AAC_AGENT, AAC_LOSS, AAC_NET
+from course_utils.lunar.checks.losses import BPG_LOSS, ENTROPY_LOSS, POLICY_TRAINER, VPG_LOSS
 
 from .mistakes import (
     AACNotDetached,
@@ -41,10 +37,17 @@ from .mistakes import (
     WrongAxisVanilla,
 )
 
+LOSS_EXERCISES = {**losses.EXERCISES, **aac_checks.EXERCISES}
+"""Exercises 6-8."""
+
 
 def checked(exercise, *answers) -> tuple[bool, str]:
-    """The check cell's verdict (on the public cases, against the stored record)."""
-    return checking.outcome(exercise.name, lambda: exercise.check(*answers, strict=True))
+    """The check cell's verdict (on the public cases, against the stored record): whether it
+    passed, and what it printed."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        passed = exercise.check(*answers)
+    return passed, printed.getvalue()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,14 +16,10 @@ from course_admin.lunar.solutions import (
     TrainBatch,
 )
 from course_utils import checking, records
-from course_utils.lunar.checks.agents import (
-    AGENT_DISTRIBUTION,
-    AGENT_EXERCISES,
-    AGENT_STEP,
-    CALC_QVALS,
-    FROM_EPISODES,
-    POLICY_NET,
-)
+from course_utils.lunar.checks import agents, episodes, qvals
+from course_utils.lunar.checks.agents import AGENT_DISTRIBUTION, AGENT_STEP, POLICY_NET
+from course_utils.lunar.checks.episodes import FROM_EPISODES
+from course_utils.lunar.checks.qvals import CALC_QVALS
 from course_utils.lunar.expected import StoredEpisode
 
 from .mistakes import (
@@ -35,6 +31,9 @@ from .mistakes import (
     UndiscountedQvals,
     UnnormalisedAgent,
 )
+
+AGENT_EXERCISES = {**agents.EXERCISES, **qvals.EXERCISES, **episodes.EXERCISES}
+"""Exercises 1-4."""
 
 # --------------------------------------------------------------------------------------
 # Wrong answers (those of the hint tests in test_checks.py, and a few more)
@@ -167,7 +166,7 @@ def test_the_aac_variant_needs_no_stored_record():
     from course_utils.lunar.checks.agents import AAC_DISTRIBUTION, check_agent_distribution
 
     assert AAC_DISTRIBUTION.grade_id == "test_aac_agent" and AAC_DISTRIBUTION.reference == ("AACPolicyAgent",)
-    assert check_agent_distribution(AACPolicyAgent, strict=True, aac=True)
+    assert check_agent_distribution(AACPolicyAgent, aac=True)
     assert not checking.passes(lambda answer: check_agent_distribution(answer, aac=True), PolicyAgent)
     hidden = AAC_DISTRIBUTION.record(AACPolicyAgent, hidden=False)
     AAC_DISTRIBUTION.judge_record(hidden, None, hidden=False)  # raises Problem if wrong

@@ -115,7 +115,7 @@ RUN_WITHOUT_SOLUTIONS = textwrap.dedent(
         sys.modules["course_utils.lunar"] = course_utils.lunar = package
         front_door = "bypassed"
 
-    from course_utils.lunar import checks
+    from course_utils.exercises import GRADED
 
     # The harvested reference solutions, from their file under another name.
     spec = importlib.util.spec_from_file_location("harvested_reference", SOLUTIONS_FILE)
@@ -138,9 +138,14 @@ RUN_WITHOUT_SOLUTIONS = textwrap.dedent(
         "check_aac_agent": ref.AACPolicyAgent,
         "check_aac_loss": ref.AACPolicyGradientLoss,
     }
-    every_check = {name for name in checks.__all__ if name.startswith("check_")}
-    assert set(CANDIDATES) == every_check, set(CANDIDATES) ^ every_check
-    passed = {name: getattr(checks, name)(candidate, strict=True) for name, candidate in CANDIDATES.items()}
+    every_check = {row.check.partition(":")[2]: row.check for row in GRADED if row.tutorial == "lunar" and row.check}
+    assert set(CANDIDATES) == set(every_check), set(CANDIDATES) ^ set(every_check)
+
+    def check(target):
+        module, _, name = target.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+    passed = {name: check(every_check[name])(candidate) for name, candidate in CANDIDATES.items()}
     solutions_file = str(SOLUTIONS_FILE)
     loaded = sorted(
         name for name, module in sys.modules.items()

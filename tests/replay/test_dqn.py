@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from course_admin.replay import solutions, train
+from course_utils import animation
 from course_utils.claims import claim
 from course_utils.paths import PACKAGE
 from course_utils.replay import dqn, vector_per
@@ -242,7 +243,7 @@ def test_random_and_trained_side_by_side():
     assert holds, figures
     assert watch.frames[0].shape[1] == 2 * 600 + 8  # two 600-pixel frames and the gap
     with pytest.raises(ValueError, match="at least one frame"):
-        dqn.side_by_side([], watch.frames)
+        animation.side_by_side([], watch.frames)
 
 
 def test_the_checkpoint_agent_balances_the_pole():

@@ -14,7 +14,8 @@ from course_admin.grading import judging
 from course_admin.replay import solutions
 from course_utils import checking, records
 from course_utils.checking import Problem
-from course_utils.replay.checks import ADD, BUFFER, TREES
+from course_utils.replay.checks import ADD, TREES
+from course_utils.replay.checks_buffer import BUFFER
 from course_utils.replay.memory import CircularReplayMemory
 from course_utils.replay.standin_trees import SlowMinTree, SlowSumTree
 from replay.test_memory import WRONG_ADDS, _ModuloIndexing

@@ -1,5 +1,8 @@
+import re
+
 import pytest
 import torch
+from verdicts import not_yet
 
 from course_admin.replay.solutions import CircularMemory  # the exercise's reference (instructor side)
 from course_utils.replay.checks import _numbered_batch, check_memory_add
@@ -186,7 +189,7 @@ def test_the_student_package_leaves_add_to_the_student():
 
 def test_check_accepts_correct_solutions(capsys):
     assert check_memory_add(CircularMemory)
-    assert check_memory_add(_ModuloIndexing, strict=True)
+    assert check_memory_add(_ModuloIndexing)
     assert "✅" in capsys.readouterr().out
 
 
@@ -203,8 +206,7 @@ WRONG_ADDS = [
 def test_check_rejects_common_mistakes_with_a_hint(wrong, message, capsys):
     assert check_memory_add(wrong) is False
     assert "❌" in capsys.readouterr().out
-    with pytest.raises(AssertionError, match=message):
-        check_memory_add(wrong, strict=True)
+    assert re.search(message, not_yet(check_memory_add, wrong))
 
 
 def test_the_largest_td_errors_of_the_notebooks_memory_are_on_the_last_steps():

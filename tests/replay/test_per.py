@@ -1,11 +1,13 @@
+import re
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from verdicts import not_yet
 
 from course_admin.replay.solutions import PrioritizedReplayBuffer  # the exercise's reference (instructor side)
 from course_utils.claims import claim
-from course_utils.replay.checks import check_prioritized_buffer
+from course_utils.replay.checks_buffer import check_prioritized_buffer
 from course_utils.replay.dqn import DQNConfig
 from course_utils.replay.per import ReplayBuffer, beta_schedule
 from course_utils.replay.trees import validate_priorities
@@ -268,12 +270,11 @@ WRONG_BUFFERS = [
 
 @pytest.mark.parametrize("wrong, message", WRONG_BUFFERS)
 def test_buffer_check_flags_the_pitfalls(wrong, message):
-    with pytest.raises(AssertionError, match=message):
-        check_prioritized_buffer(wrong, strict=True)
+    assert re.search(message, not_yet(check_prioritized_buffer, wrong))
 
 
 def test_buffer_check_accepts_the_reference_and_the_vectorised_buffer_is_no_drop_in_answer(capsys):
-    assert check_prioritized_buffer(PrioritizedReplayBuffer, strict=True)
+    assert check_prioritized_buffer(PrioritizedReplayBuffer)
     with pytest.raises(TypeError):  # it is built from a DQN config, not (obs_dim, size, batch_size, alpha)
         VectorPrioritizedReplayBuffer(obs_dim=2, size=8, batch_size=4, alpha=0.5)
     assert check_prioritized_buffer(VectorPrioritizedReplayBuffer) is False

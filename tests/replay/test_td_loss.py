@@ -12,7 +12,7 @@ from course_admin.grading import judging
 from course_admin.replay import solutions
 from course_utils import checking
 from course_utils.replay import dqn
-from course_utils.replay.checks import TD, check_td_loss
+from course_utils.replay.checks_td import TD, check_td_loss
 from course_utils.replay.td_judge import td_quantities
 
 

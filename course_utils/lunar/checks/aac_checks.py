@@ -1,7 +1,7 @@
 """Exercise checks of tutorial 3, exercise 8: the advantage actor-critic's network, agent and
-loss (``losses`` re-exports them with the other checks of exercises 6-8).
+loss.
 
-As in ``losses``, each exercise is an ``Exercise``: ``drive`` runs the student's class on the
+As in ``losses`` (exercises 6-7), each exercise is an ``Exercise``: ``drive`` runs the student's class on the
 cases (stand-in environments and networks of its own, the batches of ``loss_records``) and
 records what came back; ``judge`` compares the record with the course's own answer's record on
 the same cases. Nothing here uses the reference solutions (``course_admin.lunar.solutions``).
@@ -13,9 +13,10 @@ import torch
 from torch import nn
 
 from course_utils import facts
+from course_utils.check_helpers import close, is_error, tensor_of
 from course_utils.checking import Exercise, Problem, attempt, fmt, raise_if_error
 from course_utils.lunar.checks import loss_records
-from course_utils.lunar.checks.common import _FakeEnv, tensor_of
+from course_utils.lunar.checks.standins import _FakeEnv
 from course_utils.lunar.env import make_env
 from course_utils.records import encode
 from course_utils.runtime import seed_torch
@@ -42,12 +43,12 @@ def _drive_aac_net(cases, AACPolicyNet) -> list[dict]:  # noqa: N803 (the exerci
         net = attempt(what, AACPolicyNet.build_for_env, env)
         if case["env"] == "lunar":
             env.close()
-        if loss_records.is_error(net):
+        if is_error(net):
             out.append({"error": net})
             continue
         x = torch.randn(case["rows"], n_obs, generator=torch.Generator().manual_seed(case["seed"]))
         result = attempt("net(x)", net, x)
-        if loss_records.is_error(result):
+        if is_error(result):
             out.append({"error": result})
             continue
         pair = isinstance(result, tuple) and len(result) == 2
@@ -69,8 +70,6 @@ def _grad_sizes(net) -> list:
 
 
 def _judge_aac_net(got: list, expected: list, cases) -> None:
-    if type(got) is not list or len(got) != len(cases):
-        raise Problem(f"the record holds {len(got) if type(got) is list else 'no'} cases instead of {len(cases)}.")
     for case, mine in zip(cases, got, strict=True):
         raise_if_error(mine.get("error"))
         rows = case["rows"]
@@ -103,12 +102,13 @@ AAC_NET = Exercise(
     drive=_drive_aac_net,
     judge=_judge_aac_net,
     reference=("AACPolicyNet",),
+    one_per_case="cases",
 )
 
 
-def check_aac_net(AACPolicyNet, strict: bool = False) -> bool:  # noqa: N803
+def check_aac_net(AACPolicyNet) -> bool:  # noqa: N803
     """``AACPolicyNet.build_for_env(env)`` -> module returning (action scores (N, 4), state values (N, 1))."""
-    return AAC_NET.check(AACPolicyNet, strict=strict)
+    return AAC_NET.check(AACPolicyNet)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -140,7 +140,7 @@ def _drive_aac_agent(cases, AACPolicyAgent) -> list[dict]:  # noqa: N803 (the ex
         net = _LinearPair(case["net"], case["value"])
         agent = attempt(f"AACPolicyAgent(env, p_net, seed={seed})", AACPolicyAgent, env, net, seed)
         state = torch.as_tensor(env.reset(seed=seed)[0])
-        if loss_records.is_error(agent):
+        if is_error(agent):
             out.append({"state": state, "error": agent})
         else:
             attempt("setting agent.curr_state", setattr, agent, "curr_state", state.clone())
@@ -151,14 +151,12 @@ def _drive_aac_agent(cases, AACPolicyAgent) -> list[dict]:  # noqa: N803 (the ex
 
 
 def _judge_aac_agent(got: list, expected: list, cases) -> None:
-    if type(got) is not list or len(got) != len(cases):
-        raise Problem(f"the record holds {len(got) if type(got) is list else 'no'} cases instead of {len(cases)}.")
     for mine, reference in zip(got, expected, strict=True):
         raise_if_error(mine.get("error"))
         d = tensor_of("current_action_distribution()", mine.get("distribution")).reshape(-1).double()
         if d.numel() != 4:
             raise Problem(f"expected 4 probabilities (one per action), got {d.numel()} values.")
-        if (d < 0).any() or not loss_records.close(float(d.sum()), 1.0, 1e-5):
+        if (d < 0).any() or not close(float(d.sum()), 1.0, 1e-5):
             raise Problem(
                 f"the probabilities {fmt(d)} should be non-negative and sum to 1 (they sum to "
                 f"{float(d.sum()):.4f}). Hint: apply a softmax to the action scores."
@@ -179,12 +177,13 @@ AAC_AGENT = Exercise(
     drive=_drive_aac_agent,
     judge=_judge_aac_agent,
     reference=("AACPolicyAgent",),
+    one_per_case="cases",
 )
 
 
-def check_aac_agent(AACPolicyAgent, strict: bool = False) -> bool:  # noqa: N803
+def check_aac_agent(AACPolicyAgent) -> bool:  # noqa: N803
     """``AACPolicyAgent.current_action_distribution`` uses the policy head of a (scores, values) network."""
-    return AAC_AGENT.check(AACPolicyAgent, strict=strict)
+    return AAC_AGENT.check(AACPolicyAgent)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -201,7 +200,7 @@ def _drive_aac_loss(cases, AACPolicyGradientLoss) -> list[dict]:  # noqa: N803 (
     for case in cases:
         what = f"AACPolicyGradientLoss(delta={case['delta']:g})"
         loss_fn = attempt(what, AACPolicyGradientLoss, case["delta"])
-        if loss_records.is_error(loss_fn):
+        if is_error(loss_fn):
             out.append({"error": loss_fn})
             continue
         batch, scores, values = loss_records.make_inputs(case["batch"])
@@ -227,9 +226,30 @@ BROADCAST_HINT = (
 """The hint for state values of shape (N, 1) broadcast against q-values of shape (N,) (the ``flat`` probe)."""
 
 
+def _aac_loss_hints(mine: dict, delta: float, loss_p: float, loss_v: float) -> list:
+    """(test of the answer's loss, hint) for each typical mistake, in the order they are tried:
+    the probes first (``flat``, ``row_shifted``, ``shifted``), then the losses each mistake gives
+    (from the course's parts, ``loss_p`` and ``loss_v``)."""
+    name = "AACPolicyGradientLoss"
+
+    def sees_the_shift(got: float) -> bool:  # weighing by q alone: raising q and v changes the loss
+        try:
+            return not close(loss_records.loss_value(mine.get("shifted", {}), name), got, 1e-4)
+        except Problem:
+            return False
+
+    return [
+        (lambda got: loss_records.changed(mine, "flat", got, name), BROADCAST_HINT),
+        (lambda got: loss_records.changed(mine, "row_shifted", got, name), loss_records.AXIS_HINT),
+        (sees_the_shift, "the policy part should weigh log pi by the advantage q - v, not by q."),
+        (lambda got: close(got, loss_p, 1e-4), "add the value loss: delta * mean((v - q)^2)."),
+        (lambda got: close(got, delta * loss_v - loss_p, 1e-4),
+         "the sign of the policy part is flipped: minimise -(q - v) * log pi."),
+        (lambda got: close(got, loss_p + loss_v, 1e-4), "weigh the value loss by delta."),
+    ]
+
+
 def _judge_aac_loss(got: list, expected: list, cases) -> None:
-    if type(got) is not list or len(got) != len(cases):
-        raise Problem(f"the record holds {len(got) if type(got) is list else 'no'} cases instead of {len(cases)}.")
     name = "AACPolicyGradientLoss"
     for case, mine, reference in zip(cases, got, expected, strict=True):
         raise_if_error(mine.get("error"))
@@ -237,25 +257,10 @@ def _judge_aac_loss(got: list, expected: list, cases) -> None:
         got_loss, want = loss_records.loss_value(mine, name), loss_records.loss_value(reference, name)
         parts = loss_records.info(reference)
         loss_p, loss_v = parts["loss_p"], parts["loss_v"]
-        if not loss_records.close(got_loss, want):
-            try:
-                blind = loss_records.close(loss_records.loss_value(mine.get("shifted", {}), name), got_loss)
-            except Problem:
-                blind = True
-            if loss_records.changed(mine, "flat", got_loss, name):
-                hint = BROADCAST_HINT
-            elif loss_records.changed(mine, "row_shifted", got_loss, name):
-                hint = loss_records.AXIS_HINT
-            elif not blind:
-                hint = "the policy part should weigh log pi by the advantage q - v, not by q."
-            elif loss_records.close(got_loss, loss_p):
-                hint = "add the value loss: delta * mean((v - q)^2)."
-            elif loss_records.close(got_loss, delta * loss_v - loss_p):
-                hint = "the sign of the policy part is flipped: minimise -(q - v) * log pi."
-            elif loss_records.close(got_loss, loss_p + loss_v):
-                hint = "weigh the value loss by delta."
-            else:
-                hint = "loss = -mean((q - v) * log pi(a|s)) + delta * mean((v - q)^2)."
+        if not close(got_loss, want, 1e-4):
+            hints = _aac_loss_hints(mine, delta, loss_p, loss_v)
+            hint = next((hint for test, hint in hints if test(got_loss)),
+                        "loss = -mean((q - v) * log pi(a|s)) + delta * mean((v - q)^2).")
             raise Problem(
                 f"on {loss_records.describe(spec)} with delta={delta:g} the loss should be {want:.4f}, "
                 f"got {got_loss:.4f}. Hint: {hint}"
@@ -269,7 +274,7 @@ def _judge_aac_loss(got: list, expected: list, cases) -> None:
             )
         got_raised = loss_records.loss_value(mine.get("shifted", {}), name)
         want_raised = loss_records.loss_value(reference["shifted"], name)
-        if not loss_records.close(got_raised, want_raised):
+        if not close(got_raised, want_raised, 1e-4):
             raise Problem(
                 f"on {loss_records.describe(spec)} with every q-value and state value raised by {loss_records.SHIFT:g}, "
                 "the loss should be "
@@ -284,9 +289,14 @@ AAC_LOSS = Exercise(
     drive=_drive_aac_loss,
     judge=_judge_aac_loss,
     reference=("AACPolicyGradientLoss",),
+    one_per_case="cases",
 )
 
 
-def check_aac_loss(AACPolicyGradientLoss, strict: bool = False) -> bool:  # noqa: N803
+def check_aac_loss(AACPolicyGradientLoss) -> bool:  # noqa: N803
     """``AACPolicyGradientLoss(delta)(batch, (action_scores, state_values))`` -> (loss, dict)."""
-    return AAC_LOSS.check(AACPolicyGradientLoss, strict=strict)
+    return AAC_LOSS.check(AACPolicyGradientLoss)
+
+
+EXERCISES = {exercise.grade_id: exercise for exercise in (AAC_NET, AAC_AGENT, AAC_LOSS)}
+"""Exercise 8 by the grade id of its hidden-test cells."""

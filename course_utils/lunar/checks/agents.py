@@ -1,18 +1,17 @@
-"""Exercise checks of tutorial 3 (policy gradients on LunarLander), exercises 1-4: the policy
-network, the agent, ``Episode.calc_qvals`` and ``TrainBatch.from_episodes``.
+"""Exercise checks of tutorial 3 (policy gradients on LunarLander), exercises 1-2: the policy
+network and the agent (its action distribution and its step).
 
 Each exercise is an ``Exercise`` (see ``course_utils.checking``): ``drive`` runs the student's
 answer on a list of cases (public ones in the check cell, hidden ones when graded) and records
 what came back as plain data; ``judge`` compares that record with the course's own answer's
 record on the same cases, or with what it computes from the cases, and raises ``Problem`` with
-a hint. Exercises 3-4 live in ``qvals`` and ``episodes``; this module has exercises 1-2, every
-``check_*`` function of exercises 1-4 and ``AGENT_EXERCISES``.
+a hint.
 
 Every check tests one piece in isolation: where a piece needs others (an agent needs a
-network, a batch needs episodes), the check supplies its own stand-ins (``agent_standins``:
-fixed-score networks, a toy environment of any size, the stored episodes), so a student who
-skipped an early exercise still gets credit for the later ones. Nothing here uses the reference
-solutions (``course_admin.lunar.solutions``), which students do not get.
+network), the check supplies its own stand-ins (``standins``: fixed-score networks, a toy
+environment of any size), so a student who skipped an early exercise still gets credit for the
+later ones. Nothing here uses the reference solutions (``course_admin.lunar.solutions``), which
+students do not get.
 """
 
 from __future__ import annotations
@@ -21,27 +20,22 @@ import numpy as np
 import torch
 from torch import nn
 
-from course_utils import facts
-from course_utils.checking import Exercise, Problem, attempt, fmt, raise_if_error, verdict
-from course_utils.lunar.checks.agent_standins import (
-    _FixedScores,
-    _linear_net,
-    _PairNet,
-    _preferring,
+from course_utils import facts, records
+from course_utils.check_helpers import (
+    as_number,
     attribute,
     close,
-    experience_record,
     flag,
     is_error,
-    make_case_env,
     method,
-    number,
+    numbers,
     safely,
+    shown,
+    tensor_of,
     truth,
 )
-from course_utils.lunar.checks.common import tensor_of
-from course_utils.lunar.checks.episodes import CALC_QVALS, FROM_EPISODES
-from course_utils.records import Opaque
+from course_utils.checking import Exercise, Problem, attempt, check_length, fmt, raise_if_error, verdict
+from course_utils.lunar.checks.standins import _FixedScores, _linear_net, _PairNet, _preferring, make_case_env
 from course_utils.runtime import seed_torch
 
 
@@ -49,20 +43,26 @@ def _env_name(case: dict) -> str:
     return "env" if case["env"] == "lunar" else f"env with {case['n_obs']} observations, {case['n_actions']} actions"
 
 
-def _count(got, cases) -> None:
-    if len(got) != len(cases):
-        raise Problem(f"the record holds {len(got)} cases instead of {len(cases)}.")
-
-
 def _floats(what: str, value) -> np.ndarray:
     """A decoded value as a flat float32 array, or a ``Problem``."""
-    raise_if_error(value)
-    if isinstance(value, Opaque):
-        raise Problem(f"{what}: expected numbers, got {value.description}.")
+    return numbers(value, what, np.float32).reshape(-1)
+
+
+def experience_record(exp, fields=("state", "action", "reward", "is_done")):
+    """An ``Experience``'s fields as they came back, or an error saying it is no ``Experience``."""
+    if is_error(exp):
+        return exp
+    if not (isinstance(exp, tuple) and all(hasattr(exp, field) for field in fields)):
+        return records.error(f"step() should return an Experience(state, action, reward, is_done), got {_short(exp)}.")
+    return {field: getattr(exp, field) for field in fields}
+
+
+def _short(value) -> str:
+    """A value straight from student code, quoted (its type when its repr fails)."""
     try:
-        return np.asarray(value, dtype=np.float32).reshape(-1)
-    except (TypeError, ValueError):
-        raise Problem(f"{what}: expected numbers, got {value!r:.200}.") from None
+        return f"{value!r:.200}"
+    except Exception:
+        return f"a {type(value).__name__}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -100,7 +100,6 @@ def _drive_net(cases, PolicyNet) -> list[dict]:
 
 
 def _judge_net(got, expected, cases) -> None:
-    _count(got, cases)
     for case, mine in zip(cases, got, strict=True):
         raise_if_error(mine["net"])
         if mine["module"] is not True:
@@ -131,12 +130,13 @@ POLICY_NET = Exercise(
     drive=_drive_net,
     judge=_judge_net,
     reference=("PolicyNet",),
+    one_per_case="cases",
 )
 
 
-def check_policy_net(PolicyNet, strict: bool = False) -> bool:
+def check_policy_net(PolicyNet) -> bool:
     """``PolicyNet.build_for_env(env, **hp)`` -> module mapping (N, obs) to action scores (N, actions)."""
-    return POLICY_NET.check(PolicyNet, strict=strict)
+    return POLICY_NET.check(PolicyNet)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -182,7 +182,6 @@ def _distribution_driver(aac: bool):
 def _distribution_judge(aac: bool):
     def judge(got, expected, cases) -> None:
         """Judged against the probabilities of the case's own network (no stored record needed)."""
-        _count(got, cases)
         for case, mine in zip(cases, got, strict=True):
             if mine["seed"] != case["seed"]:
                 raise Problem("the record of your answer does not match the check's cases.")
@@ -217,6 +216,7 @@ def distribution_exercise(aac: bool) -> Exercise:
         drive=_distribution_driver(aac),
         judge=_distribution_judge(aac),
         reference=(_agent_name(aac),),
+        one_per_case="cases",
     )
 
 
@@ -224,15 +224,15 @@ AGENT_DISTRIBUTION = distribution_exercise(aac=False)
 AAC_DISTRIBUTION = distribution_exercise(aac=True)
 """Exercise 8's agent: the same check on a (scores, values) network. Its judge needs no stored
 record, so ``check_agent_distribution(..., aac=True)`` works whether or not it is graded from
-records (it is in no ``EXERCISES`` here: exercise 8 belongs to ``losses``)."""
+records (it is in no ``EXERCISES``: exercise 8's agent is graded by ``aac_checks.AAC_AGENT``)."""
 
 
-def check_agent_distribution(PolicyAgent, strict: bool = False, aac: bool = False) -> bool:
+def check_agent_distribution(PolicyAgent, aac: bool = False) -> bool:
     """``PolicyAgent(env, p_net).current_action_distribution()`` -> probabilities (actions,) summing to 1."""
     if not aac:
-        return AGENT_DISTRIBUTION.check(PolicyAgent, strict=strict)
+        return AGENT_DISTRIBUTION.check(PolicyAgent)
     exercise = AAC_DISTRIBUTION
-    return verdict(exercise.name, lambda: exercise.judge_record(exercise.record(PolicyAgent, hidden=False), None, False), strict)
+    return verdict(exercise.name, lambda: exercise.judge_record(exercise.record(PolicyAgent, hidden=False), None, False))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -302,7 +302,7 @@ def _drive_step(cases, PolicyAgent) -> dict:
 
 
 def _judge_step(got, expected, cases) -> None:
-    _count(got["episodes"], cases["episodes"])
+    check_length(got["episodes"], cases["episodes"], "cases")
     for case, mine, reference in zip(cases["episodes"], got["episodes"], expected["episodes"], strict=True):
         raise_if_error(mine["agent"])
         action, ended, state = case["action"], False, None
@@ -314,15 +314,14 @@ def _judge_step(got, expected, cases) -> None:
                     f"at step {t} the Experience's state {fmt(state)} is not the state the action was "
                     f"taken in, {fmt(want_state)}. Record self.curr_state before moving on to the next state."
                 )
-            if number(exp["action"]) != action:
-                shown = exp["action"].description if isinstance(exp["action"], Opaque) else exp["action"]
+            if as_number(exp["action"]) != action:
                 raise Problem(
-                    f"with probability ~1 for action {action} your agent took action {shown}. "
+                    f"with probability ~1 for action {action} your agent took action {shown(exp['action'])}. "
                     "Sample from current_action_distribution()."
                 )
-            reward, want_reward = number(exp["reward"]), number(want["reward"])
+            reward, want_reward = as_number(exp["reward"]), as_number(want["reward"])
             if reward is None or not close(reward, want_reward, 1e-5):
-                raise Problem(f"at step {t} the reward should be {want_reward:.4f}, got {exp['reward']!r:.100}.")
+                raise Problem(f"at step {t} the reward should be {want_reward:.4f}, got {shown(exp['reward'], 100)}.")
             ended = flag(f"at step {t} is_done", want["is_done"])
             if flag(f"at step {t} is_done", exp["is_done"]) != ended:
                 raise Problem(
@@ -338,7 +337,7 @@ def _judge_step(got, expected, cases) -> None:
             raise Problem("after the last step of an episode the agent should start a new one: call self.reset().")
     raise_if_error(got["sampling"])
     case = cases["sampling"]
-    actions = {number(a) for a in got["sampling"]}
+    actions = {as_number(a) for a in got["sampling"]}
     if None in actions:
         raise Problem("step() should return the action taken as an integer.")
     if len(actions) < case["n_actions"] - 1:
@@ -358,27 +357,10 @@ AGENT_STEP = Exercise(
 )
 
 
-def check_agent_step(PolicyAgent, strict: bool = False) -> bool:
+def check_agent_step(PolicyAgent) -> bool:
     """``step()`` samples an action, steps the env and returns ``Experience(state, action, reward, is_done)``."""
-    return AGENT_STEP.check(PolicyAgent, strict=strict)
+    return AGENT_STEP.check(PolicyAgent)
 
 
-# ---------------------------------------------------------------------------------------------
-# 3-4. Episode.calc_qvals and TrainBatch.from_episodes (in ``qvals`` and ``episodes``)
-
-
-def check_calc_qvals(Episode, strict: bool = False) -> bool:
-    """``Episode(total_reward, experiences).calc_qvals(gamma)`` -> discounted reward-to-go, one per step."""
-    return CALC_QVALS.check(Episode, strict=strict)
-
-
-def check_from_episodes(TrainBatch, strict: bool = False) -> bool:
-    """``TrainBatch.from_episodes(episodes, gamma)`` on the check's stored episodes (``expected.StoredEpisode``)."""
-    return FROM_EPISODES.check(TrainBatch, strict=strict)
-
-
-AGENT_EXERCISES = {
-    exercise.grade_id: exercise
-    for exercise in (POLICY_NET, AGENT_DISTRIBUTION, AGENT_STEP, CALC_QVALS, FROM_EPISODES)
-}
-"""Exercises 1-4 by the grade id of their hidden-test cell."""
+EXERCISES = {exercise.grade_id: exercise for exercise in (POLICY_NET, AGENT_DISTRIBUTION, AGENT_STEP)}
+"""Exercises 1-2 by the grade id of their hidden-test cell."""

@@ -14,12 +14,17 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from course_utils.check_helpers import close_arrays, tensor_of
 from course_utils.checking import Problem, fmt, raise_if_error
 from course_utils.lunar.checks.bandit import _PUBLIC, call, draw, policy
-from course_utils.lunar.checks.common import tensor_of
 
 SIGMAS = 3.0
 """How many standard errors an estimate may be from the exact gradient, per component."""
+
+RTOL, ATOL = 1e-3, 1e-4
+"""How close (``close_arrays``) an estimate must be to the estimator on the case's samples, or to
+what a typical mistake gives: ``ATOL`` is scaled by the largest component compared with, when
+that is above 1 (``_atol``)."""
 
 
 def exact_gradient(theta, mu) -> np.ndarray:
@@ -80,21 +85,18 @@ def mistakes(case: dict) -> list[tuple[np.ndarray, str]]:
     return found
 
 
-def _close(a: np.ndarray, b: np.ndarray) -> bool:
-    scale = max(1.0, float(np.abs(b).max()))
-    return bool(np.allclose(a, b, rtol=1e-3, atol=1e-4 * scale))
+def _atol(b: np.ndarray) -> float:
+    return ATOL * max(1.0, float(np.abs(b).max()))
 
 
 def _hint(case: dict, estimate: np.ndarray) -> str:
-    return next((hint for value, hint in mistakes(case) if _close(estimate, value)),
+    return next((hint for value, hint in mistakes(case) if close_arrays(estimate, value, RTOL, _atol(value))),
                 "compare with the mean over samples of (r - b) * grad log pi(a), grad log pi(a) = onehot(a) - pi.")
 
 
 def judge(got, expected, cases) -> None:
     """Each case's estimate: within ``SIGMAS`` standard errors of the exact gradient, and the
     estimator on the case's samples (the course's answer's record); a ``Problem`` with a hint if not."""
-    if type(got) is not list or len(got) != len(cases):
-        raise Problem(f"the record holds {len(got) if type(got) is list else 'no'} cases instead of {len(cases)}.")
     for case, mine, reference in zip(cases, got, expected, strict=True):
         raise_if_error(mine)
         k = len(case["theta"])
@@ -111,7 +113,7 @@ def judge(got, expected, cases) -> None:
                 f"{SIGMAS:g} standard errors ({fmt(margin)}) of the exact gradient pi_k (mu_k - J) = {fmt(exact)}. "
                 f"Hint: {_hint(case, estimate)}"
             )
-        if not _close(estimate, want):
+        if not close_arrays(estimate, want, RTOL, _atol(want)):
             raise Problem(
                 f"on {case['what']} your estimate {fmt(estimate)} is close to the exact gradient, but it is not the "
                 f"estimator on these samples, {fmt(want)}. Hint: {_hint(case, estimate)}"

@@ -1,6 +1,5 @@
 """Exercise check of tutorial 3, exercise 4: ``TrainBatch.from_episodes``, as an ``Exercise``
-(drive on cases, judge the record; see ``course_utils.checking``); exercise 3's ``CALC_QVALS``
-(in ``qvals``) is imported from here too. Their ``check_*`` functions are in ``agents``.
+(drive on cases, judge the record; see ``course_utils.checking``), and its ``check_from_episodes``.
 
 ``from_episodes`` gets the check's own episodes (``expected.StoredEpisode``: they know their
 q-values for the case's gamma and for 1 only, and cannot be built as ``Episode(total_reward,
@@ -11,14 +10,8 @@ from __future__ import annotations
 
 import torch
 
+from course_utils.check_helpers import attribute, is_error, method, tensor_of
 from course_utils.checking import Exercise, Problem, fmt, raise_if_error
-from course_utils.lunar.checks.agent_standins import (
-    attribute,
-    is_error,
-    method,
-)
-from course_utils.lunar.checks.common import tensor_of
-from course_utils.lunar.checks.qvals import CALC_QVALS  # noqa: F401 (the tutorial's checks import it from here)
 from course_utils.lunar.expected import StoredEpisode, load_expected, stored_episode
 from course_utils.returns import discounted_returns
 
@@ -59,8 +52,6 @@ def _drive_from_episodes(cases, TrainBatch) -> list[dict]:
 
 
 def _judge_from_episodes(got, expected, cases) -> None:
-    if len(got) != len(cases):
-        raise Problem(f"the record holds {len(got)} cases instead of {len(cases)}.")
     for case, mine, reference in zip(cases, got, expected, strict=True):
         raise_if_error(mine["batch"])
         episodes = case["episodes"]
@@ -96,4 +87,14 @@ FROM_EPISODES = Exercise(
     drive=_drive_from_episodes,
     judge=_judge_from_episodes,
     reference=("TrainBatch",),
+    one_per_case="cases",
 )
+
+
+def check_from_episodes(TrainBatch) -> bool:  # noqa: N803 (the exercise's class name)
+    """``TrainBatch.from_episodes(episodes, gamma)`` on the check's stored episodes (``expected.StoredEpisode``)."""
+    return FROM_EPISODES.check(TrainBatch)
+
+
+EXERCISES = {FROM_EPISODES.grade_id: FROM_EPISODES}
+"""This module's exercise by the grade id of its hidden-test cell."""

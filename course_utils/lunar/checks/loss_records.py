@@ -15,10 +15,11 @@ import numpy as np
 import torch
 
 from course_utils import facts
+from course_utils.check_helpers import close, is_error, shown
 from course_utils.checking import Problem, attempt, raise_if_error
 from course_utils.lunar.checks.stored_batch import StoredBatch, expected_batch
 from course_utils.lunar.expected import load_expected
-from course_utils.records import Opaque, StudentError, encode
+from course_utils.records import StudentError, encode
 
 SHIFT = 25.0
 """How much a probe raises every q-value (and state value): a loss that subtracts a baseline
@@ -96,10 +97,6 @@ def make_inputs(spec, n_actions: int = 4, shift: float = 0.0) -> tuple[StoredBat
 # Driving: one call of a loss, written down
 
 
-def is_error(value) -> bool:
-    return type(value) is dict and "__error__" in value
-
-
 def observe_loss(what: str, loss_fn, *args) -> tuple[dict, torch.Tensor | None]:
     """Call ``loss_fn(*args)`` (student code): the record of what came back (whether it is a pair
     (loss, dict), the loss, whether it has a gradient, the dict) and the loss itself (for
@@ -135,29 +132,6 @@ def grad_of(tensor: torch.Tensor):
 # Judging: reading the records back
 
 
-def shown(value) -> str:
-    """A decoded value as a verdict shows it."""
-    if isinstance(value, Opaque):
-        return value.description
-    if isinstance(value, torch.Tensor | np.ndarray) and _size(value) != 1:
-        return f"a {type(value).__name__} of shape {tuple(value.shape)}"
-    return repr(value)[:200]
-
-
-def _size(value) -> int:
-    return value.numel() if isinstance(value, torch.Tensor) else value.size
-
-
-def number(value, what: str) -> float:
-    """A decoded one-number value (a one-number tensor or array, a number) as a float."""
-    raise_if_error(value)
-    if type(value) in (int, float) or isinstance(value, np.floating | np.integer):
-        return float(value)
-    if isinstance(value, torch.Tensor | np.ndarray) and _size(value) == 1:
-        return float(value.reshape(-1)[0])
-    raise Problem(f"{what} should be one number, got {shown(value)}.")
-
-
 def loss_value(record: dict, what: str) -> float:
     """The loss a recorded call returned, or a ``Problem`` saying why there is none."""
     if isinstance(record.get("error"), StudentError):
@@ -181,7 +155,7 @@ def changed(record: dict, probe: str, got: float, what: str) -> bool:
     """Whether the loss recorded under ``probe`` (a call on inputs that must not change it)
     differs from ``got``; False when that call gave no loss to compare."""
     try:
-        return not close(loss_value(record.get(probe) or {}, what), got)
+        return not close(loss_value(record.get(probe) or {}, what), got, 1e-4)
     except Problem:
         return False
 
@@ -193,16 +167,3 @@ AXIS_HINT = (
 )
 """The hint for a softmax over the wrong axis (the ``row_shifted`` probe)."""
 
-
-def close(a: float, b: float, tol: float = 1e-4) -> bool:
-    """Today's tolerance: |a - b| <= tol * max(1, |b|)."""
-    return bool(abs(a - b) <= tol * max(1.0, abs(b)))
-
-
-def is_number(value) -> bool:
-    """Whether ``number`` reads ``value``."""
-    try:
-        number(value, "")
-    except Problem:
-        return False
-    return True

@@ -1,5 +1,5 @@
-"""Exercise checks of tutorial 3 (policy gradients on LunarLander), exercises 6-8: the three
-losses, ``PolicyTrainer.train_batch`` and the advantage actor-critic's network, agent and loss.
+"""Exercise checks of tutorial 3 (policy gradients on LunarLander), exercises 6-7: the three
+losses and ``PolicyTrainer.train_batch`` (exercise 8, the actor-critic: ``aac_checks``).
 
 Each exercise is an ``Exercise`` (see ``checking``): ``drive`` runs the student's class on a
 list of cases (the batches of ``loss_records``, the check's own small network and stand-in
@@ -22,12 +22,9 @@ import torch
 from torch import nn
 
 from course_utils import facts
-from course_utils.checking import Exercise, Problem, attempt, raise_if_error
+from course_utils.check_helpers import close, is_error, is_number, number, shown
+from course_utils.checking import Exercise, Problem, attempt, check_length, raise_if_error
 from course_utils.lunar.checks import loss_records
-from course_utils.lunar.checks.aac_checks import AAC_AGENT, AAC_LOSS, AAC_NET
-from course_utils.lunar.checks.aac_checks import check_aac_agent as check_aac_agent
-from course_utils.lunar.checks.aac_checks import check_aac_loss as check_aac_loss
-from course_utils.lunar.checks.aac_checks import check_aac_net as check_aac_net
 from course_utils.records import encode
 from course_utils.runtime import seed_torch
 
@@ -43,7 +40,7 @@ def _pg_cases() -> list:
 def _drive_pg(name: str):
     def drive(cases, Loss) -> dict:  # noqa: N803 (the exercise's class name)
         loss_fn = attempt(f"{name}()", Loss)
-        if loss_records.is_error(loss_fn):
+        if is_error(loss_fn):
             return {"error": loss_fn}
         out = []
         for spec in cases:
@@ -62,8 +59,7 @@ def _drive_pg(name: str):
 def _calls(got: dict, cases) -> list:
     raise_if_error(got.get("error"))
     calls = got.get("calls")
-    if type(calls) is not list or len(calls) != len(cases):
-        raise Problem(f"the record holds {len(calls) if type(calls) is list else 'no'} calls instead of {len(cases)}.")
+    check_length(calls, cases, "calls")
     return calls
 
 
@@ -76,7 +72,7 @@ def _loss_checked(name: str, mine: dict, reference: dict, spec, hints) -> float:
             "the loss has no gradient with respect to the action scores: do not detach them or "
             "convert them to numbers before computing the loss."
         )
-    if not loss_records.close(got, want):
+    if not close(got, want, 1e-4):
         hints = [(lambda got, want: loss_records.changed(mine, "row_shifted", got, name), loss_records.AXIS_HINT), *hints]
         hint = next((h for test, h in hints if test(got, want)), "compare with the formula above.")
         raise Problem(f"on {loss_records.describe(spec)} the loss should be {want:.4f}, got {got:.4f}. Hint: {hint}")
@@ -84,7 +80,7 @@ def _loss_checked(name: str, mine: dict, reference: dict, spec, hints) -> float:
 
 
 def _is(value):
-    return lambda got, want: loss_records.close(got, value(want))
+    return lambda got, want: close(got, value(want), 1e-4)
 
 
 def _judge_vpg(got: dict, expected: dict, cases) -> None:
@@ -109,9 +105,9 @@ VPG_LOSS = Exercise(
 )
 
 
-def check_vpg_loss(VanillaPolicyGradientLoss, strict: bool = False) -> bool:  # noqa: N803
+def check_vpg_loss(VanillaPolicyGradientLoss) -> bool:  # noqa: N803
     """``VanillaPolicyGradientLoss()(batch, action_scores)`` -> (loss, dict(loss_p=...))."""
-    return VPG_LOSS.check(VanillaPolicyGradientLoss, strict=strict)
+    return VPG_LOSS.check(VanillaPolicyGradientLoss)
 
 
 def _judge_bpg(got: dict, expected: dict, cases) -> None:
@@ -122,7 +118,7 @@ def _judge_bpg(got: dict, expected: dict, cases) -> None:
 
         def unshifted(got, want, raised=raised):  # subtracting the mean q makes the loss blind to the shift
             try:
-                return not loss_records.close(loss_records.loss_value(raised, name), got)
+                return not close(loss_records.loss_value(raised, name), got, 1e-4)
             except Problem:
                 return False
 
@@ -136,11 +132,11 @@ def _judge_bpg(got: dict, expected: dict, cases) -> None:
         if "baseline" not in values:
             raise Problem("the dict should also record the baseline: dict(loss_p=..., baseline=...).")
         baseline = values["baseline"]
-        if not (loss_records.is_number(baseline) and loss_records.close(loss_records.number(baseline, "the baseline"), want)):
+        if not (is_number(baseline) and close(number(baseline, "the baseline"), want, 1e-4)):
             raise Problem(f"the baseline should be the mean q-value of the batch, {want:.4f}, "
-                          f"got {loss_records.shown(baseline)}.")
+                          f"got {shown(baseline)}.")
         got_raised, want_raised = loss_records.loss_value(raised, name), loss_records.loss_value(reference["shifted"], name)
-        if not loss_records.close(got_raised, want_raised):
+        if not close(got_raised, want_raised, 1e-4):
             raise Problem(
                 f"on {loss_records.describe(spec)} with every q-value raised by {loss_records.SHIFT:g}, "
                 f"the loss should be {want_raised:.4f}, "
@@ -158,9 +154,9 @@ BPG_LOSS = Exercise(
 )
 
 
-def check_bpg_loss(BaselinePolicyGradientLoss, strict: bool = False) -> bool:  # noqa: N803
+def check_bpg_loss(BaselinePolicyGradientLoss) -> bool:  # noqa: N803
     """``BaselinePolicyGradientLoss()(batch, action_scores)`` -> (loss, dict(loss_p=..., baseline=...))."""
-    return BPG_LOSS.check(BaselinePolicyGradientLoss, strict=strict)
+    return BPG_LOSS.check(BaselinePolicyGradientLoss)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -179,12 +175,12 @@ def _drive_entropy(cases, ActionEntropyLoss) -> list:  # noqa: N803 (the exercis
     for step in cases:
         if step[0] == "max_entropy":
             loss_fn = attempt(f"ActionEntropyLoss({step[1]})", ActionEntropyLoss, step[1])
-            value = loss_fn if loss_records.is_error(loss_fn) else attempt("max_entropy", getattr, loss_fn, "max_entropy", None)
+            value = loss_fn if is_error(loss_fn) else attempt("max_entropy", getattr, loss_fn, "max_entropy", None)
             out.append({"max_entropy": encode(value)})
             continue
         _, n_actions, beta, spec = step
         loss_fn = attempt(f"ActionEntropyLoss({n_actions}, {beta:g})", ActionEntropyLoss, n_actions, beta)
-        if loss_records.is_error(loss_fn):
+        if is_error(loss_fn):
             out.append({"error": loss_fn})
             continue
         batch, scores, _ = loss_records.make_inputs(spec, n_actions)
@@ -196,23 +192,21 @@ def _drive_entropy(cases, ActionEntropyLoss) -> list:  # noqa: N803 (the exercis
 
 
 def _judge_entropy(got: list, expected: list, cases) -> None:
-    if type(got) is not list or len(got) != len(cases):
-        raise Problem(f"the record holds {len(got) if type(got) is list else 'no'} steps instead of {len(cases)}.")
     for step, mine, reference in zip(cases, got, expected, strict=True):
         if step[0] == "max_entropy":
             n_actions, value = step[1], mine.get("max_entropy")
             want = math.log(n_actions)
-            if not (loss_records.is_number(value) and loss_records.close(loss_records.number(value, "max_entropy"), want, 1e-5)):
+            if not (is_number(value) and close(number(value, "max_entropy"), want, 1e-5)):
                 raise Problem(
                     f"max_entropy for {n_actions} actions should be log({n_actions}) = {want:.5f} (a uniform distribution), "
-                    f"got {loss_records.shown(value)}."
+                    f"got {shown(value)}."
                 )
             continue
         _, n_actions, beta, spec = step
         what = f"ActionEntropyLoss({n_actions}, {beta:g})"
         if "uniform" in spec:
             got_loss = loss_records.loss_value(mine, what)
-            if not loss_records.close(got_loss, -beta, 1e-5):
+            if not close(got_loss, -beta, 1e-5):
                 raise Problem(
                     f"for uniform probabilities the loss (beta={beta:g}) should be {-beta:g}, got {got_loss:.4f}."
                 )
@@ -230,7 +224,7 @@ def _judge_entropy(got: list, expected: list, cases) -> None:
             _loss_checked(what, mine, reference, spec, hints)
             continue
         got_loss, want = loss_records.loss_value(mine, what), loss_records.loss_value(reference, what)
-        if not loss_records.close(got_loss, want):
+        if not close(got_loss, want, 1e-4):
             raise Problem(
                 f"with beta={beta:g} the loss on {loss_records.describe(spec)} should be {want:.4f} "
                 f"({beta:g} times the loss with "
@@ -245,12 +239,13 @@ ENTROPY_LOSS = Exercise(
     drive=_drive_entropy,
     judge=_judge_entropy,
     reference=("ActionEntropyLoss",),
+    one_per_case="steps",
 )
 
 
-def check_entropy_loss(ActionEntropyLoss, strict: bool = False) -> bool:  # noqa: N803
+def check_entropy_loss(ActionEntropyLoss) -> bool:  # noqa: N803
     """``ActionEntropyLoss(4, beta)``: ``max_entropy`` = log 4 and the loss -beta * mean(H) / max_entropy."""
-    return ENTROPY_LOSS.check(ActionEntropyLoss, strict=strict)
+    return ENTROPY_LOSS.check(ActionEntropyLoss)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -354,13 +349,13 @@ def _drive_trainer(cases, PolicyTrainer) -> list[dict]:  # noqa: N803 (the exerc
         trainer = attempt(
             "PolicyTrainer(model, optimizer, loss_fns, dataloader=None)", PolicyTrainer, model, optimizer, losses, None
         )
-        if loss_records.is_error(trainer):
+        if is_error(trainer):
             record["error"] = trainer
             out.append(record)
             continue
         for _ in range(case["steps"]):
             result = attempt("train_batch(batch)", getattr(trainer, "train_batch", None), batch)
-            if loss_records.is_error(result):
+            if is_error(result):
                 record["steps"].append({"error": result})
                 break
             pair = isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)
@@ -406,8 +401,6 @@ def _judge_loss_inputs(case: dict, mine: dict) -> None:
 
 
 def _judge_trainer(got: list, expected: list, cases) -> None:
-    if type(got) is not list or len(got) != len(cases):
-        raise Problem(f"the record holds {len(got) if type(got) is list else 'no'} cases instead of {len(cases)}.")
     for case, mine, reference in zip(cases, got, expected, strict=True):
         raise_if_error(mine.get("error"))
         _judge_loss_inputs(case, mine)
@@ -418,12 +411,12 @@ def _judge_trainer(got: list, expected: list, cases) -> None:
             raise_if_error(step.get("error"))
             if step.get("pair") is not True:
                 raise Problem(f"train_batch should return (total_loss, dict of losses), got {step.get('returned')!s:.200}.")
-            total, want_total = step.get("total"), loss_records.number(want["total"], "the course's total")
-            total_number = loss_records.is_number(total) and loss_records.number(total, "the total loss")
-            if not (loss_records.is_number(total) and loss_records.close(total_number, want_total)):
+            total, want_total = step.get("total"), number(want["total"], "the course's total")
+            total_number = is_number(total) and number(total, "the total loss")
+            if not (is_number(total) and close(total_number, want_total, 1e-4)):
                 raise Problem(
                     f"the total loss should be the sum of all loss functions' losses ({want_total:.4f}), "
-                    f"got {loss_records.shown(total)}."
+                    f"got {shown(total)}."
                 )
             values = step.get("info")
             missing = set(want["info"]) - set(values if type(values) is dict else {})
@@ -457,16 +450,15 @@ POLICY_TRAINER = Exercise(
     drive=_drive_trainer,
     judge=_judge_trainer,
     reference=("PolicyTrainer",),
+    one_per_case="cases",
 )
 
 
-def check_policy_trainer(PolicyTrainer, strict: bool = False) -> bool:  # noqa: N803
+def check_policy_trainer(PolicyTrainer) -> bool:  # noqa: N803
     """``PolicyTrainer(model, optimizer, loss_fns, dataloader).train_batch(batch)`` -> (total loss, dict),
     with a scores model and with an actor-critic one (each loss handed ``loss_input``'s answer)."""
-    return POLICY_TRAINER.check(PolicyTrainer, strict=strict)
+    return POLICY_TRAINER.check(PolicyTrainer)
 
 
-LOSS_EXERCISES = {
-    exercise.grade_id: exercise for exercise in (VPG_LOSS, BPG_LOSS, ENTROPY_LOSS, POLICY_TRAINER, AAC_NET, AAC_AGENT, AAC_LOSS)
-}
-"""Exercises 6-8 by the grade id of their hidden-test cell (the package merges them into ``EXERCISES``)."""
+EXERCISES = {exercise.grade_id: exercise for exercise in (VPG_LOSS, BPG_LOSS, ENTROPY_LOSS, POLICY_TRAINER)}
+"""Exercises 6-7 by the grade id of their hidden-test cell."""

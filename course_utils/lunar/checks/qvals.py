@@ -1,5 +1,5 @@
 """Exercise check of tutorial 3, exercise 3: ``Episode.calc_qvals``, as an ``Exercise`` (drive on
-cases, judge the record; see ``course_utils.checking``). Its ``check_calc_qvals`` is in ``agents``.
+cases, judge the record; see ``course_utils.checking``), and its ``check_calc_qvals``.
 
 A module of its own that imports no discounted-return code: the grader's child that drives this
 exercise loads it alone, and ``course_utils.returns`` (which computes what the exercise asks)
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from course_utils.check_helpers import method, shown
 from course_utils.checking import Exercise, Problem, attempt, fmt, raise_if_error
-from course_utils.lunar.checks.agent_standins import method
 from course_utils.lunar.expected import load_expected
 from course_utils.lunar.harness import Experience
 from course_utils.records import Opaque
@@ -55,8 +55,6 @@ def _qvals_hint(got: np.ndarray, expected: np.ndarray, rewards: list[float], gam
 
 
 def _judge_qvals(got, expected, cases) -> None:
-    if len(got) != len(cases):
-        raise Problem(f"the record holds {len(got)} cases instead of {len(cases)}.")
     for (rewards, gamma, description), mine, reference in zip(cases, got, expected, strict=True):
         raise_if_error(mine)
         try:
@@ -64,8 +62,7 @@ def _judge_qvals(got, expected, cases) -> None:
                 raise TypeError
             values = np.asarray([float(q) for q in mine])
         except (TypeError, ValueError):
-            shown = mine.description if isinstance(mine, Opaque) else f"{mine!r:.200}"
-            raise Problem(f"calc_qvals should return a list of numbers, got {shown}.") from None
+            raise Problem(f"calc_qvals should return a list of numbers, got {shown(mine)}.") from None
         want = np.asarray(reference, dtype=float)
         if values.shape != want.shape:
             raise Problem(f"for {description}, expected {len(want)} q-values (one per step), got {values.size}.")
@@ -81,4 +78,14 @@ CALC_QVALS = Exercise(
     drive=_drive_qvals,
     judge=_judge_qvals,
     reference=("Episode",),
+    one_per_case="cases",
 )
+
+
+def check_calc_qvals(Episode) -> bool:  # noqa: N803 (the exercise's class name)
+    """``Episode(total_reward, experiences).calc_qvals(gamma)`` -> discounted reward-to-go, one per step."""
+    return CALC_QVALS.check(Episode)
+
+
+EXERCISES = {CALC_QVALS.grade_id: CALC_QVALS}
+"""This module's exercise by the grade id of its hidden-test cell."""

@@ -1,0 +1,108 @@
+"""What tutorial 3's checks hand the student's code in place of the environment and of the other
+exercises' answers (none of them is an answer to an exercise): ``_FakeEnv``, just the spaces of
+an environment of any size (for ``build_for_env``); ``_ToyEnv``, an environment of any size with
+scripted dynamics (``make_case_env``); ``_FixedScores``, a "network" with the same action scores
+in every state (``_preferring`` one action); ``_PairNet``, a scores network dressed as an
+actor-critic; ``_linear_net``, a seeded linear layer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from course_utils.lunar.env import make_env
+from course_utils.runtime import seed_torch
+
+
+class _FakeSpace:
+    def __init__(self, n=None, shape=None):
+        self.n, self.shape = n, shape
+
+
+class _FakeEnv:
+    """Just the spaces, for ``build_for_env`` with other sizes than LunarLander's."""
+
+    def __init__(self, n_obs: int, n_actions: int):
+        self.observation_space = _FakeSpace(shape=(n_obs,))
+        self.action_space = _FakeSpace(n=n_actions)
+
+
+class _ToyEnv:
+    """A check-private environment of ``n_obs`` observations and ``n_actions`` actions, with the
+    gymnasium API the agents use (``reset(seed)``, ``step(action)``, ``close()``).
+
+    Deterministic given the seed of the first ``reset``: each episode lasts 4 to 11 steps and
+    ends terminated (an even length) or truncated (an odd one); the reward depends on the state
+    and the action."""
+
+    def __init__(self, n_obs: int, n_actions: int):
+        self.n_obs, self.n_actions = n_obs, n_actions
+        self.observation_space = _FakeSpace(shape=(n_obs,))
+        self.action_space = _FakeSpace(n=n_actions)
+        self._rng = np.random.default_rng(0)
+        self._state, self._t, self._horizon = np.zeros(n_obs, np.float32), 0, 1
+
+    def reset(self, seed=None, options=None):
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        self._t, self._horizon = 0, int(self._rng.integers(4, 12))
+        self._state = self._rng.normal(0.0, 1.0, self.n_obs).astype(np.float32)
+        return self._state.copy(), {}
+
+    def step(self, action):
+        action = int(action)
+        reward = round(float(self._state[action % self.n_obs]) + 0.5 * action, 4)
+        self._t += 1
+        self._state = (0.9 * self._state + self._rng.normal(0.0, 0.3, self.n_obs)).astype(np.float32)
+        ended = self._t >= self._horizon
+        return self._state.copy(), reward, ended and self._horizon % 2 == 0, ended and self._horizon % 2 == 1, {}
+
+    def close(self):
+        pass
+
+
+def make_case_env(case: dict):
+    """The environment a case names: the course's LunarLander or a ``_ToyEnv`` of its sizes."""
+    if case["env"] == "lunar":
+        return make_env()
+    return _ToyEnv(case["n_obs"], case["n_actions"])
+
+
+class _FixedScores(nn.Module):
+    """A 'network' returning the same action scores for every state (shape (N, actions))."""
+
+    def __init__(self, scores):
+        super().__init__()
+        self.scores = torch.as_tensor(scores, dtype=torch.float32)
+
+    def forward(self, x):
+        return self.scores.expand(x.shape[0], -1).clone() if x.dim() == 2 else self.scores.clone()
+
+
+def _preferring(action: int, n_actions: int) -> _FixedScores:
+    """Scores that give ``action`` probability ~1."""
+    scores = torch.full((n_actions,), -30.0)
+    scores[action] = 30.0
+    return _FixedScores(scores)
+
+
+def _linear_net(seed: int = 0, n_obs: int = 8, n_actions: int = 4) -> nn.Module:
+    """A linear layer seeded with ``seed``; the same weights wherever it is built (the global
+    torch generator is left as it was)."""
+    with torch.random.fork_rng(devices=[]):
+        seed_torch(seed)
+        return nn.Linear(n_obs, n_actions)
+
+
+class _PairNet(nn.Module):
+    """Wrap a scores network as an AAC network returning (scores, zero values (N, 1))."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        scores = self.net(x)
+        return scores, torch.zeros(*scores.shape[:-1], 1)
