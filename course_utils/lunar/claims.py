@@ -1,7 +1,8 @@
 """Tutorial 3's claims over the course's stored runs: the lander trained until it passes the
-bar (``assets/lunar_training.json``, ``course train lunar``) and the five policy-gradient
-experiments (``assets/lunar_experiments.json``, ``course train lunar-experiments``); see
-``course_utils.claims``."""
+bar (``assets/lunar_training.json``, ``course train lunar``), the five policy-gradient
+experiments (``assets/lunar_experiments.json``, ``course train lunar-experiments``) and the timed
+run of Section 8's cell (``assets/lunar_student_run.json``, ``course train lunar-student-run``); see
+``course_utils.claims``. Claims in notebook order."""
 
 from __future__ import annotations
 
@@ -233,26 +234,6 @@ CLAIMS = (
           "The sanity run reached a mean of {reward:.0f} over its last 10 episodes after {batches} batches of 16 "
           "episodes: past -150 within 12 batches.",
           lambda f: f["reward"] >= -150 and f["batches"] <= 12 and f["episodes"] <= 12 * 16),
-    Claim("lunar.course_agent_solves", "Section 8, the course's agent", "lunar_training", _lander,
-          "Over {episodes} new landscapes the course's agent scores a mean of {mean:.0f} with a standard deviation "
-          "of {std:.0f}: mean minus deviation {margin:.0f}, at least 200, so it solves LunarLander.",
-          lambda f: f["episodes"] >= 100 and f["margin"] >= 200),
-    Claim("lunar.greedy_beats_sampled", "Section 8, the course's agent", "lunar_training", _lander,
-          "Flying its most probable actions, the agent scores {mean:.0f} on average; sampling its actions, as in "
-          "training, {sampled:.0f}.",
-          lambda f: f["mean"] - f["sampled"] > 50),
-    Claim("lunar.lands_in_minutes", "Summary", "lunar_training", _lander,
-          "The course's trainer passed the bar in {wall_s:.0f} s ({cpu_s:.0f} s of CPU time) on the machine that "
-          "trained it.",
-          lambda f: f["wall_s"] < 300),
-    Claim("lunar.aac_beats_the_baseline", "Section 7, the experiments", "lunar_experiments", _experiments_figures,
-          "Over {seeds} seeds of {episodes} episodes the actor-critic ends at a mean of {aac:.0f}, above the batch-mean "
-          "baseline ({bpg:.0f}) and the baseline with entropy ({cpg:.0f}), and above bpg on every seed.",
-          lambda f: f["aac_above_bpg"] and f["aac"] > f["cpg"]),
-    Claim("lunar.uncentred_critic_loses", "Section 7, the critic panels", "lunar_experiments", _experiments_figures,
-          "With one critic step per batch the mean advantage stays at {one_step_adv:+.0f} to the end (with the critic's "
-          "extra steps {aac_adv:+.0f}), and the actor-critic ends at {one_step:.0f}, below every seed of bpg.",
-          lambda f: f["one_step_adv"] > 10 and abs(f["aac_adv"]) < 5 and f["one_step_max"] < f["bpg_min"]),
     Claim("lunar.seeds_end_apart", "Section 6, one run can mislead", "lunar_experiments", _seed_spread,
           "The seeds of one experiment end up to {span:.0f} points apart ({widest}: {low:.0f} to {high:.0f}), more than "
           "the gap between two experiments' means ({closest}: {gap:.0f}).",
@@ -261,12 +242,37 @@ CLAIMS = (
           "The course's full-size runs: cpg's best mean reward {cpg:.0f} (bar {cpg_bar:g}), aac's {aac:.0f} "
           "(bar {aac_bar:g}): good runs get above 100.",
           lambda f: f["cpg"] > max(100, f["cpg_bar"]) and f["aac"] > max(100, f["aac_bar"])),
+    Claim("lunar.aac_beats_the_baseline", "Section 7, the experiments", "lunar_experiments", _experiments_figures,
+          "Over {seeds} seeds of {episodes} episodes the actor-critic ends at a mean of {aac:.0f}, above the batch-mean "
+          "baseline ({bpg:.0f}) and the baseline with entropy ({cpg:.0f}), and above bpg on every seed.",
+          lambda f: f["aac_above_bpg"] and f["aac"] > f["cpg"]),
     Claim("lunar.untrained_critic_acts_like_vpg", "Section 7, the critic panels", "lunar_experiments", _critic_start,
           "In the first batch the untrained critic leaves a mean advantage of {adv:+.0f}, and aac's policy loss starts "
           "where vpg's does ({aac_loss_p:.0f} and {vpg_loss_p:.0f}); the value loss then falls from {loss_v_first:,.0f} to "
           "{loss_v_last:,.0f} (the last 50 batches), not to zero.",
           lambda f: f["adv"] < -50 and abs(f["aac_loss_p"] - f["vpg_loss_p"]) < 0.1 * abs(f["vpg_loss_p"])
           and 0 < f["loss_v_last"] < f["loss_v_first"] / 10),
+    Claim("lunar.uncentred_critic_loses", "Section 7, the critic panels", "lunar_experiments", _experiments_figures,
+          "With one critic step per batch the mean advantage stays at {one_step_adv:+.0f} to the end (with the critic's "
+          "extra steps {aac_adv:+.0f}), and the actor-critic ends at {one_step:.0f}, below every seed of bpg.",
+          lambda f: f["one_step_adv"] > 10 and abs(f["aac_adv"]) < 5 and f["one_step_max"] < f["bpg_min"]),
+    Claim("lunar.lands_in_minutes", "Section 8, the course's agent, and the summary", "lunar_training", _lander,
+          "The course's trainer passed the bar in {wall_s:.0f} s ({cpu_s:.0f} s of CPU time) on the machine that "
+          "trained it.",
+          lambda f: f["wall_s"] < 300),
+    Claim("lunar.course_agent_solves", "Section 8, the course's agent", "lunar_training", _lander,
+          "Over {episodes} new landscapes the course's agent scores a mean of {mean:.0f} with a standard deviation "
+          "of {std:.0f}: mean minus deviation {margin:.0f}, at least 200, so it solves LunarLander.",
+          lambda f: f["episodes"] >= 100 and f["margin"] >= 200),
+    Claim("lunar.greedy_beats_sampled", "Section 8, the course's agent", "lunar_training", _lander,
+          "Flying its most probable actions, the agent scores {mean:.0f} on average; sampling its actions, as in "
+          "training, {sampled:.0f}.",
+          lambda f: f["mean"] - f["sampled"] > 50),
+    Claim("lunar.student_run_greedy_above_training", "Section 8, your agent", "lunar_student_run", _student,
+          "The course's timed run of Section 8's cell passed the bar after {episodes:,} episodes: its training mean "
+          "(sampled actions) was {training:.0f}, and the same weights flying their most probable actions scored "
+          "{greedy:.0f} ± {std:.0f}.",
+          lambda f: f["solved"] and f["greedy"] - f["training"] > 50),
     Claim("lunar.question3_figures", "Questions, the model answer of Question 3", "lunar_experiments", _question3,
           "The course's runs ({episodes} episodes, seeds {seeds}): every run starts near {start:.0f}. Final mean "
           "rewards (lowest to highest seed): aac {aac:.0f} ({aac_low:.0f} to {aac_high:.0f}), cpg {cpg:.0f} "
@@ -281,9 +287,4 @@ CLAIMS = (
           "{one_adv_high:+.0f} and {one_loss_v_low:,.0f} to {one_loss_v_high:,.0f}, ending at {one_step:.0f} "
           "({one_low:.0f} to {one_high:.0f}).",
           _question3_holds),
-    Claim("lunar.student_run_greedy_above_training", "Section 8, your agent", "lunar_student_run", _student,
-          "The course's timed run of Section 8's cell passed the bar after {episodes:,} episodes: its training mean "
-          "(sampled actions) was {training:.0f}, and the same weights flying their most probable actions scored "
-          "{greedy:.0f} ± {std:.0f}.",
-          lambda f: f["solved"] and f["greedy"] - f["training"] > 50),
 )
