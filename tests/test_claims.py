@@ -88,3 +88,14 @@ def test_course_claims_prints_the_table(capsys):
     assert main(["claims"]) == 0
     out = capsys.readouterr().out
     assert out.count("\n| `") == len(claims.all_claims())
+
+
+def test_question_3s_model_answer_quotes_its_claim_verbatim():
+    """The model answer is hidden markdown (it cannot print): its figures are the claim's sentence,
+    filled in with the stored runs, so a retrained run that moves a figure fails here until the
+    answer is updated (and ``course release --check`` fails if the new run contradicts it)."""
+    import json
+
+    notebook = json.loads((TESTS.parent / "solutions" / "03_policy_gradients.ipynb").read_text())
+    answer = next("".join(c["source"]) for c in notebook["cells"] if c.get("id") == "56f88df6")
+    assert claims.claim("lunar.question3_figures").text() in answer

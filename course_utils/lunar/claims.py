@@ -1,7 +1,8 @@
 """Tutorial 3's claims over the course's stored runs: the lander trained until it passes the
-bar (``assets/lunar_training.json``, ``course train lunar``) and the five policy-gradient
-experiments (``assets/lunar_experiments.json``, ``course train lunar-experiments``); see
-``course_utils.claims``."""
+bar (``assets/lunar_training.json``, ``course train lunar``), the five policy-gradient
+experiments (``assets/lunar_experiments.json``, ``course train lunar-experiments``) and the timed
+run of Section 8's cell (``assets/lunar_student_run.json``, ``course train lunar-student-run``); see
+``course_utils.claims``. Claims in notebook order."""
 
 from __future__ import annotations
 
@@ -29,8 +30,108 @@ def _experiments() -> dict:
     return stored_results()
 
 
-RESULTS = {"lunar_training": _training_curve, "lunar_experiments": _experiments}
-"""Stored result name -> loader (``assets/lunar_training.json``, ``assets/lunar_experiments.json``)."""
+def _student_run() -> dict:
+    from course_utils.lunar.solve import stored_student_run
+
+    return stored_student_run()
+
+
+RESULTS = {"lunar_training": _training_curve, "lunar_experiments": _experiments, "lunar_student_run": _student_run}
+"""Stored result name -> loader (``assets/lunar_training.json``, ``assets/lunar_experiments.json``,
+``assets/lunar_student_run.json``)."""
+
+
+def _seed_spread(stored: dict) -> dict:
+    """How far the seeds of one experiment end apart, against the gaps between the experiments' means."""
+    import itertools
+
+    import numpy as np
+
+    from course_utils.lunar.experiments import final_rewards
+
+    finals = {name: final_rewards(run) for name, run in stored["runs"].items() if name != "aac"}
+    spans = {name: max(f) - min(f) for name, f in finals.items()}
+    widest = max(spans, key=spans.get)
+    gaps = {(a, b): abs(np.mean(finals[a]) - np.mean(finals[b])) for a, b in itertools.combinations(finals, 2)}
+    closest = min(gaps, key=gaps.get)
+    return {"widest": widest, "span": spans[widest], "low": min(finals[widest]), "high": max(finals[widest]),
+            "closest": " and ".join(closest), "gap": gaps[closest]}
+
+
+def _bars(stored: dict) -> dict:
+    """The best of each experiment's seed-mean curve (what ``performance_bar`` prints) and the bars."""
+    from course_utils.lunar.experiments import PERFORMANCE_BARS
+
+    return {"cpg": max(stored["runs"]["cpg"]["mean_reward"]), "aac": max(stored["runs"]["aac"]["mean_reward"]),
+            "cpg_bar": PERFORMANCE_BARS["cpg"], "aac_bar": PERFORMANCE_BARS["aac"]}
+
+
+def _critic_start(stored: dict) -> dict:
+    """The first batch of the ``aac`` and ``vpg`` runs (an untrained critic), and how far the value loss fell."""
+    import numpy as np
+
+    aac, vpg = stored["runs"]["aac"]["runs"], stored["runs"]["vpg"]["runs"]
+    return {"adv": float(np.mean([run["adv_m"][0] for run in aac])),
+            "aac_loss_p": float(np.mean([run["loss_p"][0] for run in aac])),
+            "vpg_loss_p": float(np.mean([run["loss_p"][0] for run in vpg])),
+            "loss_v_first": float(np.mean([run["loss_v"][0] for run in aac])),
+            "loss_v_last": float(np.mean([np.mean(run["loss_v"][-50:]) for run in aac]))}
+
+
+def _question3(stored: dict) -> dict:
+    """Every figure Question 3's model answer quotes, from the stored runs (seed means unless named)."""
+    import numpy as np
+
+    from course_utils.lunar.experiments import final_rewards
+
+    runs = stored["runs"]
+    one_step = stored["ablations"]["aac, critic_steps=0"]
+
+    def first(name, key):
+        return float(np.mean([run[key][0] for run in runs[name]["runs"]]))
+
+    def last(name, key):
+        return float(np.mean([run[key][-1] for run in runs[name]["runs"]]))
+
+    def last50(experiment, key):
+        return [float(np.mean(run[key][-50:])) for run in experiment["runs"]]
+
+    f = {"episodes": stored["max_episodes"], "seeds": ", ".join(map(str, stored["seeds"])),
+         "start": float(np.mean([run["mean_reward"][0] for e in runs.values() for run in e["runs"]]))}
+    for name, run in runs.items():
+        finals = final_rewards(run)
+        f |= {name: float(np.mean(finals)), f"{name}_low": min(finals), f"{name}_high": max(finals)}
+    f |= {"vpg_loss_p_first": first("vpg", "loss_p"), "vpg_loss_p_last": last("vpg", "loss_p"),
+          "bpg_baseline_first": first("bpg", "baseline"), "bpg_baseline_last": last("bpg", "baseline"),
+          "cpg_baseline_last": last("cpg", "baseline"), "entropy_first": first("cpg", "loss_e"),
+          "entropy_last": last("cpg", "loss_e"), "aac_adv_first": first("aac", "adv_m"),
+          "aac_loss_v_first": first("aac", "loss_v"), "aac_loss_p_first": first("aac", "loss_p")}
+    adv, loss_v = last50(runs["aac"], "adv_m"), last50(runs["aac"], "loss_v")
+    one_adv, one_loss_v, one_finals = last50(one_step, "adv_m"), last50(one_step, "loss_v"), final_rewards(one_step)
+    f |= {"aac_adv_low": min(adv), "aac_adv_high": max(adv), "aac_loss_v_low": min(loss_v),
+          "aac_loss_v_high": max(loss_v), "one_adv_low": min(one_adv), "one_adv_high": max(one_adv),
+          "one_loss_v_low": min(one_loss_v), "one_loss_v_high": max(one_loss_v),
+          "one_step": float(np.mean(one_finals)), "one_low": min(one_finals), "one_high": max(one_finals)}
+    return f
+
+
+def _question3_holds(f: dict) -> bool:
+    ranked = sorted(("vpg", "epg", "bpg", "cpg", "aac"), key=f.get, reverse=True)
+    return (ranked[0] == "aac" and f["aac_low"] > max(f[f"{n}_high"] for n in ("vpg", "epg", "bpg", "cpg"))
+            and f["bpg_low"] > max(f["vpg_high"], f["epg_high"])
+            and f["cpg_low"] < f["bpg_high"] and min(f["vpg_high"], f["epg_high"]) > max(f["vpg_low"], f["epg_low"])
+            and f["vpg_loss_p_first"] < -100 < 0 < f["vpg_loss_p_last"]
+            and f["bpg_baseline_first"] < -50 and f["bpg_baseline_last"] > 0 and f["cpg_baseline_last"] > 0
+            and f["entropy_last"] > f["entropy_first"]
+            and abs(f["aac_loss_p_first"] - f["vpg_loss_p_first"]) < 0.1 * abs(f["vpg_loss_p_first"])
+            and max(abs(f["aac_adv_low"]), abs(f["aac_adv_high"])) < 5 and f["one_adv_low"] > 10
+            and f["one_loss_v_low"] > f["aac_loss_v_high"] and f["one_high"] < f["bpg_low"])
+
+
+def _student(run: dict) -> dict:
+    evaluation = run["final_evaluation"]
+    return {"episodes": run["episodes"], "training": run["training_mean"], "greedy": evaluation["mean"],
+            "std": evaluation["std"], "solved": run["solved"]}
 
 
 def _experiments_figures(stored: dict) -> dict:
@@ -133,6 +234,32 @@ CLAIMS = (
           "The sanity run reached a mean of {reward:.0f} over its last 10 episodes after {batches} batches of 16 "
           "episodes: past -150 within 12 batches.",
           lambda f: f["reward"] >= -150 and f["batches"] <= 12 and f["episodes"] <= 12 * 16),
+    Claim("lunar.seeds_end_apart", "Section 6, one run can mislead", "lunar_experiments", _seed_spread,
+          "The seeds of one experiment end up to {span:.0f} points apart ({widest}: {low:.0f} to {high:.0f}), more than "
+          "the gap between two experiments' means ({closest}: {gap:.0f}).",
+          lambda f: f["span"] >= 20 and f["span"] > f["gap"]),
+    Claim("lunar.good_runs_clear_100", "Sections 6 and 7, the yardsticks", "lunar_experiments", _bars,
+          "The course's full-size runs: cpg's best mean reward {cpg:.0f} (bar {cpg_bar:g}), aac's {aac:.0f} "
+          "(bar {aac_bar:g}): good runs get above 100.",
+          lambda f: f["cpg"] > max(100, f["cpg_bar"]) and f["aac"] > max(100, f["aac_bar"])),
+    Claim("lunar.aac_beats_the_baseline", "Section 7, the experiments", "lunar_experiments", _experiments_figures,
+          "Over {seeds} seeds of {episodes} episodes the actor-critic ends at a mean of {aac:.0f}, above the batch-mean "
+          "baseline ({bpg:.0f}) and the baseline with entropy ({cpg:.0f}), and above bpg on every seed.",
+          lambda f: f["aac_above_bpg"] and f["aac"] > f["cpg"]),
+    Claim("lunar.untrained_critic_acts_like_vpg", "Section 7, the critic panels", "lunar_experiments", _critic_start,
+          "In the first batch the untrained critic leaves a mean advantage of {adv:+.0f}, and aac's policy loss starts "
+          "where vpg's does ({aac_loss_p:.0f} and {vpg_loss_p:.0f}); the value loss then falls from {loss_v_first:,.0f} to "
+          "{loss_v_last:,.0f} (the last 50 batches), not to zero.",
+          lambda f: f["adv"] < -50 and abs(f["aac_loss_p"] - f["vpg_loss_p"]) < 0.1 * abs(f["vpg_loss_p"])
+          and 0 < f["loss_v_last"] < f["loss_v_first"] / 10),
+    Claim("lunar.uncentred_critic_loses", "Section 7, the critic panels", "lunar_experiments", _experiments_figures,
+          "With one critic step per batch the mean advantage stays at {one_step_adv:+.0f} to the end (with the critic's "
+          "extra steps {aac_adv:+.0f}), and the actor-critic ends at {one_step:.0f}, below every seed of bpg.",
+          lambda f: f["one_step_adv"] > 10 and abs(f["aac_adv"]) < 5 and f["one_step_max"] < f["bpg_min"]),
+    Claim("lunar.lands_in_minutes", "Section 8, the course's agent, and the summary", "lunar_training", _lander,
+          "The course's trainer passed the bar in {wall_s:.0f} s ({cpu_s:.0f} s of CPU time) on the machine that "
+          "trained it.",
+          lambda f: f["wall_s"] < 300),
     Claim("lunar.course_agent_solves", "Section 8, the course's agent", "lunar_training", _lander,
           "Over {episodes} new landscapes the course's agent scores a mean of {mean:.0f} with a standard deviation "
           "of {std:.0f}: mean minus deviation {margin:.0f}, at least 200, so it solves LunarLander.",
@@ -141,16 +268,23 @@ CLAIMS = (
           "Flying its most probable actions, the agent scores {mean:.0f} on average; sampling its actions, as in "
           "training, {sampled:.0f}.",
           lambda f: f["mean"] - f["sampled"] > 50),
-    Claim("lunar.lands_in_minutes", "Summary", "lunar_training", _lander,
-          "The course's trainer passed the bar in {wall_s:.0f} s ({cpu_s:.0f} s of CPU time) on the machine that "
-          "trained it.",
-          lambda f: f["wall_s"] < 300),
-    Claim("lunar.aac_beats_the_baseline", "Section 7, the experiments", "lunar_experiments", _experiments_figures,
-          "Over {seeds} seeds of {episodes} episodes the actor-critic ends at a mean of {aac:.0f}, above the batch-mean "
-          "baseline ({bpg:.0f}) and the baseline with entropy ({cpg:.0f}), and above bpg on every seed.",
-          lambda f: f["aac_above_bpg"] and f["aac"] > f["cpg"]),
-    Claim("lunar.uncentred_critic_loses", "Section 7, the critic panels", "lunar_experiments", _experiments_figures,
-          "With one critic step per batch the mean advantage stays at {one_step_adv:+.0f} to the end (with the critic's "
-          "extra steps {aac_adv:+.0f}), and the actor-critic ends at {one_step:.0f}, below every seed of bpg.",
-          lambda f: f["one_step_adv"] > 10 and abs(f["aac_adv"]) < 5 and f["one_step_max"] < f["bpg_min"]),
+    Claim("lunar.student_run_greedy_above_training", "Section 8, your agent", "lunar_student_run", _student,
+          "The course's timed run of Section 8's cell passed the bar after {episodes:,} episodes: its training mean "
+          "(sampled actions) was {training:.0f}, and the same weights flying their most probable actions scored "
+          "{greedy:.0f} ± {std:.0f}.",
+          lambda f: f["solved"] and f["greedy"] - f["training"] > 50),
+    Claim("lunar.question3_figures", "Questions, the model answer of Question 3", "lunar_experiments", _question3,
+          "The course's runs ({episodes} episodes, seeds {seeds}): every run starts near {start:.0f}. Final mean "
+          "rewards (lowest to highest seed): aac {aac:.0f} ({aac_low:.0f} to {aac_high:.0f}), cpg {cpg:.0f} "
+          "({cpg_low:.0f} to {cpg_high:.0f}), bpg {bpg:.0f} ({bpg_low:.0f} to {bpg_high:.0f}), vpg {vpg:.0f} "
+          "({vpg_low:.0f} to {vpg_high:.0f}), epg {epg:.0f} ({epg_low:.0f} to {epg_high:.0f}). The policy loss of vpg "
+          "goes from {vpg_loss_p_first:.0f} (first batch) to {vpg_loss_p_last:+.0f} (last); the baseline from "
+          "{bpg_baseline_first:.0f} to {bpg_baseline_last:+.0f} (bpg) and {cpg_baseline_last:+.0f} (cpg); the entropy "
+          "loss of cpg from {entropy_first:.2f} to {entropy_last:.2f}. aac's first batch: mean advantage "
+          "{aac_adv_first:.0f}, value loss {aac_loss_v_first:,.0f}, policy loss {aac_loss_p_first:.0f}. Over the "
+          "last 50 batches, seed by seed: aac's mean advantage {aac_adv_low:+.0f} to {aac_adv_high:+.0f}, value loss "
+          "{aac_loss_v_low:,.0f} to {aac_loss_v_high:,.0f}; with one critic step per batch {one_adv_low:+.0f} to "
+          "{one_adv_high:+.0f} and {one_loss_v_low:,.0f} to {one_loss_v_high:,.0f}, ending at {one_step:.0f} "
+          "({one_low:.0f} to {one_high:.0f}).",
+          _question3_holds),
 )

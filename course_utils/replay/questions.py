@@ -69,7 +69,7 @@ REPLAY_MORE = ThinkQuestion(
     "more often?",
     "The ones the agent can still learn most from: those whose outcome it predicts worst (a large TD error). On "
     "CartPole these are above all the rare last steps before the pole falls, the only transitions whose target is "
-    "the reward alone (done = 1) and which tell the agent what failure looks like; the thousands of ordinary steps "
+    "the reward alone (done = 1) and which tell the agent what failure looks like; the many ordinary steps "
     "in the middle of long episodes look alike and are soon predicted well. Replaying only the worst-predicted "
     "ones would fixate on a few (and on noisy ones), so they should be replayed more often, not exclusively.",
 )
