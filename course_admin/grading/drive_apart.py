@@ -39,6 +39,7 @@ from traitlets import Bool, Unicode
 
 from course_admin.grading import drive_runner, hidden_cases, sandbox
 from course_admin.grading.drive_runner import NOT_GIVEN
+from course_admin.grading.process_tree import ProcessTree
 from course_utils import records
 from course_utils.exercises import GRADED, SOLUTION_IMPORTS
 from course_utils.paths import PACKAGE
@@ -258,6 +259,8 @@ class DriveApart(Preprocessor):
         if not hidden:
             return nb, resources
         spec = json.loads(Path(self.sandbox_spec).read_text())
+        if spec.get("tree"):  # what the notebook's run started and left (a process in a session of its
+            ProcessTree.from_spec(spec["tree"]).kill()  # own included) ends before any answer is driven
         workdir = Path(spec["workdir"]).parent / "drive"
         workdir.mkdir(mode=0o700, exist_ok=True)
         (workdir / ".tmp").mkdir(exist_ok=True)

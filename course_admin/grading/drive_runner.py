@@ -9,11 +9,15 @@ The runner joins the submission's process tree, takes its rlimits, drops root's 
 imports the libraries every answer may use (NumPy, torch, IPython's cell transformer), and then,
 for each exercise, forks a child that:
 
-1. refuses ``clone3`` (seccomp) and restricts itself with Landlock to the Python installation and
-   the course files in ``package_files`` (the exercise's own check, the check framework, and the
-   modules its header imports; computed by ``drive_apart.package_files``), writing only in
-   ``workdir``: any other course module, however the answer reaches for it (an import, a
-   re-export, ``importlib``, reading the file), is not there to be used;
+1. restricts itself with Landlock to the Python installation and the course files in
+   ``package_files`` (the exercise's own check, the check framework, and the modules its header
+   imports; computed by ``drive_apart.package_files``), writing only in a folder of its own
+   (removed after it): any other course module, however the answer reaches for it (an import, a
+   re-export, ``importlib``, reading the file), is not there to be used; and with seccomp
+   (``restrict_syscalls``, ``restrict_alone``) it starts no process and opens no socket, message
+   queue or shared memory, so that nothing it computes reaches the child of another exercise
+   (every answer cell runs in every child, where other twins may be readable) and no process the
+   notebook's run left behind can compute for it;
 2. registers the course's subpackages without running their ``__init__`` (which would import the
    whole tutorial), so that ``import course_utils.replay.checks`` loads that module alone;
 3. runs the exercise's header (the imports its answer is given), every answer cell of the
@@ -36,8 +40,10 @@ import json
 import os
 import pickle
 import select
+import shutil
 import signal
 import sys
+import tempfile
 import time
 import traceback
 import types
@@ -48,6 +54,7 @@ if __package__:
     from course_admin.grading.kernel_restrictions import (
         PACKAGE,
         drop_capabilities,
+        restrict_alone,
         restrict_self,
         restrict_syscalls,
         set_limits,
@@ -55,7 +62,7 @@ if __package__:
     from course_admin.grading.process_tree import ProcessTree
 else:  # run as a script: its folder is sys.path[0], and the course package stays unloaded
     import course_state
-    from kernel_restrictions import PACKAGE, drop_capabilities, restrict_self, restrict_syscalls, set_limits
+    from kernel_restrictions import PACKAGE, drop_capabilities, restrict_alone, restrict_self, restrict_syscalls, set_limits
     from process_tree import ProcessTree
 
 ANSWER_CELL_SECONDS = 60.0
@@ -192,8 +199,10 @@ def drive_one(exercise: dict, transform, out) -> None:
     result = {"grade_id": exercise["grade_id"], "payload": None, "notes": notes}
     try:
         package_files = exercise["package_files"]
-        workdir = Path(exercise["workdir"])
+        workdir = Path(exercise["own_workdir"])  # this exercise's alone: nothing written here reaches another
         os.chdir(workdir)
+        os.environ["TMPDIR"] = str(workdir)
+        tempfile.tempdir = None
         if exercise.get("landlock", True):
             try:
                 restrict_self(workdir, [Path(f) for f in package_files])
@@ -201,8 +210,9 @@ def drive_one(exercise: dict, transform, out) -> None:
                 result["sandbox"] = f"no filesystem restriction ({error})"
         try:
             restrict_syscalls()
-        except OSError:
-            pass
+            restrict_alone()
+        except OSError as error:  # the tests' own machine is x86-64 Linux; elsewhere say what is missing
+            result["sandbox"] = f"{result.get('sandbox', '')} no system-call filter ({error})".strip()
         sys.meta_path.insert(0, _CourseGate(_allowed_modules(package_files), notes))
         from course_utils import checking
 
@@ -300,6 +310,7 @@ def run(job: dict, timeout: float) -> list[dict]:
     _preload(job)
     results = []
     for exercise in job["exercises"]:
+        own = Path(tempfile.mkdtemp(prefix="exercise-", dir=exercise["workdir"]))
         read_end, write_end = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: never returns
@@ -307,12 +318,13 @@ def run(job: dict, timeout: float) -> list[dict]:
             code = 0
             try:
                 with os.fdopen(write_end, "wb") as out:
-                    drive_one(exercise, transform, out)
+                    drive_one({**exercise, "own_workdir": str(own)}, transform, out)
             except BaseException:  # noqa: BLE001
                 code = 1
             os._exit(code)
         os.close(write_end)
         results.append(_collect(pid, read_end, exercise["grade_id"], timeout))
+        shutil.rmtree(own, ignore_errors=True)
     return results
 
 

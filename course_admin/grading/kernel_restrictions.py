@@ -249,13 +249,62 @@ def restrict_syscalls() -> str:
         _SockFilter(0x06, 0, 0, 0x00050000 | _ENOSYS),  # SECCOMP_RET_ERRNO | ENOSYS
         _SockFilter(0x06, 0, 0, 0x7FFF0000),  # SECCOMP_RET_ALLOW
     )
+    _install(program)
+    return "seccomp: clone3 refused (no CLONE_INTO_CGROUP)"
+
+
+def _install(program) -> None:
     fprog = _SockFprog(len(program), program)
     libc = _libc()
     if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
     if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
         raise OSError(ctypes.get_errno(), f"prctl(PR_SET_SECCOMP): {os.strerror(ctypes.get_errno())}")
-    return "seccomp: clone3 refused (no CLONE_INTO_CGROUP)"
+
+
+_AUDIT_ARCH_X86_64 = 0xC000003E
+_EPERM = 1
+_CLONE, _CLONE_THREAD = 56, 0x00010000
+_ALONE_REFUSED = {
+    "socket": 41, "socketpair": 53, "fork": 57, "vfork": 58, "ptrace": 101, "shmget": 29, "semget": 64,
+    "msgget": 68, "mq_open": 240, "process_vm_readv": 310, "process_vm_writev": 311, "bpf": 321,
+    "userfaultfd": 323, "io_uring_setup": 425,
+}
+"""x86-64 system calls a process driving one answer refuses (EPERM)."""
+
+
+def restrict_alone() -> str:
+    """A seccomp filter for the process that drives one exercise's answer (``drive_runner``): on top
+    of ``restrict_syscalls``, it can start no process (``fork``, ``vfork``, ``clone`` other than a
+    thread's), open no socket of any family, use no System V or POSIX message queue, semaphore set
+    or shared memory, and read or write no other process's memory. Nothing it computes can reach
+    another exercise's process, and no process left by the notebook's run can serve it. x86-64
+    only (a 32-bit system call is refused too); raises OSError where that is not the machine."""
+    import platform
+
+    if not sys.platform.startswith("linux") or platform.machine() != "x86_64":
+        raise OSError("this filter is written for x86-64 Linux")
+    refused = sorted(_ALONE_REFUSED.values())
+    allow, deny = len(refused) + 9, len(refused) + 10  # indexes of the two return instructions
+    program = [
+        _SockFilter(0x20, 0, 0, 4),  # A = seccomp_data.arch
+        _SockFilter(0x15, 1, 0, _AUDIT_ARCH_X86_64),  # x86-64 ? skip the next
+        _SockFilter(0x06, 0, 0, 0x00050000 | _EPERM),  # another ABI (int 0x80): refused
+        _SockFilter(0x20, 0, 0, 0),  # A = seccomp_data.nr
+        _SockFilter(0x54, 0, 0, 0xFFFFFFFF & ~0x40000000),  # A &= ~__X32_SYSCALL_BIT
+    ]
+    for number in refused:  # A == number ? go to deny
+        program.append(_SockFilter(0x15, deny - len(program) - 1, 0, number))
+    program += [
+        _SockFilter(0x15, 0, allow - len(program) - 1, _CLONE),  # not clone: allowed
+        _SockFilter(0x20, 0, 0, 16),  # A = low word of args[0], clone's flags
+        _SockFilter(0x54, 0, 0, _CLONE_THREAD),  # A &= CLONE_THREAD
+        _SockFilter(0x15, 0, 1, _CLONE_THREAD),  # a thread ? allowed : refused
+    ]
+    assert len(program) == allow
+    program += [_SockFilter(0x06, 0, 0, 0x7FFF0000), _SockFilter(0x06, 0, 0, 0x00050000 | _EPERM)]
+    _install((_SockFilter * len(program))(*program))
+    return "seccomp: no process, socket, IPC or other process's memory"
 
 
 # --------------------------------------------------------------------------------------

@@ -175,3 +175,34 @@ def test_the_runner_server_restarts_and_the_one_off_runner_is_the_fallback(tmp_p
     assert drive_apart._SERVER is not server and drive_apart._SERVER.poll() is None
     monkeypatch.setattr(drive_apart, "_through_server", lambda *args: None)
     assert all(passed for passed, _ in drive(nb, ids, tmp_path / "alone").values())
+
+
+ESCAPE_PROBE = '''
+import ctypes as _ctypes, os as _os, socket as _socket
+_found = sorted(_os.listdir("."))  # what an earlier exercise's process left where this one writes
+open("left-by-" + str(_os.getpid()), "w").close()
+for _name, _try in [("udp", lambda: _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)),
+                    ("unix", lambda: _socket.socket(_socket.AF_UNIX)), ("pair", _socket.socketpair), ("fork", _os.fork)]:
+    try:
+        if _try() == 0:
+            _os._exit(0)
+        _found.append(_name)
+    except OSError:
+        pass
+if _ctypes.CDLL(None).msgget(0x5153, 0o1600) != -1:
+    _found.append("msgget")
+raise RuntimeError("REACHED:" + ",".join(_found) + ":END")
+'''
+
+
+def test_a_driven_answer_starts_no_process_and_reaches_no_other_exercise(tmp_path):
+    """Every answer cell runs in every exercise's process, where other exercises' twins may be
+    readable (``returns`` where the policy network is driven): what it computes there must not reach
+    the process that drives the exercise it answers. The probe, handed in as tutorial 3's calc_qvals
+    answer, runs first where the policy network is driven, then in its own exercise's process: it
+    finds no file the first left, and cannot open a socket, fork or make a message queue."""
+    graded = _graded("test_calc_qvals")
+    nb = _with_answer(_notebook("lunar"), graded.solution, ESCAPE_PROBE)
+    verdicts = drive(nb, ["test_policy_net", "test_calc_qvals"], tmp_path)
+    passed, message = verdicts["test_calc_qvals"]
+    assert not passed and "REACHED::END" in message, message
