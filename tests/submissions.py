@@ -48,14 +48,24 @@ def _on_the_grading_path(cell: dict) -> bool:
             or "".join(cell["source"]).startswith("# Check your answer"))
 
 
+def _last_graded(notebook: dict) -> int:
+    return max(i for i, cell in enumerate(notebook["cells"]) if (cell["metadata"].get("nbgrader") or {}).get("grade"))
+
+
+def through_last_graded(notebook: dict) -> dict:
+    """``notebook`` up to its last cell nbgrader grades, every cell before it kept (demos
+    included): the cells after it run after every graded cell, so they can change no grade and
+    no record (tutorial 2's are its replay experiments, three quarters of its CPU in fast mode)."""
+    return {**notebook, "cells": notebook["cells"][: _last_graded(notebook) + 1]}
+
+
 def grading_path(notebook: dict) -> dict:
     """``notebook`` on its grading path, for tests about grading rather than about a tutorial:
     the markdown, the setup and settings cells, and every exercise's answer, check and
     hidden-test cells, up to the last cell nbgrader grades. The code cells left out (games, demos,
     experiments) hold no verdict; an answer cell reaches them only through hooks it could fire as
     well in the cells that are kept."""
-    graded = [i for i, cell in enumerate(notebook["cells"]) if (cell["metadata"].get("nbgrader") or {}).get("grade")]
-    return {**notebook, "cells": [cell for cell in notebook["cells"][: graded[-1] + 1] if _on_the_grading_path(cell)]}
+    return {**notebook, "cells": [cell for cell in through_last_graded(notebook)["cells"] if _on_the_grading_path(cell)]}
 
 
 def source_folder(folder: Path, assignment: str, notebook: dict) -> Path:
