@@ -97,11 +97,18 @@ def grade_variants(tmp_path_factory, scheduler: str | None, assignment: str, ext
     (``grading_path``: as a student who deleted the demos would); "full" and "zero" run whole.
     ``scheduler``: the Dask cluster to grade on (None: autograde's own). Returns the grades.csv
     rows by student."""
-    import csv
+    graded = grade_variants_in(tmp_path_factory.mktemp("variants"), scheduler, assignment, extra, on_grading_path, **answered)
+    return rows_by_student(graded["csv"])
 
+
+def grade_variants_in(where: Path, scheduler: str | None, assignment: str, extra: dict | None = None,
+                      on_grading_path: tuple[str, ...] = (), **answered: tuple[str, ...]) -> dict[str, Path]:
+    """``grade_variants``'s run in the folder ``where`` (for ``once_per_run``): {"csv": grades.csv,
+    "course": the nbgrader course folder, gradebook included}."""
     from course_admin import grading
 
-    folder = tmp_path_factory.mktemp("submissions")
+    folder, out, course = where / "submissions", where / "grades", where / "course"
+    folder.mkdir()
     solution, student = load("solution", assignment), load("student", assignment)
     write(folder, "full", solution)
     write(folder, "zero", student)
@@ -109,6 +116,12 @@ def grade_variants(tmp_path_factory, scheduler: str | None, assignment: str, ext
     assert set(on_grading_path) <= set(variants), on_grading_path
     for name, notebook in variants.items():
         write(folder, name, grading_path(notebook) if name in on_grading_path else notebook)
-    out, course = tmp_path_factory.mktemp("grades"), tmp_path_factory.mktemp("course")
     report = grading.autograde(folder, out=out, course_dir=course, scheduler=scheduler)
-    return {row["student"]: row for row in csv.DictReader(report.csv_path.open())}
+    return {"csv": report.csv_path, "course": course}
+
+
+def rows_by_student(csv_path: Path) -> dict[str, dict]:
+    import csv
+
+    with csv_path.open() as table:
+        return {row["student"]: row for row in csv.DictReader(table)}
