@@ -30,22 +30,25 @@ SLOWEST_FIRST = {
     "tests/grading/test_bundle.py": 790,
     "student_lab": 740,
     "tests/grading/test_forgery.py": 520,
-    "tests/grading/test_skip_cells.py": 495,
     "tests/grading/test_hostile.py": 430,
+    "tests/grading/test_skip_cells.py": 330,  # scaled by its CPU (tutorial 2 up to its last graded cell)
     "tests/grading/test_tutorial_lunar.py": 185,
     "tests/grading/test_autograder.py": 130,
+    "harlow_graded": 110,  # test_tutorial_harlow's 75 and the manual-grading browser test's formgrader part
     "tests/grading/test_tutorial_replay.py": 90,
     "tests/grading/test_notebook_size.py": 90,
-    "tests/grading/test_tutorial_harlow.py": 75,
     "tests/grading/test_judging.py": 40,
     "tests/harlow/test_evolution.py": 40,
-    "tests/browser/test_manual_grading_browser.py": 35,
     "tests/browser/test_formgrader_browser.py": 30,
 }
 SHARED = {
     # one JupyterLab (the browser suite's session fixture `lab`) for both
     "tests/browser/test_notebooks_browser.py": "student_lab",
     "tests/browser/test_game_keys_browser.py": "student_lab",
+    # one grading of tutorial 1 (tests/harlow_graded.py, once per run) for both: in one worker,
+    # the second file finds it done instead of waiting, idle, for the other worker to finish it
+    "tests/grading/test_tutorial_harlow.py": "harlow_graded",
+    "tests/browser/test_manual_grading_browser.py": "harlow_graded",
 }
 
 

@@ -48,14 +48,24 @@ def _on_the_grading_path(cell: dict) -> bool:
             or "".join(cell["source"]).startswith("# Check your answer"))
 
 
+def _last_graded(notebook: dict) -> int:
+    return max(i for i, cell in enumerate(notebook["cells"]) if (cell["metadata"].get("nbgrader") or {}).get("grade"))
+
+
+def through_last_graded(notebook: dict) -> dict:
+    """``notebook`` up to its last cell nbgrader grades, every cell before it kept (demos
+    included): the cells after it run after every graded cell, so they can change no grade and
+    no record (tutorial 2's are its replay experiments, three quarters of its CPU in fast mode)."""
+    return {**notebook, "cells": notebook["cells"][: _last_graded(notebook) + 1]}
+
+
 def grading_path(notebook: dict) -> dict:
     """``notebook`` on its grading path, for tests about grading rather than about a tutorial:
     the markdown, the setup and settings cells, and every exercise's answer, check and
     hidden-test cells, up to the last cell nbgrader grades. The code cells left out (games, demos,
     experiments) hold no verdict; an answer cell reaches them only through hooks it could fire as
     well in the cells that are kept."""
-    graded = [i for i, cell in enumerate(notebook["cells"]) if (cell["metadata"].get("nbgrader") or {}).get("grade")]
-    return {**notebook, "cells": [cell for cell in notebook["cells"][: graded[-1] + 1] if _on_the_grading_path(cell)]}
+    return {**notebook, "cells": [cell for cell in through_last_graded(notebook)["cells"] if _on_the_grading_path(cell)]}
 
 
 def source_folder(folder: Path, assignment: str, notebook: dict) -> Path:
@@ -87,11 +97,18 @@ def grade_variants(tmp_path_factory, scheduler: str | None, assignment: str, ext
     (``grading_path``: as a student who deleted the demos would); "full" and "zero" run whole.
     ``scheduler``: the Dask cluster to grade on (None: autograde's own). Returns the grades.csv
     rows by student."""
-    import csv
+    graded = grade_variants_in(tmp_path_factory.mktemp("variants"), scheduler, assignment, extra, on_grading_path, **answered)
+    return rows_by_student(graded["csv"])
 
+
+def grade_variants_in(where: Path, scheduler: str | None, assignment: str, extra: dict | None = None,
+                      on_grading_path: tuple[str, ...] = (), **answered: tuple[str, ...]) -> dict[str, Path]:
+    """``grade_variants``'s run in the folder ``where`` (for ``once_per_run``): {"csv": grades.csv,
+    "course": the nbgrader course folder, gradebook included}."""
     from course_admin import grading
 
-    folder = tmp_path_factory.mktemp("submissions")
+    folder, out, course = where / "submissions", where / "grades", where / "course"
+    folder.mkdir()
     solution, student = load("solution", assignment), load("student", assignment)
     write(folder, "full", solution)
     write(folder, "zero", student)
@@ -99,6 +116,12 @@ def grade_variants(tmp_path_factory, scheduler: str | None, assignment: str, ext
     assert set(on_grading_path) <= set(variants), on_grading_path
     for name, notebook in variants.items():
         write(folder, name, grading_path(notebook) if name in on_grading_path else notebook)
-    out, course = tmp_path_factory.mktemp("grades"), tmp_path_factory.mktemp("course")
     report = grading.autograde(folder, out=out, course_dir=course, scheduler=scheduler)
-    return {row["student"]: row for row in csv.DictReader(report.csv_path.open())}
+    return {"csv": report.csv_path, "course": course}
+
+
+def rows_by_student(csv_path: Path) -> dict[str, dict]:
+    import csv
+
+    with csv_path.open() as table:
+        return {row["student"]: row for row in csv.DictReader(table)}

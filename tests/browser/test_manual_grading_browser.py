@@ -1,44 +1,42 @@
-"""Manual grading in the real UI: after a parallel ``course autograde`` of tutorial 1 (on its
-grading path, ``submissions.grading_path``), the instructor opens the submission in formgrader
-(served by Jupyter from the course folder), types a score for the written Think! answer, and
-``nbgrader export`` includes it in the total. Screenshots of the submission before and after
-grading go to ``test-artifacts/screenshots/``."""
+"""Manual grading in the real UI: after a parallel ``course autograde`` of tutorial 1 (the run
+``harlow_graded`` shares with ``tests/grading/test_tutorial_harlow.py``), the instructor opens the
+solution's submission in formgrader (served by Jupyter from a copy of the course folder), types a
+score for the written Think! answer, and ``nbgrader export`` includes it in the total.
+Screenshots of the submission before and after grading go to ``test-artifacts/screenshots/``."""
 
 from __future__ import annotations
 
 import csv
 import json
+import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import harlow_graded
 import pytest
-from submissions import grading_path, grading_path_source, load, write
+from submissions import rows_by_student
 
 from browser.conftest import SCREENSHOTS, jupyter_server
-from course_admin import grading
 
 pytestmark = pytest.mark.browser
 
-ASSIGNMENT = "01_harlow_meta_rl"
+ASSIGNMENT = harlow_graded.ASSIGNMENT
 WRITTEN = "think_lamarck"  # 2 points, graded by hand
 MANUAL = 1.5
 PAGE_MS = 30_000
+ANSWERED, UNTOUCHED = "full", "zero"
+"""The students of ``harlow_graded``: the solution notebook and the untouched released one."""
 
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory, dask_scheduler):
-    tmp = tmp_path_factory.mktemp("manual-grading")
-    submissions, course = tmp / "submissions", tmp / "course"
-    submissions.mkdir()
-    # Tutorial 1 on its grading path (its exercises, checks, hidden tests and the written answer):
-    # this test is about formgrader and the export; the whole tutorial is graded in test_tutorial_harlow.
-    write(submissions, "ada", grading_path(load("solution", ASSIGNMENT)))
-    write(submissions, "bob", grading_path(load("student", ASSIGNMENT)))
-    report = grading.autograde(submissions, out=tmp / "out", course_dir=course, scheduler=dask_scheduler, progress=False,
-                               source=grading_path_source(tmp / "source", ASSIGNMENT))
-    assert {s.name: s.score for s in report.submissions} == {"ada": 9.0, "bob": 0.0}
+    graded = harlow_graded.graded(tmp_path_factory, dask_scheduler)
+    scores = {student: float(row["score"]) for student, row in rows_by_student(graded["csv"]).items()}
+    assert (scores[ANSWERED], scores[UNTOUCHED]) == (9.0, 0.0)
+    course = tmp_path_factory.mktemp("manual-grading") / "course"
+    shutil.copytree(graded["course"], course)  # this test grades by hand: the shared run stays as graded
     (course / "nbgrader_config.py").write_text(
         "c = get_config()  # noqa: F821\n"
         f"c.CourseDirectory.root = {str(course)!r}\n"
@@ -73,11 +71,11 @@ def _export(course: Path, out: Path) -> dict[str, dict]:
 
 def test_a_written_answer_graded_in_formgrader_counts_in_the_export(browser, server, course, tmp_path):
     with _gradebook(course) as gradebook:
-        notebook_id = gradebook.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "ada").id
-        assert gradebook.find_grade(WRITTEN, ASSIGNMENT, ASSIGNMENT, "ada").needs_manual_grade
-    assert _manual_score(course, "ada") is None
+        notebook_id = gradebook.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, ANSWERED).id
+        assert gradebook.find_grade(WRITTEN, ASSIGNMENT, ASSIGNMENT, ANSWERED).needs_manual_grade
+    assert _manual_score(course, ANSWERED) is None
     before = _export(course, tmp_path / "before.csv")
-    assert float(before["ada"]["score"]) == 9.0
+    assert float(before[ANSWERED]["score"]) == 9.0
 
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     context.set_default_timeout(PAGE_MS)
@@ -93,19 +91,19 @@ def test_a_written_answer_graded_in_formgrader_counts_in_the_export(browser, ser
         score.fill(str(MANUAL))
         score.press("Tab")  # formgrader saves a score when its input changes
         deadline = time.monotonic() + 30
-        while _manual_score(course, "ada") != MANUAL and time.monotonic() < deadline:
+        while _manual_score(course, ANSWERED) != MANUAL and time.monotonic() < deadline:
             time.sleep(0.2)
         score.scroll_into_view_if_needed()
         page.screenshot(path=str(SCREENSHOTS / "manual_grading_after.png"), full_page=False)
     finally:
         context.close()
-    assert _manual_score(course, "ada") == MANUAL, "formgrader did not save the manual score"
+    assert _manual_score(course, ANSWERED) == MANUAL, "formgrader did not save the manual score"
 
     after = _export(course, tmp_path / "after.csv")
-    assert float(after["ada"]["score"]) == 9.0 + MANUAL and float(after["ada"]["max_score"]) == 11.0
-    assert float(after["bob"]["score"]) == 0.0
+    assert float(after[ANSWERED]["score"]) == 9.0 + MANUAL and float(after[ANSWERED]["max_score"]) == 11.0
+    assert float(after[UNTOUCHED]["score"]) == 0.0
     with _gradebook(course) as gradebook:  # the autograded scores are untouched
-        grades = {g.name: g.score for g in gradebook.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "ada").grades}
+        grades = {g.name: g.score for g in gradebook.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, ANSWERED).grades}
     assert grades["test_evaluate_individual"] == 3 and grades["test_genetic_algorithm"] == 4 and grades[WRITTEN] == MANUAL
     assert grades["test_lamarckian_individual"] == 2
     assert json.dumps(grades)  # plain numbers

@@ -7,7 +7,7 @@ import json
 
 import nbformat
 import pytest
-from submissions import ASSIGNMENT, a2c_loss_wrapper, cell_index, grading_path, load, with_answer, write
+from submissions import ASSIGNMENT, a2c_loss_wrapper, cell_index, grading_path, load, through_last_graded, with_answer, write
 
 from course_admin.grading.skip_cells import PIN, kernel_tests, marks, skipped_in
 from course_utils.paths import SOLUTIONS
@@ -73,13 +73,16 @@ def test_the_tutorials_skip_their_demonstrations_and_keep_their_setup():
 def test_graded_both_ways_the_grades_and_feedback_are_the_same(tmp_path_factory, dask_scheduler):
     """The proof that the marking is safe, on tutorial 2: the solution, the untouched notebook, a
     partial answer, a wrapper of course code and a student who added a cell reading a demo's name,
-    graded with the marked cells skipped and with every cell run."""
+    graded with the marked cells skipped and with every cell run. Each hands in the tutorial up
+    to its last graded cell (``through_last_graded``): every demonstration between the exercises
+    is there, and what follows the last graded cell (the replay experiments, three quarters of
+    the tutorial's CPU when every cell runs) runs after every grade and record is made."""
     import csv
 
     from course_admin import grading
     from course_admin.grading.sandbox import Limits
 
-    solution, student = load("solution"), load("student")
+    solution, student = through_last_graded(load("solution")), through_last_graded(load("student"))
     folder = tmp_path_factory.mktemp("both-ways")
     write(folder, "full", solution)
     write(folder, "zero", student)

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from course_admin import grading
+from course_admin.cli import RELEASE
 from course_admin.grading import student_notebooks
 from course_utils.paths import ROOT
 
@@ -35,10 +36,26 @@ def test_student_notebooks_hold_no_solutions_or_hidden_tests():
         assert text.count("raise NotImplementedError()") == n_exercises
 
 
+def test_the_released_notebooks_are_current():
+    """``course release --check``'s notebooks part, on the whole tree: ``make test`` leaves that
+    check to the suite, where each part of it is asserted once (see the test below)."""
+    assert grading.stale_notebooks() == []
+
+
+def test_every_part_of_the_release_check_is_asserted_by_the_suite():
+    """Each ``stale`` function of ``course release`` (``course_admin.cli.RELEASE``) and the claims'
+    contradictions are asserted empty by some test, so the suite proves what ``course release
+    --check`` would (a part added to RELEASE needs its test)."""
+    tests = "".join(path.read_text() for path in (ROOT / "tests").rglob("test_*.py"))
+    for _, _, stale in RELEASE:
+        assert f"{stale.partition(':')[2]}() == []" in tests, stale
+    assert "claims.contradicted() == []" in tests
+
+
 def test_release_check_detects_drift(tmp_path, monkeypatch):
-    """One tutorial is enough to show it (``make test`` runs ``course release --check`` on all
-    four before the tests): an edited student notebook differs, a missing one is missing, and a
-    student notebook without a solution is named."""
+    """One tutorial is enough to show it (the whole tree is checked above): an edited student
+    notebook differs, a missing one is missing, and a student notebook without a solution is
+    named."""
     solutions, released = tmp_path / "solutions", tmp_path / "notebooks"
     solutions.mkdir()
     released.mkdir()

@@ -2,23 +2,19 @@
 exercises (3 + 4 + 2 points); the written Think! answer (2 points) waits for manual grading."""
 
 import forgeries
+import harlow_graded
 import pytest
-from submissions import grade_variants
+from submissions import rows_by_student
 
 pytestmark = pytest.mark.grading
 
-ASSIGNMENT = "01_harlow_meta_rl"
+ASSIGNMENT = harlow_graded.ASSIGNMENT
 
 
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory, dask_scheduler):
-    return grade_variants(
-        tmp_path_factory, dask_scheduler, ASSIGNMENT,
-        fitness_only=("evaluate_individual",), evolution_only=("genetic_algorithm",),
-        extra={"monkeypatch": forgeries.monkeypatch_attack("harlow")},
-        # the course's live evolutions (11 s of each run) do not depend on the answers: "full" and "zero" run them
-        on_grading_path=("fitness_only", "evolution_only", "monkeypatch"),
-    )
+    """The grades of ``harlow_graded``'s run, which the manual-grading browser test shares."""
+    return rows_by_student(harlow_graded.graded(tmp_path_factory, dask_scheduler)["csv"])
 
 
 def marks(row):
