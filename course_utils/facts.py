@@ -47,6 +47,7 @@ _no_grad, _autograd_backward = torch.no_grad, torch.autograd.backward
 _class_dict, _class_mro = type.__dict__["__dict__"].__get__, type.__dict__["__mro__"].__get__
 _GETSET, _proxy_get = type(type.__dict__["__dict__"]), type(type.__dict__).get
 _dict_items, _dict_get, _list_slice, _tuple_slice = dict.items, dict.get, list.__getitem__, tuple.__getitem__
+_dict_set = dict.__setitem__
 _np_array = np.array
 arrays_equal = np.array_equal
 """``np.array_equal`` as numpy defines it (an answer that replaces it later changes nothing here)."""
@@ -189,6 +190,12 @@ def attribute(obj, name: str, default=None):
     """What ``obj``'s own instance dict holds under ``name`` (no property or ``__getattr__`` of
     its class takes part); ``default`` where it holds nothing."""
     return _dict_get(_instance_dict(obj), name, default)
+
+
+def replace_attribute(obj, name: str, value) -> None:
+    """Put ``value`` in ``obj``'s own instance dict under ``name`` (no ``__setattr__``, property or
+    descriptor of its class takes part)."""
+    _dict_set(_instance_dict(obj), name, value)
 
 
 def entry(mapping, key, default=None):

@@ -21,8 +21,20 @@ def segment_trees() -> dict:
         "mins": [(0, 16), (4, 6), (8, 9), (11, 13), (2, 2), (9, 11), (15, 16)],
         "queries": [0.0, 1.5, 2.0, 3.0, 6.5, 7.0, 10.99, 11.0, 13.0, 13.5, 14.0],
         "overwrite": (9, 6.5, -2.5),
+        "swap": _swap([1.0, 0.0, 0.0, 2.0, 3.0, 0.0, 1.0, 0.0, 0.0, 0.0, 4.0, 1.0, 0.0, 2.0, 0.0, 1.0],
+                      sums=[(0, 16), (0, 8), (8, 16), (4, 8), (3, 13), (10, 11), (12, 16)],
+                      queries=[0.0, 0.5, 1.0, 3.5, 6.0, 9.99, 10.0, 14.5]),
     }
-    return tree_cases(small, seed=4051, capacity=2048, speed={"capacity": 1 << 16, "seed": 4057})
+    return tree_cases(small, seed=4051, capacity=2048, speed={"capacity": 1 << 20, "seed": 4057})
+
+
+def _swap(values: list[float], sums: list, queries: list) -> dict:
+    """The swap part: a sum tree's nodes on ``values`` (node 1 the root, leaf i node capacity + i)."""
+    capacity = len(values)
+    nodes = [0.0] * capacity + list(values)
+    for node in range(capacity - 1, 0, -1):
+        nodes[node] = nodes[2 * node] + nodes[2 * node + 1]
+    return {"values": values, "nodes": nodes, "sums": sums, "queries": queries}
 
 
 def prioritized_buffer() -> dict:

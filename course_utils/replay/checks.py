@@ -182,7 +182,7 @@ def check_memory_add(memory_class) -> bool:
 # Exercise 2: segment trees
 #
 # A small tree of exact values (sums and minimums over ranges, retrieve at boundaries, a leaf
-# overwritten), a big one of random values, and a speed part: wide range sums on a 65 536-leaf
+# overwritten), a big one of random values, and a speed part: wide range sums on a 1 048 576-leaf
 # tree, counted against a time budget in the kernel (the one measurement only the kernel can make).
 # Every timed sum is new work: a fresh random range, after a leaf has changed, so a tree that
 # remembers its answers (a slow sum behind a cache) gains nothing; the total of the sums is
@@ -196,8 +196,12 @@ def _tree_cases() -> dict:
         "mins": [(0, 8), (0, 1), (1, 4), (2, 4), (5, 8), (3, 3)],
         "queries": [0.0, 0.5, 1.0, 2.9, 3.0, 5.99, 6.0, 6.5, 7.0],
         "overwrite": (3, 10.0, -1.0),
+        # the nodes of a sum tree on other leaves, put in place of the tree's own
+        "swap": {"values": [0.0, 2.0, 1.0, 0.0, 0.0, 3.0, 1.0, 1.0],
+                 "nodes": [0.0, 8.0, 3.0, 5.0, 2.0, 1.0, 3.0, 2.0, 0.0, 2.0, 1.0, 0.0, 0.0, 3.0, 1.0, 1.0],
+                 "sums": [(0, 8), (0, 4), (4, 8), (2, 6), (1, 7), (6, 8)], "queries": [0.0, 1.5, 2.0, 5.5, 7.9]},
     }
-    return tree_cases(small, seed=7, capacity=1024, speed={"capacity": 1 << 16, "seed": 11})
+    return tree_cases(small, seed=7, capacity=1024, speed={"capacity": 1 << 20, "seed": 11})
 
 
 def tree_cases(small: dict, seed: int, capacity: int, speed: dict) -> dict:
@@ -287,6 +291,13 @@ def _tree_steps(log, sum_tree_class, min_tree_class, cases: dict) -> None:
     log.call("overwrite", f"tree[{leaf}] = {in_sum:g}", _setter, sums, leaf, in_sum, keep=False)
     log.call("overwrite min", f"tree[{leaf}] = {in_min:g}", _setter, mins, leaf, in_min, keep=False)
     log.each("after overwrite", [("sum()", lambda: sums.sum()), ("min()", lambda: mins.min())])
+    # The tree is its nodes: with another tree's nodes put in `self.tree`, sum and retrieve answer
+    # for that tree's leaves (a copy of the leaves kept elsewhere answers for the old ones).
+    swap = small["swap"]
+    swapped = _build(log, sum_tree_class, small["values"], "swap")
+    facts.replace_attribute(swapped, "tree", list(swap["nodes"]))
+    log.each("swap sums", [(f"sum({s}, {e})", lambda s, e: swapped.sum(s, e), s, e) for s, e in swap["sums"]])
+    log.each("swap retrieves", [(f"retrieve({q})", lambda q: swapped.retrieve(q), q) for q in swap["queries"]])
     big = cases["big"]
     sums, mins = _build(log, sum_tree_class, big["values"], "big sums"), _build(log, min_tree_class, big["values"], "big mins")
     log.each("big sums", [(f"sum({s}, {e})", lambda s, e: sums.sum(s, e), s, e) for s, e in big["ranges"]])
@@ -358,10 +369,30 @@ def _judge_trees(got: dict, expected: dict, cases: dict) -> None:
         raise Problem(
             f"after overwriting leaf {leaf}, the totals are wrong. Hint: recompute the parents from both children, do not add."
         )
+    _judge_swap(got, small["swap"])
     judge_layout(_seen(got, "sums nodes"), values, "SumSegmentTree")
     judge_layout(_seen(got, "mins nodes"), values, "MinSegmentTree")
     _judge_big(got, cases["big"])
     _judge_speed(got, cases["speed"])
+
+
+def _judge_swap(got: dict, swap: dict) -> None:
+    from course_utils.replay.tree_judge import cumsum_retrieve  # never in the grader's drive
+
+    values = np.array(swap["values"])
+    hint = ("Hint: sum and retrieve must read the tree's nodes in `self.tree` (a copy of the leaves kept elsewhere, "
+            "or one built from them, answers for the leaves it was made from).")
+    what = f"with `self.tree` replaced by the nodes of a sum tree on leaves {fmt(values)}"
+    sums = _listed(_seen(got, "swap sums"), len(swap["sums"]))
+    for (start, end), value in zip(swap["sums"], sums, strict=True):
+        value, want = check_helpers.number(value, f"sum({start}, {end})"), float(values[start:end].sum())
+        if value != want:
+            raise Problem(f"{what}, sum({start}, {end}) gave {value}, expected {want:g}. {hint}")
+    found = _listed(_seen(got, "swap retrieves"), len(swap["queries"]))
+    for prefix_sum, value in zip(swap["queries"], found, strict=True):
+        value, want = check_helpers.number(value, f"retrieve({prefix_sum})"), cumsum_retrieve(values, prefix_sum)
+        if value != want:
+            raise Problem(f"{what}, retrieve({prefix_sum}) gave {value}, expected {want}. {hint}")
 
 
 def _listed(value, n: int) -> list:

@@ -23,13 +23,19 @@ def cumsum_retrieve(values: np.ndarray, prefix_sum: float) -> int:
 
 
 def speed_total(work: dict, capacity: int) -> float:
-    """The total of the speed part's sums (``work``: ``checks._speed_work``'s), for the judge
-    (numpy, on the leaves as they change)."""
-    leaves = np.zeros(capacity)
+    """The total of the speed part's sums (``work``: ``checks._speed_work``'s), for the judge: each
+    sum is the leaves' changes so far that fall in its range (every leaf starts at 0; whole numbers,
+    so every sum is exact)."""
+    leaves, values = np.array(work["leaves"]), np.array(work["values"], dtype=float)
+    current: dict[int, float] = {}
+    deltas = np.zeros(len(leaves))
+    for k, (leaf, value) in enumerate(zip(work["leaves"], work["values"], strict=True)):
+        deltas[k] = value - current.get(leaf, 0.0)
+        current[leaf] = float(value)
     total = 0.0
-    for leaf, value, start, end in zip(work["leaves"], work["values"], work["starts"], work["ends"], strict=True):
-        leaves[leaf] = value
-        total += float(leaves[start:end].sum())
+    for k, (start, end) in enumerate(zip(work["starts"], work["ends"], strict=True)):
+        inside = (leaves[: k + 1] >= start) & (leaves[: k + 1] < end)
+        total += float(deltas[: k + 1][inside].sum())
     return total
 
 

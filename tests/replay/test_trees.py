@@ -319,7 +319,7 @@ def test_the_buffer_s_stand_in_trees_agree_with_the_course_trees_but_fail_the_tr
     for q in np.linspace(0.0, float(values.sum()), 41):
         assert slow.retrieve(float(q)) == fast.retrieve(float(q))
     assert not check_segment_trees(SlowSumTree, SlowMinTree)
-    assert "its nodes are not in a list `self.tree`" in capsys.readouterr().out
+    assert "must read the tree's nodes in `self.tree`" in capsys.readouterr().out
 
 
 class _NumpyLeaves:
@@ -372,8 +372,47 @@ class _ChildrenNotCombined(SumSegmentTree):
 
 def test_the_tree_check_reads_the_nodes_so_numpy_over_the_leaves_is_no_tree(capsys):
     """What the exercise asks is the tree: a list of 2 * capacity nodes whose inner nodes combine
-    their children. Right answers computed another way (numpy over the leaves) fail on that."""
+    their children, which sum and retrieve read. Right answers computed another way (numpy over
+    the leaves) answer for the old leaves once another tree's nodes are put in `self.tree`; a tree
+    whose range sums read only its leaves fails on the inner nodes it never set."""
     assert not check_segment_trees(_NumpySum, _NumpyMin)
-    assert "its nodes are not in a list `self.tree`" in capsys.readouterr().out
+    assert "must read the tree's nodes in `self.tree`" in capsys.readouterr().out
     assert not check_segment_trees(_ChildrenNotCombined, MinSegmentTree)
     assert "recompute each ancestor" in capsys.readouterr().out
+
+
+class _NumpyLevels:
+    """The red team's tree without a walk: `self.tree` in the layout the check reads, rebuilt level
+    by level with numpy after every write, and every query a numpy reduction of the leaves read
+    from `self.tree` (so another tree's nodes put there are read too). Right everywhere, but each
+    write and each sum costs O(capacity)."""
+
+    neutral = 0.0
+
+    def __init__(self, capacity):
+        self.capacity, self.tree = capacity, np.full(2 * capacity, self.neutral)
+
+    def __setitem__(self, index, value):
+        self.tree[self.capacity + index] = value
+        low = self.capacity
+        while low > 1:
+            self.tree[low // 2 : low] = self.tree[low : 2 * low : 2] + self.tree[low + 1 : 2 * low : 2]
+            low //= 2
+
+    def __getitem__(self, index):
+        return float(self.tree[self.capacity + index])
+
+    def sum(self, start=0, end=None):
+        return float(np.asarray(self.tree)[self.capacity + start : self.capacity + (self.capacity if end is None else end)].sum())
+
+    def retrieve(self, prefix_sum):
+        leaves = np.asarray(self.tree)[self.capacity :]
+        index = int(np.searchsorted(np.cumsum(leaves), prefix_sum, side="right"))
+        return index if index < self.capacity else int(np.flatnonzero(leaves > 0)[-1])
+
+
+def test_a_tree_rebuilt_with_numpy_after_every_write_is_too_slow(capsys):
+    """The speed part's tree has 2**20 leaves: a sum and a write in O(log capacity) take microseconds,
+    the same in O(capacity) with numpy about a millisecond, and 2000 of them overrun the budget."""
+    assert not check_segment_trees(_NumpyLevels, MinSegmentTree)
+    assert "too slow" in capsys.readouterr().out
