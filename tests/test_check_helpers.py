@@ -83,7 +83,7 @@ def test_probes_turn_a_missing_attribute_into_an_error_record():
 
 def test_the_framework_checks_a_records_length_once_before_judging():
     judged = []
-    exercise = Exercise(name="square", grade_id="test_square", cases=lambda hidden: [1, 2, 3],
+    exercise = Exercise(name="square", grade_id="test_square", cases=lambda: [1, 2, 3],
                         drive=lambda cases, f: [f(c) for c in cases], judge=lambda got, expected, cases: judged.append(got),
                         reference=("square",), one_per_case="squares")
     with pytest.raises(Problem, match="the record holds 2 squares instead of 3"):
