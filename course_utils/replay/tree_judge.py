@@ -26,7 +26,7 @@ def speed_total(work: dict, capacity: int) -> float:
     """The total of the speed part's sums (``work``: ``checks._speed_work``'s), for the judge: each
     sum is the leaves' changes so far that fall in its range (every leaf starts at 0; whole numbers,
     so every sum is exact)."""
-    leaves, values = np.array(work["leaves"]), np.array(work["values"], dtype=float)
+    leaves = np.array(work["leaves"])
     current: dict[int, float] = {}
     deltas = np.zeros(len(leaves))
     for k, (leaf, value) in enumerate(zip(work["leaves"], work["values"], strict=True)):
