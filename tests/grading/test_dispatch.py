@@ -16,17 +16,23 @@ from course_admin.grading.synthetic import student_version, synthetic_assignment
 pytestmark = pytest.mark.grading
 
 
-def test_grading_finishes_when_the_cluster_has_no_workers(tmp_path, monkeypatch):
-    from distributed import LocalCluster
-
-    monkeypatch.setattr(dispatch, "POLL_S", 1)
-    monkeypatch.setattr(dispatch, "NO_WORKERS_GRACE_S", 2)
+def _ada_and_bob(tmp_path):
+    """The synthetic assignment's source and a folder of two submissions: ada (full marks), bob (add only)."""
     solutions = tmp_path / "solutions"
     solution = json.loads(synthetic_assignment(solutions).read_text())
     folder = tmp_path / "submissions"
     folder.mkdir()
     (folder / "ada.ipynb").write_text(json.dumps(student_version(solution, "add", "square")))
     (folder / "bob.ipynb").write_text(json.dumps(student_version(solution, "add")))
+    return solutions, folder
+
+
+def test_grading_finishes_when_the_cluster_has_no_workers(tmp_path, monkeypatch):
+    from distributed import LocalCluster
+
+    monkeypatch.setattr(dispatch, "POLL_S", 1)
+    monkeypatch.setattr(dispatch, "NO_WORKERS_GRACE_S", 2)
+    solutions, folder = _ada_and_bob(tmp_path)
     with LocalCluster(n_workers=0, processes=False, dashboard_address=":0") as empty:
         report = grading.autograde(
             folder,
@@ -121,12 +127,7 @@ def test_autograde_starts_the_cluster_first_and_closes_it_when_preparation_fails
 def test_a_task_the_grader_failed_is_graded_again_at_the_next_run(tmp_path, monkeypatch):
     """A task that fails outright (its worker lost too often, an error in the grader) gives a 0
     with the reason for this run, and is not recorded as graded: the next run grades it."""
-    solutions = tmp_path / "solutions"
-    solution = json.loads(synthetic_assignment(solutions).read_text())
-    folder = tmp_path / "submissions"
-    folder.mkdir()
-    (folder / "ada.ipynb").write_text(json.dumps(student_version(solution, "add", "square")))
-    (folder / "bob.ipynb").write_text(json.dumps(student_version(solution, "add")))
+    solutions, folder = _ada_and_bob(tmp_path)
     grade = dispatch.grade_submission
 
     def lost_for_bob(job):
@@ -168,12 +169,7 @@ def test_a_scheduler_lost_mid_run_has_the_rest_graded_here(tmp_path, monkeypatch
     from distributed import LocalCluster
 
     monkeypatch.setattr(dispatch, "POLL_S", 1)
-    solutions = tmp_path / "solutions"
-    solution = json.loads(synthetic_assignment(solutions).read_text())
-    folder = tmp_path / "submissions"
-    folder.mkdir()
-    (folder / "ada.ipynb").write_text(json.dumps(student_version(solution, "add", "square")))
-    (folder / "bob.ipynb").write_text(json.dumps(student_version(solution, "add")))
+    solutions, folder = _ada_and_bob(tmp_path)
     empty = LocalCluster(n_workers=0, processes=False, dashboard_address=":0")  # nothing will run the tasks
 
     def lose_the_scheduler(client):
