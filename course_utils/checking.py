@@ -269,11 +269,15 @@ class Exercise:
         """The public cases, or the hidden ones (``LookupError`` where the grader gave none)."""
         if not hidden:
             return self.cases()
-        found = self.hidden_cases if self.hidden_cases is not None else HIDDEN_CASES.get(self.grade_id)
+        found = self._hidden()
         if found is None:
             raise LookupError(f"the hidden cases of {self.grade_id} are not in the student's package: the grader "
                               "(course_admin) gives them when it grades")
         return found() if callable(found) else found
+
+    def _hidden(self):
+        """Where the hidden cases come from: this exercise's own, the grader's, or None."""
+        return self.hidden_cases if self.hidden_cases is not None else HIDDEN_CASES.get(self.grade_id)
 
     def record(self, *answers, hidden: bool) -> str:
         """Drive ``answers`` on the public or hidden cases: the record as JSON text. Once a call
@@ -309,7 +313,7 @@ class Exercise:
         """The hidden test cell: drive the hidden cases and hand the record to the grader
         (``SUBMISSIONS``, set by the process that drives the answers apart from the notebook).
         Run in a notebook, where the package holds no hidden case, it only says so."""
-        if SUBMISSIONS is None and self.hidden_cases is None and self.grade_id not in HIDDEN_CASES:
+        if SUBMISSIONS is None and self._hidden() is None:
             print(f"{self.name}: the hidden tests run when the notebook is graded.")
             return
         payload = json.dumps({"grade_id": self.grade_id, "record": self.record(*answers, hidden=True)})

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from course_utils.check_helpers import numbers
 from course_utils.checking import Problem, fmt
 from course_utils.records import Opaque
 
@@ -49,8 +50,7 @@ def judge_layout(nodes, values: np.ndarray, name: str) -> None:
               f"leaf i is node capacity + i, and every inner node holds the {word} of its two children.")
     if nodes is None or isinstance(nodes, Opaque) or type(nodes).__name__ not in ("list", "ndarray"):
         raise Problem(f"{name}({capacity}): its nodes are not in a list `self.tree` (found {nodes!r}). {layout}")
-    tree = np.asarray(nodes, dtype=float).ravel() if type(nodes).__name__ == "ndarray" else np.array(
-        [float(v) if type(v) in (int, float) else np.nan for v in nodes])
+    tree = numbers(nodes, f"{name}({capacity}): `self.tree`").ravel()
     if len(tree) != 2 * capacity:
         raise Problem(f"{name}({capacity}): `self.tree` holds {len(tree)} numbers, expected 2 * capacity = "
                       f"{2 * capacity}. {layout}")
