@@ -132,6 +132,8 @@ def test_grading_benchmark_measures_every_configuration():
         assert figures[f"{label}_graded_ok"] == 4 and figures[f"{label}_per_minute"] > 0
     assert figures["speedup_2_vs_1"] > 0 and figures["overhead_speedup_2_vs_1"] > 0
     assert figures["records_same_scores"] and figures["records_vs_kernel_wall_s"] > 0
+    assert figures["speedup_2_vs_1_of_machine"] == pytest.approx(
+        figures["speedup_2_vs_1"] / figures["machine_speedup_2_vs_1"], abs=0.01)
 
 
 def test_synthetic_submissions_can_train_first(tmp_path):
