@@ -43,6 +43,7 @@ import json
 from dataclasses import dataclass, field
 
 from course_admin import PACKAGE as ADMIN
+from course_admin.grading.cells import cell_source, nbgrader_meta
 from course_utils.paths import PACKAGE
 
 COURSE_PACKAGES = ("course_utils", "course_admin")
@@ -409,25 +410,15 @@ def _functions_defined(trees: list[ast.AST]) -> set[str]:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
 
 
-def _nbgrader(cell: dict) -> dict:
-    meta = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
-    return meta.get("nbgrader") if isinstance(meta.get("nbgrader"), dict) else {}
-
-
 def _grade_id(cell: dict):
-    grade_id = _nbgrader(cell).get("grade_id")
+    grade_id = nbgrader_meta(cell).get("grade_id")
     return grade_id if isinstance(grade_id, str) else None
 
 
 def _restored(cell: dict) -> bool:
     """A released cell nbgrader puts back from the instructor's copy (locked, or a test)."""
-    meta = _nbgrader(cell)
+    meta = nbgrader_meta(cell)
     return bool(meta.get("locked") or (meta.get("grade") and not meta.get("solution")))
-
-
-def _source(cell: dict) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
 
 
 def _parse(source: str) -> ast.AST | None:
@@ -468,11 +459,11 @@ def flags(notebook: bytes | dict, released: dict, tutorial: str | None = None) -
             notebook = json.loads(notebook)
         except ValueError:
             return []
-    released_code = [_source(c) for c in released.get("cells", []) if isinstance(c, dict) and c.get("cell_type") == "code"]
+    released_code = [cell_source(c) for c in released.get("cells", []) if isinstance(c, dict) and c.get("cell_type") == "code"]
     given = {source.strip() for source in released_code}
     restored = {_grade_id(cell) for cell in released.get("cells", []) if _restored(cell)} - {None}
     cells = [
-        (i, _source(c))
+        (i, cell_source(c))
         for i, c in enumerate(notebook.get("cells", []))
         if isinstance(c, dict) and c.get("cell_type") == "code" and _grade_id(c) not in restored
     ]

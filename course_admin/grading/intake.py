@@ -34,6 +34,8 @@ from pathlib import Path
 
 import nbformat
 
+from course_admin.grading.cells import nbgrader_meta
+
 NOTEBOOK_SUFFIX, ZIP_SUFFIX = ".ipynb", ".zip"
 
 
@@ -322,10 +324,9 @@ def grade_ids(notebook: dict) -> set[str]:
     """The nbgrader grade ids in a notebook's cells (only well-formed ones)."""
     ids = set()
     for cell in notebook.get("cells", []) if isinstance(notebook, dict) else []:
-        meta = cell.get("metadata") if isinstance(cell, dict) else None
-        info = meta.get("nbgrader") if isinstance(meta, dict) else None
-        if isinstance(info, dict) and isinstance(info.get("grade_id"), str) and info["grade_id"]:
-            ids.add(info["grade_id"])
+        grade_id = nbgrader_meta(cell).get("grade_id")
+        if isinstance(grade_id, str) and grade_id:
+            ids.add(grade_id)
     return ids
 
 

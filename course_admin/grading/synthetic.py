@@ -11,6 +11,8 @@ import json
 import os
 from pathlib import Path
 
+from course_admin.grading.cells import cell_source, nbgrader_meta
+
 TINY = "00_tiny"
 TINY_SOLUTIONS = {
     "add": "def add(a, b):\n    ### BEGIN SOLUTION\n    return a + b\n    ### END SOLUTION",
@@ -80,8 +82,8 @@ def student_version(solution: dict, *answered: str) -> dict:
     with the exercises in ``answered`` filled in with their solutions."""
     notebook = json.loads(json.dumps(solution))
     for cell in notebook["cells"]:
-        info = cell["metadata"].get("nbgrader", {})
-        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        info = nbgrader_meta(cell)
+        source = cell_source(cell)
         if info.get("solution") and info.get("grade_id") not in answered:
             head = source.split("### BEGIN SOLUTION")[0]
             cell["source"] = head + "# YOUR CODE HERE\n    raise NotImplementedError()"
