@@ -117,14 +117,9 @@ def policy_config(config, policy: str):
     """Put ``HiddenTestFeedback`` with ``policy`` into ``GenerateFeedback``'s preprocessors,
     before ``SanitizeNotebook`` (a traitlets ``Config``, changed in place and returned; run
     ``sanitize.feedback_config`` first)."""
-    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
-    from nbgrader.preprocessors import GetGrades
+    from course_admin.grading.sanitize import SanitizeNotebook, feedback_preprocessors
 
-    from course_admin.grading.sanitize import SanitizeNotebook
-
-    section = config.GenerateFeedback  # nbgrader's own list where nothing set one (as feedback_config does)
-    listed = list(section["preprocessors"]) if "preprocessors" in section else [GetGrades, CSSHTMLHeaderPreprocessor]
-    preprocessors = [p for p in listed if p is not HiddenTestFeedback]
+    preprocessors = [p for p in feedback_preprocessors(config) if p is not HiddenTestFeedback]
     at = preprocessors.index(SanitizeNotebook) if SanitizeNotebook in preprocessors else len(preprocessors)
     preprocessors.insert(at, HiddenTestFeedback)
     config.GenerateFeedback.preprocessors = preprocessors

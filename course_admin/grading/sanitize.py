@@ -305,6 +305,14 @@ class SanitizeNotebook(Preprocessor):
         return nb, resources
 
 
+def feedback_preprocessors(config) -> list:
+    """``GenerateFeedback``'s preprocessors as ``config`` sets them, else nbgrader's default."""
+    from nbgrader.converters import GenerateFeedback
+
+    section = config.GenerateFeedback
+    return list(section["preprocessors"] if "preprocessors" in section else GenerateFeedback.preprocessors.default())
+
+
 def feedback_config(config, nbconvert_sanitizer: bool = False):
     """Make nbgrader's ``GenerateFeedback`` render nothing executable from the student, on a
     traitlets ``Config`` (changed in place and returned): adds ``SanitizeNotebook`` to
@@ -324,14 +332,10 @@ def feedback_config(config, nbconvert_sanitizer: bool = False):
     inline configuration script. A Content-Security-Policy that forbids inline scripts or
     that CDN would stop the math from rendering; none of the student's content needs scripts.
     """
-    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
-    from nbgrader.preprocessors import GetGrades
-
-    section = config.GenerateFeedback
-    preprocessors = list(section["preprocessors"]) if "preprocessors" in section else [GetGrades, CSSHTMLHeaderPreprocessor]
+    preprocessors = feedback_preprocessors(config)
     if SanitizeNotebook not in preprocessors and "course_admin.grading.sanitize.SanitizeNotebook" not in preprocessors:
         preprocessors.append(SanitizeNotebook)
-    section.preprocessors = preprocessors
+    config.GenerateFeedback.preprocessors = preprocessors
     if nbconvert_sanitizer:
         config.HTMLExporter.sanitize_html = True
     return config
