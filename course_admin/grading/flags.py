@@ -143,8 +143,9 @@ def _root(node):
     return node
 
 
-def _course_bindings(trees: list[ast.AST]) -> dict[str, str]:
-    """Names bound to a course module by an import: {name: dotted module}."""
+def _bindings(trees: list[ast.AST]) -> dict[str, str]:
+    """Names bound by an import: {name: the dotted module or name it stands for} (a relative
+    import's starts with its dots)."""
     bound = {}
     for tree in trees:
         for node in ast.walk(tree):
@@ -152,9 +153,15 @@ def _course_bindings(trees: list[ast.AST]) -> dict[str, str]:
                 for alias in node.names:
                     dotted = alias.name if alias.asname else alias.name.split(".")[0]
                     bound[alias.asname or dotted] = dotted
-            elif isinstance(node, ast.ImportFrom) and not node.level:
-                bound |= {alias.asname or alias.name: f"{node.module}.{alias.name}" for alias in node.names}
-    return {name: dotted for name, dotted in bound.items() if _course_module(dotted)}
+            elif isinstance(node, ast.ImportFrom):
+                module = "." * node.level + (node.module or "")
+                bound |= {alias.asname or alias.name: f"{module}.{alias.name}" for alias in node.names}
+    return bound
+
+
+def _course_bindings(trees: list[ast.AST]) -> dict[str, str]:
+    """Names bound to a course module by an import: {name: dotted module}."""
+    return {name: dotted for name, dotted in _bindings(trees).items() if _course_module(dotted)}
 
 
 def _outer_chains(tree: ast.AST) -> list[ast.Attribute]:
@@ -394,17 +401,6 @@ def _leading_text(node) -> str | None:
     return None
 
 
-def _modules_bound(trees: list[ast.AST]) -> set[str]:
-    names = set()
-    for tree in trees:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
-            elif isinstance(node, ast.ImportFrom):
-                names |= {alias.asname or alias.name for alias in node.names}
-    return names
-
-
 def _functions_defined(trees: list[ast.AST]) -> set[str]:
     return {node.name for tree in trees for node in ast.walk(tree)
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
@@ -473,7 +469,7 @@ def flags(notebook: bytes | dict, released: dict, tutorial: str | None = None) -
     student_trees = [tree for _, tree in trees]
     every_tree = released_trees + student_trees
     names = _Names(
-        imported=_modules_bound(every_tree) - {"self"},
+        imported=set(_bindings(every_tree)) - {"self"},
         functions=_functions_defined(student_trees),
         course=_course_bindings(every_tree),
         code=_course_code(released_trees, tutorial),
