@@ -199,7 +199,7 @@ def read_all_times(specs: list[str], term, class_list, tutorials: list[str]) -> 
 def apply_term(submissions: list, missing: list, term, recorded: dict, class_list) -> list[str]:
     """Each row's ``Lateness`` (``assess``), on ``autograder``'s submissions (graded) and
     ``missing`` rows (roster students with no submission); what in the term matched no student."""
-    from course_admin.grading.lms_layout import PLAIN, parse_entry
+    from course_admin.grading.lms_layout import PLAIN, submission_entry
 
     entries = class_list.by_key() if class_list is not None else {}
     graded = [s for s in submissions if s.assignment is not None]
@@ -212,7 +212,7 @@ def apply_term(submissions: list, missing: list, term, recorded: dict, class_lis
         known.update(ids)
         due, due_note = term.due(sub.assignment, ids)
         submitted, source = lookup(recorded, ids, sub.assignment, only), "the LMS's submission times"
-        plain = not sub.entry or parse_entry(sub.entry, "/" in sub.source).layout == PLAIN
+        plain = submission_entry(sub).layout == PLAIN
         if submitted is None and term.late.file_times and plain and sub.mtime:
             submitted, source = file_time(sub.mtime), "the file's time (file_times = true)"
         sub.lateness = assess(sub.score, due, submitted, source if submitted else "", term, sub.late_flag, due_note)
