@@ -16,11 +16,9 @@ import json
 from pathlib import Path
 
 from course_admin import PACKAGE as ADMIN
-from course_admin.grading.cells import cell_source, nbgrader_meta
+from course_admin.grading.cells import cell_source, nbgrader_meta, solution_code
 from course_utils.exercises import SOLUTION_IMPORTS, TUTORIALS
 from course_utils.paths import SOLUTIONS
-
-MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 
 
 def solution_cells(notebook: Path) -> list[tuple[str, str]]:
@@ -29,8 +27,7 @@ def solution_cells(notebook: Path) -> list[tuple[str, str]]:
     for cell in json.loads(Path(notebook).read_text())["cells"]:
         meta = nbgrader_meta(cell)
         if cell["cell_type"] == "code" and meta.get("solution"):
-            lines = [line for line in cell_source(cell).splitlines() if line.strip() not in MARKERS]
-            cells.append((meta["grade_id"], "\n".join(lines).strip("\n")))
+            cells.append((meta["grade_id"], solution_code(cell_source(cell))))
     return cells
 
 
