@@ -64,6 +64,11 @@ def _base64(value: Any) -> bool:
     return isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9+/=\s]*", value) is not None
 
 
+def _count(value: Any) -> int | None:
+    """An execution count as templates may print it (unescaped): an integer, else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _describe(notes: set[str], where: str) -> list[str]:
     return [f"{where}: {note}" for note in sorted(notes)]
 
@@ -139,8 +144,7 @@ def _sanitize_output(output: Any, label: str, out: list[str]) -> Any:
         out.append(f"{label}: an output of unknown type removed")
         return None
     if kind == "execute_result":
-        count = output.get("execution_count")
-        output["execution_count"] = count if isinstance(count, int) and not isinstance(count, bool) else None
+        output["execution_count"] = _count(output.get("execution_count"))
     if not isinstance(output.get("metadata"), dict):
         output["metadata"] = {}
     data = output.get("data")
@@ -224,8 +228,7 @@ def _sanitize_cell(cell: Any, label: str, out: list[str]) -> None:
         out += _describe(notes, f"{label} ({kind})")
     elif kind == "code":
         cell["source"] = _text(cell.get("source", ""))
-        count = cell.get("execution_count")
-        cell["execution_count"] = count if isinstance(count, int) and not isinstance(count, bool) else None
+        cell["execution_count"] = _count(cell.get("execution_count"))
         outputs = cell.get("outputs", [])
         if not isinstance(outputs, list):
             outputs = []
