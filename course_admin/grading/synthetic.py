@@ -91,4 +91,4 @@ def student_version(solution: dict, *answered: str) -> dict:
     for cell in notebook.cells:
         if nbgrader_meta(cell).get("grade_id") in answered:
             cell.source = solution_code(answers[nbgrader_meta(cell)["grade_id"]])
-    return json.loads(nbformat.writes(notebook))
+    return json.loads(json.dumps(notebook))  # a plain dict, every source one string
