@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from course_admin.grading.intake import Submission, display, gradebook_id, separate_claims
-from course_admin.grading.lms_layout import CANVAS, MOODLE, PLAIN, LmsEntry, parse_entry, upload_order
+from course_admin.grading.lms_layout import CANVAS, MOODLE, PLAIN, submission_entry, upload_order
 from course_admin.grading.roster import UNMATCHED, Matcher, Roster, RosterEntry, RosterError
 
 
@@ -38,11 +38,6 @@ class Superseded:
     graded: str  # the source of the upload that was graded instead
 
 
-def _entry_of(sub: Submission) -> LmsEntry:
-    is_dir = "/" in sub.source and sub.source.split("/", 1)[0] == display(sub.entry)
-    return parse_entry(sub.entry, is_dir)
-
-
 def identify_students(submissions: list[Submission], roster: Roster | None) -> tuple[list[Submission], list[Superseded]]:
     """The submissions to grade and report, each with its student id (``name``), gradebook id,
     display name, roster match and late flag set; and the uploads left out as superseded."""
@@ -50,7 +45,7 @@ def identify_students(submissions: list[Submission], roster: Roster | None) -> t
     roster_keys = set(roster.by_key()) if roster else set()
     named = []  # (submission, its id before matching) of those a roster could match (not anonymous)
     for sub in submissions:
-        lms = _entry_of(sub) if sub.entry else LmsEntry(PLAIN, name=sub.name)
+        lms = submission_entry(sub)
         sub.late_flag = lms.late
         key, shown = None, sub.name  # key None: the id intake gave it stays (a plain file's own name)
         if lms.layout in (CANVAS, MOODLE):
@@ -98,14 +93,14 @@ def _latest_only(submissions: list[Submission]) -> tuple[list[Submission], list[
     """Per student and tutorial, the latest upload (``upload_order``); the others named on it."""
     groups: dict[tuple[str, str], list[Submission]] = {}
     for sub in submissions:  # a plain folder has no upload order to trust: there every notebook is graded (separate_claims)
-        if sub.assignment is not None and sub.entry and _entry_of(sub).layout in (CANVAS, MOODLE):
+        if sub.assignment is not None and submission_entry(sub).layout in (CANVAS, MOODLE):
             groups.setdefault((sub.name, sub.assignment), []).append(sub)
     dropped: list[Superseded] = []
     left_out: set[int] = set()
     for (student, assignment), subs in groups.items():
         if len(subs) < 2:
             continue
-        subs.sort(key=lambda s: (upload_order(_entry_of(s) if s.entry else LmsEntry(PLAIN), s.mtime), s.source))
+        subs.sort(key=lambda s: (upload_order(submission_entry(s), s.mtime), s.source))
         latest = subs[-1]
         for sub in subs[:-1]:
             dropped.append(Superseded(student, assignment, sub.source, latest.source))

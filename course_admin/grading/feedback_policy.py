@@ -24,6 +24,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat.notebooknode import NotebookNode
 from traitlets import Bool, Enum
 
+from course_admin.grading.cells import cell_source, nbgrader_meta
 from course_admin.grading.drive_runner import NOT_GIVEN
 from course_admin.grading.judging import NOT_YET, SUBMITS, exercise_for
 from course_admin.grading.term import FEEDBACK_POLICIES
@@ -51,18 +52,13 @@ def mask_values(text: str) -> str:
         text = masked
 
 
-def _source(cell) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else source
-
-
 def has_hidden_tests(cell) -> bool:
     """A graded test cell (code, graded, no solution) with hidden tests: a hidden block, or a
     submitted record (judged by ``JudgeRecords`` on hidden cases)."""
-    meta = cell.get("metadata", {}).get("nbgrader", {})
+    meta = nbgrader_meta(cell)
     if cell.get("cell_type") != "code" or not meta.get("grade") or meta.get("solution"):
         return False
-    source = _source(cell)
+    source = cell_source(cell)
     return "### BEGIN HIDDEN TESTS" in source or bool(SUBMITS.search(source))
 
 
@@ -111,8 +107,8 @@ class HiddenTestFeedback(Preprocessor):
     def preprocess_cell(self, cell, resources, index):
         if self.policy == "full" or not has_hidden_tests(cell):
             return cell, resources
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
-        cell.source = HIDDEN.sub(HIDDEN_NOTE, _source(cell))
+        grade_id = nbgrader_meta(cell).get("grade_id", "")
+        cell.source = HIDDEN.sub(HIDDEN_NOTE, cell_source(cell))
         cell.outputs = feedback_verdict(grade_id, cell.get("outputs", []), self.policy)
         return cell, resources
 
@@ -121,14 +117,9 @@ def policy_config(config, policy: str):
     """Put ``HiddenTestFeedback`` with ``policy`` into ``GenerateFeedback``'s preprocessors,
     before ``SanitizeNotebook`` (a traitlets ``Config``, changed in place and returned; run
     ``sanitize.feedback_config`` first)."""
-    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
-    from nbgrader.preprocessors import GetGrades
+    from course_admin.grading.sanitize import SanitizeNotebook, feedback_preprocessors
 
-    from course_admin.grading.sanitize import SanitizeNotebook
-
-    section = config.GenerateFeedback  # nbgrader's own list where nothing set one (as feedback_config does)
-    listed = list(section["preprocessors"]) if "preprocessors" in section else [GetGrades, CSSHTMLHeaderPreprocessor]
-    preprocessors = [p for p in listed if p is not HiddenTestFeedback]
+    preprocessors = [p for p in feedback_preprocessors(config) if p is not HiddenTestFeedback]
     at = preprocessors.index(SanitizeNotebook) if SanitizeNotebook in preprocessors else len(preprocessors)
     preprocessors.insert(at, HiddenTestFeedback)
     config.GenerateFeedback.preprocessors = preprocessors

@@ -43,6 +43,7 @@ import json
 from dataclasses import dataclass, field
 
 from course_admin import PACKAGE as ADMIN
+from course_admin.grading.cells import cell_source, nbgrader_meta
 from course_utils.paths import PACKAGE
 
 COURSE_PACKAGES = ("course_utils", "course_admin")
@@ -142,8 +143,9 @@ def _root(node):
     return node
 
 
-def _course_bindings(trees: list[ast.AST]) -> dict[str, str]:
-    """Names bound to a course module by an import: {name: dotted module}."""
+def _bindings(trees: list[ast.AST]) -> dict[str, str]:
+    """Names bound by an import: {name: the dotted module or name it stands for} (a relative
+    import's starts with its dots)."""
     bound = {}
     for tree in trees:
         for node in ast.walk(tree):
@@ -151,9 +153,15 @@ def _course_bindings(trees: list[ast.AST]) -> dict[str, str]:
                 for alias in node.names:
                     dotted = alias.name if alias.asname else alias.name.split(".")[0]
                     bound[alias.asname or dotted] = dotted
-            elif isinstance(node, ast.ImportFrom) and not node.level:
-                bound |= {alias.asname or alias.name: f"{node.module}.{alias.name}" for alias in node.names}
-    return {name: dotted for name, dotted in bound.items() if _course_module(dotted)}
+            elif isinstance(node, ast.ImportFrom):
+                module = "." * node.level + (node.module or "")
+                bound |= {alias.asname or alias.name: f"{module}.{alias.name}" for alias in node.names}
+    return bound
+
+
+def _course_bindings(trees: list[ast.AST]) -> dict[str, str]:
+    """Names bound to a course module by an import: {name: dotted module}."""
+    return {name: dotted for name, dotted in _bindings(trees).items() if _course_module(dotted)}
 
 
 def _outer_chains(tree: ast.AST) -> list[ast.Attribute]:
@@ -393,41 +401,20 @@ def _leading_text(node) -> str | None:
     return None
 
 
-def _modules_bound(trees: list[ast.AST]) -> set[str]:
-    names = set()
-    for tree in trees:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
-            elif isinstance(node, ast.ImportFrom):
-                names |= {alias.asname or alias.name for alias in node.names}
-    return names
-
-
 def _functions_defined(trees: list[ast.AST]) -> set[str]:
     return {node.name for tree in trees for node in ast.walk(tree)
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
 
 
-def _nbgrader(cell: dict) -> dict:
-    meta = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
-    return meta.get("nbgrader") if isinstance(meta.get("nbgrader"), dict) else {}
-
-
 def _grade_id(cell: dict):
-    grade_id = _nbgrader(cell).get("grade_id")
+    grade_id = nbgrader_meta(cell).get("grade_id")
     return grade_id if isinstance(grade_id, str) else None
 
 
 def _restored(cell: dict) -> bool:
     """A released cell nbgrader puts back from the instructor's copy (locked, or a test)."""
-    meta = _nbgrader(cell)
+    meta = nbgrader_meta(cell)
     return bool(meta.get("locked") or (meta.get("grade") and not meta.get("solution")))
-
-
-def _source(cell: dict) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
 
 
 def _parse(source: str) -> ast.AST | None:
@@ -468,11 +455,11 @@ def flags(notebook: bytes | dict, released: dict, tutorial: str | None = None) -
             notebook = json.loads(notebook)
         except ValueError:
             return []
-    released_code = [_source(c) for c in released.get("cells", []) if isinstance(c, dict) and c.get("cell_type") == "code"]
+    released_code = [cell_source(c) for c in released.get("cells", []) if isinstance(c, dict) and c.get("cell_type") == "code"]
     given = {source.strip() for source in released_code}
     restored = {_grade_id(cell) for cell in released.get("cells", []) if _restored(cell)} - {None}
     cells = [
-        (i, _source(c))
+        (i, cell_source(c))
         for i, c in enumerate(notebook.get("cells", []))
         if isinstance(c, dict) and c.get("cell_type") == "code" and _grade_id(c) not in restored
     ]
@@ -482,7 +469,7 @@ def flags(notebook: bytes | dict, released: dict, tutorial: str | None = None) -
     student_trees = [tree for _, tree in trees]
     every_tree = released_trees + student_trees
     names = _Names(
-        imported=_modules_bound(every_tree) - {"self"},
+        imported=set(_bindings(every_tree)) - {"self"},
         functions=_functions_defined(student_trees),
         course=_course_bindings(every_tree),
         code=_course_code(released_trees, tutorial),

@@ -16,21 +16,18 @@ import json
 from pathlib import Path
 
 from course_admin import PACKAGE as ADMIN
+from course_admin.grading.cells import cell_source, nbgrader_meta, solution_code
 from course_utils.exercises import SOLUTION_IMPORTS, TUTORIALS
 from course_utils.paths import SOLUTIONS
-
-MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 
 
 def solution_cells(notebook: Path) -> list[tuple[str, str]]:
     """``(grade_id, source)`` of every code solution cell of ``notebook``, in order, markers removed."""
     cells = []
     for cell in json.loads(Path(notebook).read_text())["cells"]:
-        meta = cell.get("metadata", {}).get("nbgrader") or {}
+        meta = nbgrader_meta(cell)
         if cell["cell_type"] == "code" and meta.get("solution"):
-            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-            lines = [line for line in source.splitlines() if line.strip() not in MARKERS]
-            cells.append((meta["grade_id"], "\n".join(lines).strip("\n")))
+            cells.append((meta["grade_id"], solution_code(cell_source(cell))))
     return cells
 
 

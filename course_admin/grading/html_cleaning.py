@@ -47,12 +47,13 @@ GENERATED_ATTRIBUTES = {f"h{n}": {"id"} for n in range(1, 7)} | {"input": {"type
 """Attributes nbconvert's markdown renderer itself adds (heading anchors, task lists): allowed
 in the rendered check, never kept from a student's own HTML."""
 SVG_TAGS = frozenset(
-    "svg g defs symbol use path rect circle ellipse line polyline polygon text tspan textpath title desc"
-    " clippath mask pattern marker lineargradient radialgradient stop image style metadata switch".split()
+    "svg g defs symbol use path rect circle ellipse line polyline polygon text tspan textPath title desc"
+    " clipPath mask pattern marker linearGradient radialGradient stop image style metadata switch".split()
 )
-"""SVG elements kept (compared lower-case); ``script``, ``foreignObject``, ``a``, ``animate``,
-``set``, ``iframe``... are removed. Prefixed metadata elements (``rdf:RDF``, ``dc:title``, as
-matplotlib writes) are kept too: they do nothing."""
+"""SVG elements kept, spelled as html5lib names them for bleach (checks compare them lower-case);
+``script``, ``foreignObject``, ``a``, ``animate``, ``set``, ``iframe``... are removed. Prefixed
+metadata elements (``rdf:RDF``, ``dc:title``, as matplotlib writes) are kept too: they do nothing."""
+_SVG_NAMES = frozenset(tag.lower() for tag in SVG_TAGS)
 DROPPED_WITH_CONTENT = (
     "script style iframe frame frameset object embed applet noscript noembed noframes template textarea"
     " title xmp plaintext svg math select button form base meta link".split()
@@ -72,14 +73,16 @@ _SVG_CSS = CSSSanitizer(allowed_css_properties=ALLOWED_CSS_PROPERTIES, allowed_s
 # URLs, CSS and attributes
 
 
+def _compact(url: str) -> str:
+    """A URL as a browser reads its scheme: entities decoded, control characters and spaces
+    dropped, lower-case."""
+    return re.sub(r"[\x00-\x20\x7f]+", "", html.unescape(url or "")).lower()
+
+
 def url_kind(value: str) -> str:
-    """A URL's scheme as a browser reads it (control characters and spaces dropped,
-    lower-case), "" for a relative URL."""
-    compact = re.sub(r"[\x00-\x20\x7f]+", "", html.unescape(value or "")).lower()
-    match = SCHEME.match(compact)
-    if match:
-        return match.group(1)
-    return ""
+    """A URL's scheme as a browser reads it (``_compact``), "" for a relative URL."""
+    match = SCHEME.match(_compact(value))
+    return match.group(1) if match else ""
 
 
 def url_ok(value: str, image: bool) -> bool:
@@ -88,8 +91,7 @@ def url_ok(value: str, image: bool) -> bool:
     if scheme in ("", "http", "https"):
         return True
     if image:
-        compact = re.sub(r"[\x00-\x20\x7f]+", "", html.unescape(value)).lower()
-        return scheme == "attachment" or bool(DATA_IMAGE.match(compact))
+        return scheme == "attachment" or bool(DATA_IMAGE.match(_compact(value)))
     return scheme == "mailto"
 
 
@@ -158,7 +160,7 @@ def html_problems(markup: str, svg: bool = False, generated: bool = False) -> li
         name = _local(element.tag)
         in_svg = element.tag.startswith("{http://www.w3.org/2000/svg}")
         if svg and in_svg:
-            if name not in SVG_TAGS and ":" not in name:
+            if name not in _SVG_NAMES and ":" not in name:
                 problems.append(f"<{name}>")
                 continue
             if name == "style" and SVG_UNSAFE_CSS.search(element.text or ""):
@@ -224,12 +226,8 @@ def bleach_cleaner(notes: set[str], svg: bool = False) -> bleach.sanitizer.Clean
             notes.add(f"{name}= removed from <{tag}>")
         return ok
 
-    svg_tags = {"svg", "g", "defs", "symbol", "use", "path", "rect", "circle", "ellipse", "line", "polyline", "polygon",
-                "text", "tspan", "textPath", "title", "desc", "clipPath", "mask", "pattern", "marker", "linearGradient",
-                "radialGradient", "stop", "image", "style", "switch"}  # SVG_TAGS as html5lib spells them
-    tags = svg_tags if svg else set(TAGS)
     return bleach.sanitizer.Cleaner(
-        tags=tags,
+        tags=set(SVG_TAGS if svg else TAGS),
         attributes=allowed,
         protocols={"http", "https", "mailto", "data", "attachment"},
         strip=True,

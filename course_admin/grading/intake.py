@@ -34,6 +34,8 @@ from pathlib import Path
 
 import nbformat
 
+from course_admin.grading.cells import nbgrader_meta
+
 NOTEBOOK_SUFFIX, ZIP_SUFFIX = ".ipynb", ".zip"
 
 
@@ -94,6 +96,11 @@ class Submission:
 
     def __post_init__(self):
         self.name = self.name or self.student
+
+    @property
+    def final(self) -> float:
+        """The score after the late policy (``lateness.final``); the raw score before one is applied."""
+        return self.lateness.final if self.lateness is not None else self.score
 
 
 class IntakeError(Exception):
@@ -173,7 +180,7 @@ def read_regular_file(path: Path, limit_bytes: int) -> bytes:
     """The bytes of ``path`` if it is a regular file (not followed if a symbolic link, not read
     if a hard link) of at most ``limit_bytes``; ``IntakeError`` otherwise. Never blocks on a
     pipe or device."""
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
         fd = os.open(path, flags)
     except OSError as error:
@@ -283,10 +290,7 @@ def read_zip(path: Path, limits: IntakeLimits) -> tuple[list[tuple[str, bytes]],
             try:
                 with archive.open(member) as f:  # the header may lie about the size: read at most the limit
                     data = f.read(min(member_limit, total_left) + 1)
-            except (zipfile.BadZipFile, RuntimeError, NotImplementedError, EOFError, OSError, ValueError) as error:
-                problems.append(f"{label} cannot be read ({type(error).__name__}: {str(error)[:80]})")
-                continue
-            except Exception as error:  # zlib.error, lzma.LZMAError and friends
+            except Exception as error:  # BadZipFile, zlib.error, lzma.LZMAError, EOFError...: this member's reason
                 problems.append(f"{label} cannot be read ({type(error).__name__}: {str(error)[:80]})")
                 continue
             if len(data) > min(member_limit, total_left):
@@ -322,10 +326,9 @@ def grade_ids(notebook: dict) -> set[str]:
     """The nbgrader grade ids in a notebook's cells (only well-formed ones)."""
     ids = set()
     for cell in notebook.get("cells", []) if isinstance(notebook, dict) else []:
-        meta = cell.get("metadata") if isinstance(cell, dict) else None
-        info = meta.get("nbgrader") if isinstance(meta, dict) else None
-        if isinstance(info, dict) and isinstance(info.get("grade_id"), str) and info["grade_id"]:
-            ids.add(info["grade_id"])
+        grade_id = nbgrader_meta(cell).get("grade_id")
+        if isinstance(grade_id, str) and grade_id:
+            ids.add(grade_id)
     return ids
 
 

@@ -22,15 +22,13 @@ raw score is never changed: every row shows raw, lateness, penalty and final.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from course_admin.grading.roster import PARTICIPANT, read_export, unprotect
+from course_admin.grading.roster import column, participant_number, read_export, unprotect
 from course_admin.grading.term import Term
 
 MOODLE_FORMATS = ("%A, %d %B %Y, %I:%M %p", "%A, %B %d, %Y, %I:%M %p", "%A, %d %B %Y, %H:%M")
@@ -98,17 +96,13 @@ def read_times(path: str | Path, zone, tutorial: str | None = None) -> dict[tupl
     from an ``assignment`` column, else ``tutorial`` (``--times TUTORIAL=FILE``), else None
     (the file's times apply to whichever tutorial the run grades, when it grades one)."""
     path = Path(path)
-    text = read_export(path, TimesError, "the submission times", "are not UTF-8: export the CSV again as UTF-8")
-    rows = list(csv.reader(io.StringIO(text)))
-    if not rows:
-        raise TimesError(f"the submission times {path} are empty")
-    header = [h.strip().lower() for h in rows[0]]
+    header, rows = read_export(path, TimesError, "the submission-times file", "is not UTF-8: export the CSV again as UTF-8")
     ids = [header.index(c) for c in ID_COLUMNS if c in header]
-    at = next((header.index(c) for c in TIME_COLUMNS if c in header), None)
+    at = column(header, TIME_COLUMNS)
     if not ids or at is None:
-        raise TimesError(f"the submission times {path} need a student id column ({', '.join(ID_COLUMNS[:3])}...) and a"
+        raise TimesError(f"the submission-times file {path} needs a student id column ({', '.join(ID_COLUMNS[:3])}...) and a"
                          f" time column (submitted_at, or Moodle's 'Last modified (submission)'); found {rows[0][:8]}")
-    column = header.index("assignment") if "assignment" in header else None
+    assignment = column(header, ("assignment",))
     times = {}
     for row in rows[1:]:
         if len(row) <= at:
@@ -116,12 +110,11 @@ def read_times(path: str | Path, zone, tutorial: str | None = None) -> dict[tupl
         when = parse_time(row[at], zone)
         if when is None:
             continue
-        which = row[column].strip() if column is not None and column < len(row) else tutorial
+        which = row[assignment].strip() if assignment is not None and assignment < len(row) else tutorial
         for i in ids:
             value = unprotect(row[i]) if i < len(row) else ""
             if header[i] == "identifier":
-                found = PARTICIPANT.match(value)
-                value = found.group(1) if found else value
+                value = participant_number(value)
             if value:
                 times[(value, which)] = when
     return times
@@ -206,7 +199,7 @@ def read_all_times(specs: list[str], term, class_list, tutorials: list[str]) -> 
 def apply_term(submissions: list, missing: list, term, recorded: dict, class_list) -> list[str]:
     """Each row's ``Lateness`` (``assess``), on ``autograder``'s submissions (graded) and
     ``missing`` rows (roster students with no submission); what in the term matched no student."""
-    from course_admin.grading.lms_layout import PLAIN, parse_entry
+    from course_admin.grading.lms_layout import PLAIN, submission_entry
 
     entries = class_list.by_key() if class_list is not None else {}
     graded = [s for s in submissions if s.assignment is not None]
@@ -219,7 +212,7 @@ def apply_term(submissions: list, missing: list, term, recorded: dict, class_lis
         known.update(ids)
         due, due_note = term.due(sub.assignment, ids)
         submitted, source = lookup(recorded, ids, sub.assignment, only), "the LMS's submission times"
-        plain = not sub.entry or parse_entry(sub.entry, "/" in sub.source).layout == PLAIN
+        plain = submission_entry(sub).layout == PLAIN
         if submitted is None and term.late.file_times and plain and sub.mtime:
             submitted, source = file_time(sub.mtime), "the file's time (file_times = true)"
         sub.lateness = assess(sub.score, due, submitted, source if submitted else "", term, sub.late_flag, due_note)

@@ -54,8 +54,7 @@ def _final(rows, student: str, tutorial: str) -> tuple[float, float] | None:
     """(final score, maximum) of ``student``'s row for ``tutorial``, or None if there is none."""
     for sub in rows:
         if sub.name == student and (sub.assignment or sub.missing_assignment) == tutorial:
-            final = sub.lateness.final if sub.lateness is not None else sub.score
-            return final, sub.max_score
+            return sub.final, sub.max_score
     return None
 
 

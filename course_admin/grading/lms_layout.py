@@ -22,6 +22,8 @@ import os
 import re
 from dataclasses import dataclass
 
+from course_admin.grading.intake import display
+
 CANVAS = "canvas"
 MOODLE = "moodle"
 PLAIN = "plain"
@@ -109,6 +111,15 @@ def parse_entry(entry_name: str, is_dir: bool) -> LmsEntry:
             anonymous=anonymous,
         )
     return LmsEntry(PLAIN, name=entry_name)
+
+
+def submission_entry(sub) -> LmsEntry:
+    """The ``LmsEntry`` of an ``intake.Submission``: the name of the entry of the submissions
+    folder it was read from (``sub.entry``), a folder when ``sub.source`` is a notebook below it
+    (a zip's member is ``name.zip:path``); plain when it has no entry."""
+    if not sub.entry:
+        return LmsEntry(PLAIN, name=sub.name)
+    return parse_entry(sub.entry, sub.source.startswith(display(sub.entry) + "/"))
 
 
 def upload_order(entry: LmsEntry, mtime: float = 0.0) -> tuple:

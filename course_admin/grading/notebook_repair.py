@@ -17,6 +17,8 @@ import warnings
 
 import nbformat
 
+from course_admin.grading.cells import cell_source, nbgrader_meta
+
 __all__ = ["GRADING_FIELDS", "repair"]
 
 GRADING_FIELDS = ("grade_id", "grade", "solution", "locked", "task", "points", "schema_version")
@@ -68,19 +70,12 @@ def _normalised(content: bytes) -> str:
             cell.pop("execution_count", None)
         ident = cell.get("id")
         if not isinstance(ident, str) or not _CELL_ID.fullmatch(ident) or ident in seen:
-            source = cell.get("source", "")
-            text = "".join(map(str, source)) if isinstance(source, list) else str(source)
-            ident = hashlib.sha256(f"{index}:{text}".encode()).hexdigest()[:12]
+            ident = hashlib.sha256(f"{index}:{cell_source(cell)}".encode()).hexdigest()[:12]
             while ident in seen:
                 ident = hashlib.sha256(ident.encode()).hexdigest()[:12]
             cell["id"] = ident
         seen.add(ident)
     return json.dumps(raw)
-
-
-def _nbgrader_info(cell) -> dict | None:
-    info = cell.get("metadata", {}).get("nbgrader") if isinstance(cell.get("metadata"), dict) else None
-    return info if isinstance(info, dict) else None
 
 
 def repair(content: bytes, released: dict) -> tuple[bytes, list[str]]:
@@ -102,16 +97,15 @@ def repair(content: bytes, released: dict) -> tuple[bytes, list[str]]:
     reference = nbformat.from_dict(released)
     ref_cells = {}
     for cell in reference.cells:
-        info = _nbgrader_info(cell)
-        if info and isinstance(info.get("grade_id"), str):
-            ref_cells.setdefault(info["grade_id"], cell)
+        grade_id = nbgrader_meta(cell).get("grade_id")
+        if isinstance(grade_id, str):
+            ref_cells.setdefault(grade_id, cell)
     notes: list[str] = []
     claims: dict[str, list[int]] = {}
     for index, cell in enumerate(notebook.cells):
         if "nbgrader" not in cell.get("metadata", {}):
             continue
-        info = _nbgrader_info(cell)
-        grade_id = info.get("grade_id") if info else None
+        grade_id = nbgrader_meta(cell).get("grade_id")
         if isinstance(grade_id, str) and grade_id in ref_cells and ref_cells[grade_id].cell_type == cell.cell_type:
             claims.setdefault(grade_id, []).append(index)
         else:
@@ -120,7 +114,7 @@ def repair(content: bytes, released: dict) -> tuple[bytes, list[str]]:
             notes.append(f"cell {index + 1} had nbgrader metadata {what}: graded as an ordinary cell")
     for grade_id, indices in claims.items():
         ref = ref_cells[grade_id]
-        ref_info = _nbgrader_info(ref)
+        ref_info = nbgrader_meta(ref)
         keep = indices[0]
         if ref_info.get("solution"):
             changed = [i for i in indices if notebook.cells[i].source != ref.source]
@@ -136,15 +130,15 @@ def repair(content: bytes, released: dict) -> tuple[bytes, list[str]]:
         if any(before.get(name) != ref_info.get(name) for name in GRADING_FIELDS):
             notes.append(f"cell {grade_id}: nbgrader metadata edited, restored from the released notebook")
         notebook.cells[keep].metadata["nbgrader"] = copy.deepcopy(ref_info)
-    present = {(_nbgrader_info(c) or {}).get("grade_id") for c in notebook.cells}
+    present = {nbgrader_meta(c).get("grade_id") for c in notebook.cells}
     restored = []
     for index, cell in enumerate(reference.cells):
-        info = _nbgrader_info(cell) or {}
+        info = nbgrader_meta(cell)
         if info.get("grade") and info.get("grade_id") not in present:
-            earlier = {(_nbgrader_info(c) or {}).get("grade_id") for c in reference.cells[:index]} - {None}
+            earlier = {nbgrader_meta(c).get("grade_id") for c in reference.cells[:index]} - {None}
             position = 0
             for i, existing in enumerate(notebook.cells):
-                if (_nbgrader_info(existing) or {}).get("grade_id") in earlier:
+                if nbgrader_meta(existing).get("grade_id") in earlier:
                     position = i + 1
             notebook.cells.insert(position, copy.deepcopy(cell))
             present.add(info["grade_id"])

@@ -30,6 +30,7 @@ from typing import Any
 from nbformat import from_dict
 from nbformat.v4.nbjson import writes
 
+from course_admin.grading.cells import cell_source
 from course_admin.grading.escaping import plain_text
 from course_admin.grading.markdown_cleaning import BLANK_PNG
 
@@ -63,10 +64,6 @@ def _size(value: Any) -> int:
 def _serialise(nb: dict) -> bytes:
     """As nbformat (and so nbgrader) writes a notebook, without validating 50 000 cells again."""
     return (writes(from_dict(nb)) + "\n").encode("utf-8", "surrogatepass")
-
-
-def _text(source: Any) -> str:
-    return "".join(map(str, source)) if isinstance(source, list) else str(source)
 
 
 def _graded(cell: dict) -> bool:
@@ -151,7 +148,7 @@ class _Shrinker:
             cell = self.nb["cells"][index]
             note = f"\n\n*[attachments of this cell ({_mb(size)}) replaced by blank images by the grader]*"
             if cell.get("cell_type") == "markdown" and not _graded(cell):
-                cell["source"] = _text(cell.get("source", "")) + note
+                cell["source"] = cell_source(cell) + note
             self.reasons.append(f"cell {index + 1}: attachments ({_mb(size)}) replaced by blank images")
         if replaced:
             self.measure()
@@ -183,14 +180,14 @@ class _Shrinker:
             self.measure()
 
     def sources(self, graded: bool) -> None:
-        long = [(-len(_text(cell.get("source", ""))), index) for index, cell in enumerate(self.nb["cells"])
-                if _graded(cell) == graded and len(_text(cell.get("source", ""))) > SOURCE_KEPT]
+        long = [(-len(cell_source(cell)), index) for index, cell in enumerate(self.nb["cells"])
+                if _graded(cell) == graded and len(cell_source(cell)) > SOURCE_KEPT]
         cut = []
         for _, index in sorted(long):
             if not self.over:
                 break
             cell = self.nb["cells"][index]
-            text = _text(cell.get("source", ""))
+            text = cell_source(cell)
             note = f"[{len(text) - SOURCE_KEPT} more characters removed by the grader: the notebook was over its size cap]"
             cell["source"] = text[:SOURCE_KEPT] + "\n" + (f"# {note}" if cell.get("cell_type") == "code" else note)
             self.size -= _size(text) - _size(cell["source"])

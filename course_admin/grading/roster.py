@@ -92,36 +92,45 @@ _COLUMNS = {  # our field: the headers it is read from (compared case-insensitiv
 }
 
 
-def read_export(path: Path, error: type[ValueError], what: str, not_utf8: str) -> str:
-    """The text of an LMS export at ``path`` (UTF-8, with or without a byte-order mark), or
-    ``error`` saying "cannot read {what} {path}: ..." or "{what} {path} {not_utf8}"."""
+def read_export(path: Path, error: type[ValueError], what: str, not_utf8: str) -> tuple[list[str], list[list[str]]]:
+    """The header (NFC, lower-case, stripped) and rows of an LMS's CSV export at ``path``: UTF-8
+    with or without a byte-order mark, separated by commas, or by semicolons or tabs as a
+    spreadsheet in some locales saves it. ``error`` saying "cannot read {what} {path}: ...",
+    "{what} {path} {not_utf8}" or "{what} {path} is empty" otherwise."""
     try:
-        return path.read_bytes().decode("utf-8-sig")
+        text = path.read_bytes().decode("utf-8-sig")
     except OSError as problem:
         raise error(f"cannot read {what} {path}: {problem.strerror}") from None
     except UnicodeDecodeError:
         raise error(f"{what} {path} {not_utf8}") from None
+    try:
+        dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t")
+    except csv.Error:
+        dialect = csv.excel
+    rows = list(csv.reader(io.StringIO(text), dialect))
+    if not rows:
+        raise error(f"{what} {path} is empty")
+    return [unicodedata.normalize("NFC", h).strip().lower() for h in rows[0]], rows
+
+
+def column(header: list[str], names) -> int | None:
+    """Where the first of ``names`` (lower-case) is in ``header``; None when none is."""
+    return next((header.index(name) for name in names if name in header), None)
+
+
+def participant_number(value: str) -> str:
+    """Moodle's ``Participant 42`` (its worksheet's ``Identifier``) as ``42``; any other value as it is."""
+    found = PARTICIPANT.match(value)
+    return found.group(1) if found else value
 
 
 def read_roster(path: str | Path) -> Roster:
     """The roster at ``path``; ``RosterError`` saying what is wrong and what to do otherwise."""
     path = Path(path)
-    text = read_export(path, RosterError, "the roster", "is not UTF-8: export it again as CSV (UTF-8)")
-    sample = text[:4096]
-    try:
-        dialect = csv.Sniffer().sniff(sample, delimiters=",;\t")
-    except csv.Error:
-        dialect = csv.excel
-    rows = list(csv.reader(io.StringIO(text), dialect))
-    if not rows:
-        raise RosterError(f"the roster {path} is empty")
-    header = [unicodedata.normalize("NFC", h).strip().lower() for h in rows[0]]
-    columns = {}
-    for ours, names in _COLUMNS.items():
-        at = next((header.index(n) for n in names if n in header), None)
-        if at is not None:
-            columns[ours] = at
-    first, last = _first_last(header)
+    header, rows = read_export(path, RosterError, "the roster", "is not UTF-8: export it again as CSV (UTF-8)")
+    columns = {ours: at for ours, names in _COLUMNS.items() if (at := column(header, names)) is not None}
+    first = column(header, ("first name", "firstname", "given name"))
+    last = column(header, ("last name", "surname", "lastname", "family name"))
     if "participant" in columns:
         source = "moodle"
         columns.pop("lms_id", None)  # a worksheet's ids are participant numbers
@@ -146,8 +155,7 @@ def read_roster(path: str | Path) -> Roster:
         if first is not None and not cell.get("name"):
             cell["name"] = " ".join(row[i].strip() for i in (first, last) if i is not None and i < len(row)).strip()
         if "participant" in cell:
-            found = PARTICIPANT.match(cell["participant"])
-            cell["participant"] = found.group(1) if found else cell["participant"]
+            cell["participant"] = participant_number(cell["participant"])
         entry = RosterEntry(**cell)
         entry.extra = {rows[0][i].strip(): row[i] for i in range(min(len(row), len(rows[0])))}
         if not entry.key:
@@ -160,12 +168,6 @@ def read_roster(path: str | Path) -> Roster:
         seen[entry.key] = number
         entries.append(entry)
     return Roster(entries, source, path)
-
-
-def _first_last(header: list[str]) -> tuple[int | None, int | None]:
-    first = next((header.index(n) for n in ("first name", "firstname", "given name") if n in header), None)
-    last = next((header.index(n) for n in ("last name", "surname", "lastname", "family name") if n in header), None)
-    return first, last
 
 
 # --------------------------------------------------------------------------------------

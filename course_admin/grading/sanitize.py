@@ -64,6 +64,11 @@ def _base64(value: Any) -> bool:
     return isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9+/=\s]*", value) is not None
 
 
+def _count(value: Any) -> int | None:
+    """An execution count as templates may print it (unescaped): an integer, else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _describe(notes: set[str], where: str) -> list[str]:
     return [f"{where}: {note}" for note in sorted(notes)]
 
@@ -139,8 +144,7 @@ def _sanitize_output(output: Any, label: str, out: list[str]) -> Any:
         out.append(f"{label}: an output of unknown type removed")
         return None
     if kind == "execute_result":
-        count = output.get("execution_count")
-        output["execution_count"] = count if isinstance(count, int) and not isinstance(count, bool) else None
+        output["execution_count"] = _count(output.get("execution_count"))
     if not isinstance(output.get("metadata"), dict):
         output["metadata"] = {}
     data = output.get("data")
@@ -224,8 +228,7 @@ def _sanitize_cell(cell: Any, label: str, out: list[str]) -> None:
         out += _describe(notes, f"{label} ({kind})")
     elif kind == "code":
         cell["source"] = _text(cell.get("source", ""))
-        count = cell.get("execution_count")
-        cell["execution_count"] = count if isinstance(count, int) and not isinstance(count, bool) else None
+        cell["execution_count"] = _count(cell.get("execution_count"))
         outputs = cell.get("outputs", [])
         if not isinstance(outputs, list):
             outputs = []
@@ -305,6 +308,14 @@ class SanitizeNotebook(Preprocessor):
         return nb, resources
 
 
+def feedback_preprocessors(config) -> list:
+    """``GenerateFeedback``'s preprocessors as ``config`` sets them, else nbgrader's default."""
+    from nbgrader.converters import GenerateFeedback
+
+    section = config.GenerateFeedback
+    return list(section["preprocessors"] if "preprocessors" in section else GenerateFeedback.preprocessors.default())
+
+
 def feedback_config(config, nbconvert_sanitizer: bool = False):
     """Make nbgrader's ``GenerateFeedback`` render nothing executable from the student, on a
     traitlets ``Config`` (changed in place and returned): adds ``SanitizeNotebook`` to
@@ -324,14 +335,10 @@ def feedback_config(config, nbconvert_sanitizer: bool = False):
     inline configuration script. A Content-Security-Policy that forbids inline scripts or
     that CDN would stop the math from rendering; none of the student's content needs scripts.
     """
-    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
-    from nbgrader.preprocessors import GetGrades
-
-    section = config.GenerateFeedback
-    preprocessors = list(section["preprocessors"]) if "preprocessors" in section else [GetGrades, CSSHTMLHeaderPreprocessor]
+    preprocessors = feedback_preprocessors(config)
     if SanitizeNotebook not in preprocessors and "course_admin.grading.sanitize.SanitizeNotebook" not in preprocessors:
         preprocessors.append(SanitizeNotebook)
-    section.preprocessors = preprocessors
+    config.GenerateFeedback.preprocessors = preprocessors
     if nbconvert_sanitizer:
         config.HTMLExporter.sanitize_html = True
     return config

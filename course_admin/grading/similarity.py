@@ -27,6 +27,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from course_admin.grading.cells import cell_source, nbgrader_meta
+
 K, WINDOW = 25, 1
 """k-grams of 25 filtered characters (copydetect's default noise threshold), every one kept
 (a winnowing window of 1). Winnowing keeps the smallest hash per window, and copydetect hashes
@@ -60,18 +62,13 @@ class Pair:
         return max(self.share_a, self.share_b)
 
 
-def _source(cell: dict) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
-
-
 def answer_cells(notebook: dict) -> dict[str, str]:
     """{grade id: source} of a notebook's answer code cells (nbgrader ``solution`` cells)."""
     found = {}
     for cell in notebook.get("cells", []) if isinstance(notebook, dict) else []:
-        info = (cell.get("metadata") or {}).get("nbgrader") or {}
+        info = nbgrader_meta(cell)
         if cell.get("cell_type") == "code" and info.get("solution") and info.get("grade_id"):
-            found.setdefault(info["grade_id"], _source(cell))
+            found.setdefault(info["grade_id"], cell_source(cell))
     return found
 
 

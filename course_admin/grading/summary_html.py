@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 from collections import Counter
+from dataclasses import dataclass, field
 
 from course_admin.grading.escaping import plain_text
 
@@ -44,9 +45,12 @@ def histogram_svg(scores: list[float], points: float) -> str:
     return "".join(parts)
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
+def _table(header: list[str], rows: list[list], markup: bool = False) -> str:
+    """An HTML table whose cells are escaped (``plain_text``, then HTML), or, with ``markup``,
+    are HTML already made of escaped text."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(plain_text(str(c)))}</td>" for c in row) + "</tr>" for row in rows)
+    shown = (lambda cell: cell) if markup else (lambda cell: html.escape(plain_text(str(cell))))
+    body = "".join("<tr>" + "".join(f"<td>{shown(cell)}</td>" for cell in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -104,6 +108,17 @@ def summary_html(report) -> str:
     )
 
 
+@dataclass
+class _Student:
+    """One row of the class view: the student's name, how the roster matched them, their rows
+    (``intake.Submission``) by tutorial, and those of no tutorial (not gradable)."""
+
+    name: str
+    matched: str
+    tutorials: dict[str, list] = field(default_factory=dict)
+    other: list = field(default_factory=list)
+
+
 def _class_view(report) -> list[str]:
     """The class, one row per student and one column per tutorial in the course's order: the
     final score of each tutorial (with the raw score, how late and the penalty when the late
@@ -113,26 +128,25 @@ def _class_view(report) -> list[str]:
     if not rows:
         return []
     tutorials = _tutorials(report, rows)
-    students: dict[str, dict] = {}
+    students: dict[str, _Student] = {}
     for s in rows:
-        student = students.setdefault(s.name, {"name": s.display_name, "matched": s.matched_by, "cells": {},
-                                               "other": []})
-        student["name"] = student["name"] or s.display_name
+        student = students.setdefault(s.name, _Student(s.display_name, s.matched_by))
+        student.name = student.name or s.display_name
         tutorial = s.assignment or s.missing_assignment
         if tutorial:
-            student["cells"].setdefault(tutorial, []).append(s)
+            student.tutorials.setdefault(tutorial, []).append(s)
         else:
-            student["other"].append(s)
-    other = any(student["other"] for student in students.values())
+            student.other.append(s)
+    other = any(student.other for student in students.values())
     head = ["student", "name", *tutorials, "total", "matched by"] + (["not gradable"] if other else [])
     body = []
     for name in sorted(students):
         student = students[name]
-        cells = [html.escape(plain_text(name)), html.escape(plain_text(student["name"]))]
+        cells = [html.escape(plain_text(name)), html.escape(plain_text(student.name))]
         final = possible = 0.0
         several = False  # a plain folder's student who handed in two notebooks for one tutorial: both graded
         for tutorial in tutorials:
-            subs = sorted(student["cells"].get(tutorial, []), key=lambda s: s.source)
+            subs = sorted(student.tutorials.get(tutorial, []), key=lambda s: s.source)
             if len(subs) > 1:
                 several = True
                 cells.append("<hr>".join(f"{html.escape(plain_text(s.source))}:<br>{_tutorial_cell(s)}" for s in subs))
@@ -141,22 +155,20 @@ def _class_view(report) -> list[str]:
                 cells.append("")
                 continue
             cells.append(_tutorial_cell(subs[0]))
-            final += subs[0].lateness.final if subs[0].lateness is not None else subs[0].score
+            final += subs[0].final
             possible += subs[0].max_score
         cells.append("several notebooks for one tutorial: yours to choose" if several else
                      f"{final:g}/{possible:g}" if possible else "")
-        cells.append(html.escape(plain_text(student["matched"])))
+        cells.append(html.escape(plain_text(student.matched)))
         if other:
-            cells.append("<br>".join(html.escape(plain_text(f"{s.source}: {'; '.join(s.problems)}")) for s in student["other"]))
-        body.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
-    table = ("<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"
-             + "".join(body) + "</tbody></table>")
+            cells.append("<br>".join(html.escape(plain_text(f"{s.source}: {'; '.join(s.problems)}")) for s in student.other))
+        body.append(cells)
     missing = sorted({f"{s.name} ({s.display_name}): {s.missing_assignment}" for s in getattr(report, "missing", [])})
     return [
         "<h2>The class</h2>",
         "<p>Per tutorial the final score (after the late policy), then what made it: the raw score, how late, "
         "the penalty, the written answers formgrader has not graded yet (they count 0 until then), the flags.</p>",
-        table,
+        _table(head, body, markup=True),
         "<h3>No submission</h3>",
         ("<ul>" + "".join(f"<li>{html.escape(plain_text(m))}</li>" for m in missing) + "</ul>") if missing else "<p>None.</p>",
     ]
@@ -174,8 +186,7 @@ def _tutorial_cell(s) -> str:
     """One student's tutorial in the class view, as escaped lines."""
     if s.missing_assignment:
         return f"0/{s.max_score:g}<br>no submission"
-    late = s.lateness
-    final = late.final if late is not None else s.score
+    late, final = s.lateness, s.final
     lines = [f"{final:g}/{s.max_score:g}"]
     if late is not None and final != s.score:
         lines.append(f"raw {s.score:g}")

@@ -11,6 +11,8 @@ import json
 import os
 from pathlib import Path
 
+from course_admin.grading.cells import nbgrader_meta, solution_code
+
 TINY = "00_tiny"
 TINY_SOLUTIONS = {
     "add": "def add(a, b):\n    ### BEGIN SOLUTION\n    return a + b\n    ### END SOLUTION",
@@ -76,17 +78,17 @@ def synthetic_assignment(folder: str | os.PathLike, name: str = TINY, train_step
 
 
 def student_version(solution: dict, *answered: str) -> dict:
-    """The released form of a synthetic notebook (solutions stubbed, hidden tests removed),
-    with the exercises in ``answered`` filled in with their solutions."""
-    notebook = json.loads(json.dumps(solution))
-    for cell in notebook["cells"]:
-        info = cell["metadata"].get("nbgrader", {})
-        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-        if info.get("solution") and info.get("grade_id") not in answered:
-            head = source.split("### BEGIN SOLUTION")[0]
-            cell["source"] = head + "# YOUR CODE HERE\n    raise NotImplementedError()"
-        elif info.get("solution"):
-            cell["source"] = source.replace("    ### BEGIN SOLUTION\n", "").replace("\n    ### END SOLUTION", "")
-        elif info.get("grade"):
-            cell["source"] = source.split("### BEGIN HIDDEN TESTS")[0].rstrip()
-    return notebook
+    """The released form of a synthetic notebook as nbgrader's ``generate_assignment`` makes it
+    (its ``ClearHiddenTests`` and ``ClearSolutions``), with the exercises in ``answered`` filled
+    in with their solutions."""
+    import nbformat
+    from nbgrader.preprocessors import ClearHiddenTests, ClearSolutions
+
+    notebook = nbformat.reads(json.dumps(solution), as_version=4)
+    answers = {nbgrader_meta(cell).get("grade_id"): cell.source for cell in notebook.cells if nbgrader_meta(cell).get("solution")}
+    notebook, _ = ClearHiddenTests().preprocess(notebook, {})
+    notebook, _ = ClearSolutions().preprocess(notebook, {"language": "python"})
+    for cell in notebook.cells:
+        if nbgrader_meta(cell).get("grade_id") in answered:
+            cell.source = solution_code(answers[nbgrader_meta(cell)["grade_id"]])
+    return json.loads(json.dumps(notebook))  # a plain dict, every source one string

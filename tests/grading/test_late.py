@@ -75,6 +75,10 @@ def test_times_from_canvas_and_moodle(tmp_path):
     times = read_times(worksheet, BERLIN)
     assert times[("200002", None)] == datetime(2026, 10, 22, 9, 30, tzinfo=UTC)
     assert ("200003", None) not in times  # "-": no submission, no time
+    # A worksheet saved by a spreadsheet that separates with semicolons is read as the roster reads it.
+    semicolons = tmp_path / "semicolons.csv"
+    semicolons.write_text('Identifier;Last modified (submission)\nParticipant 200002;"Thursday, 22 October 2026, 11:30 AM"\n')
+    assert read_times(semicolons, BERLIN) == {("200002", None): datetime(2026, 10, 22, 9, 30, tzinfo=UTC)}
     bad = tmp_path / "bad.csv"
     bad.write_text("who,when\n1,2\n")
     with pytest.raises(TimesError, match="submitted_at"):

@@ -8,8 +8,8 @@ import pytest
 from lms_class import canvas_class, moodle_class
 
 from course_admin.grading.class_list import identify_students, missing_students
-from course_admin.grading.intake import collect, grade_ids
-from course_admin.grading.lms_layout import CANVAS, MOODLE, PLAIN, parse_entry
+from course_admin.grading.intake import Submission, collect, grade_ids
+from course_admin.grading.lms_layout import CANVAS, MOODLE, PLAIN, parse_entry, submission_entry
 from course_admin.grading.roster import BY_LMS_ID, BY_LOGIN, BY_NAME, UNMATCHED, RosterError, read_roster, unprotect
 from course_admin.grading.synthetic import TINY, student_version, synthetic_assignment
 
@@ -41,6 +41,17 @@ def identified(folder, solution, roster):
 def test_download_names_are_read_by_layout(name, is_dir, layout, lms_id, late, reupload):
     entry = parse_entry(name, is_dir)
     assert (entry.layout, entry.lms_id, entry.late, entry.reupload) == (layout, lms_id, late, reupload)
+
+
+def test_a_submission_is_read_by_the_layout_of_the_entry_it_came_from():
+    # A Canvas zip whose notebook sits in a folder inside it is still Canvas's file, not a plain folder.
+    canvas_zip = "smithjohn_LATE_1003_50011_hw.zip"
+    zipped = Submission("x", f"{canvas_zip}:hw/{TINY}.ipynb", TINY, entry=canvas_zip)
+    assert (submission_entry(zipped).layout, submission_entry(zipped).lms_id) == (CANVAS, "1003")
+    folder = "Jane Doe_200001_assignsubmission_file_"
+    in_folder = Submission("x", f"{folder}/sub/{TINY}.ipynb", TINY, entry=folder)
+    assert (submission_entry(in_folder).layout, submission_entry(in_folder).lms_id) == (MOODLE, "200001")
+    assert submission_entry(Submission("bob", "bob.ipynb", TINY)).layout == PLAIN  # no entry: plain, by its own name
 
 
 def test_canvas_export_is_read_as_a_roster(tmp_path, solution):
