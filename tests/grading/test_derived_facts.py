@@ -1,0 +1,146 @@
+"""Facts the child that drives an answer derives beside its values cannot be forged into marks.
+
+The answer runs in the process that drives it, so it can write that process's result line itself
+(``test_hidden_cases.FORGED_LINE``). A forged record scores only with right values on the hidden
+cases; what this file covers is the rest of a record: facts the child would derive from the
+values (a time, "the agent is unchanged", "the batch was not modified"...). Each is either measured
+outside the child or recorded as the values it is derived from, which the judge checks itself.
+
+Each test hands in a WRONG answer (too slow, or one that changes what it must not) together with
+a result line forged with the course's own record on the hidden cases (what a forger who had the
+right values would write) and facts claiming success, drives it as the grader does, and asserts 0
+on that exercise; the honest solution, driven alongside, keeps its marks. A planted regression
+(the judge trusting the child's fact again) shows each test would notice.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from verdicts import record_output
+
+from course_admin.grading import judging
+from course_admin.replay import solutions as replay_solutions
+from course_utils import checking, records
+from course_utils.replay import checks as tree_checks
+from grading.test_drive_apart import _graded, _notebook, _with_answer, drive_many
+
+FORGED_LINE = '''
+import json as _json, os as _os, sys as _sys
+_PAYLOAD = {payload!r}
+_frame = _sys._getframe()
+while _frame is not None and not ("exercise" in _frame.f_locals and "out" in _frame.f_locals):
+    _frame = _frame.f_back
+# the exercise's own child (not the one that times it, where drive_one has its steps)
+if (_frame is not None and _frame.f_locals["exercise"].get("grade_id") == {grade_id!r}
+        and _frame.f_locals.get("steps") is None):
+    _line = {{"grade_id": {grade_id!r}, "payload": _PAYLOAD, "notes": [], "measured": {measured!r}}}
+    _frame.f_locals["out"].write((_json.dumps(_line) + "\\n").encode())
+    _frame.f_locals["out"].flush()
+    _os._exit(0)
+'''
+
+
+def forged_line(grade_id: str, record: str, extra: dict | None = None) -> str:
+    """An answer cell's text that writes the drive's result line itself: ``record`` (a record's
+    JSON text) as the hidden cell's, with ``extra`` beside it in the payload and in the result."""
+    payload = json.dumps({"grade_id": grade_id, "record": record, **(extra or {})})
+    return FORGED_LINE.format(payload=payload, grade_id=grade_id, measured=(extra or {}).get("measured"))
+
+
+def _solution_source(grade_id: str) -> str:
+    graded = _graded(grade_id)
+    for cell in _notebook(graded.tutorial).cells:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == graded.solution:
+            return cell.source
+    raise KeyError(graded.solution)
+
+
+# --------------------------------------------------------------------------------------
+# Timing: the segment trees' speed part
+
+SLOW_SUM = '''
+
+class SumSegmentTree(SumSegmentTree):  # WRONG: sum(start, end) loops over every leaf of the range
+    def sum(self, start=0, end=None):
+        end = self.capacity if end is None else end
+        return sum(self.tree[self.capacity + i] for i in range(start, end))
+'''
+
+
+def _fast_claims() -> tuple[str, dict]:
+    """The course's record on the hidden cases with a speed entry saying every sum was done in
+    time, and a measurement claiming the whole speed part took 0.01 s of CPU (with the right
+    answers on the steps of seed 1)."""
+    record = judging.reference_record(tree_checks.TREES.grade_id)
+    assert record["speed"]["over_time"] is False and record["speed"]["done"] == 2000
+    cases = tree_checks.TREES.cases_for(True)
+    steps, _ = tree_checks.SPEED.steps(cases, 1)
+    tree = replay_solutions.SumSegmentTree(cases["speed"]["capacity"])
+    answers = [tree_checks.SPEED.answer(tree, step) for step in steps]
+    measured = {"seed": 1, "done": len(steps), "cpu_seconds": 0.01, "answers": answers}
+    return records.dump(record), {"measured": measured}
+
+
+def test_a_slow_tree_with_a_forged_time_scores_zero_and_the_course_tree_passes(tmp_path):
+    grade_id = tree_checks.TREES.grade_id
+    record, claims = _fast_claims()
+    graded = _graded(grade_id)
+    forged = _solution_source(grade_id) + SLOW_SUM + forged_line(grade_id, record, claims)
+    cases = [(_with_answer(_notebook(graded.tutorial), graded.solution, forged), grade_id),
+             (_notebook(graded.tutorial), grade_id)]
+    (cheat, why), (honest, message) = drive_many(cases, tmp_path)
+    assert not cheat, "a slow tree passed with a forged time"
+    assert "too slow" in why, why
+    assert honest, message
+
+
+def test_planted_a_judge_that_reads_the_child_s_time_passes_the_forgery():
+    """The planted regression: the tree exercise without its speed part timed apart (the judge
+    reading the speed entry the child recorded), and the forged record of the test above passes."""
+    grade_id = tree_checks.TREES.grade_id
+    record, claims = _fast_claims()
+    output = record_output(grade_id, record, None)
+    assert not judging.judge_outputs(grade_id, [output])[0]  # as graded: no measurement, no marks
+    object.__setattr__(tree_checks.TREES, "timed", None)
+    try:
+        assert judging.judge_outputs(grade_id, [output])[0], "the planted judge should trust the forged time"
+    finally:
+        object.__setattr__(tree_checks.TREES, "timed", tree_checks.SPEED)
+
+
+def test_the_measurement_the_answer_writes_is_never_read(tmp_path):
+    """What the runner measured replaces anything of that name in the child's result line and in
+    its payload: the payload's claim alone (planted, without the runner's overwrite) would pass."""
+    from course_admin.grading import drive_apart
+
+    grade_id = tree_checks.TREES.grade_id
+    record, claims = _fast_claims()
+    payload = json.dumps({"grade_id": grade_id, "record": record, **claims})
+    trusted = record_output(grade_id, record, claims["measured"])  # planted: the child's claim read
+    assert judging.judge_outputs(grade_id, [trusted])[0]
+    output = drive_apart._record_output({"grade_id": grade_id, "payload": payload, "notes": [],
+                                         "measured": {"seed": 5, "error": "the run ended before its first timed step"}})
+    passed, message = judging.judge_outputs(grade_id, [output])
+    assert not passed and "before its first timed step" in message, message
+
+
+@pytest.mark.parametrize("steps", [0, 1])
+def test_a_timing_child_that_stops_or_answers_wrong_gets_no_marks(steps):
+    """Answers the runner measured but that are not the sums (the total is checked), or that stop
+    early, fail; the course's own, measured the same way, pass."""
+    from verdicts import measured_apart
+
+    cases = tree_checks.TREES.cases_for(True)
+    right = measured_apart(tree_checks.TREES, replay_solutions.SumSegmentTree, replay_solutions.MinSegmentTree)
+    assert tree_checks.SPEED.entry(cases, right)["total"] is not None
+    if steps:
+        wrong = dict(right, answers=[a + steps for a in right["answers"]])
+    else:
+        wrong = dict(right, done=5, answers=right["answers"][:5])
+    entry = tree_checks.SPEED.entry(cases, wrong)
+    record = judging.reference_record(tree_checks.TREES.grade_id)
+    record["speed"] = entry
+    with pytest.raises(checking.Problem, match="add up to|too slow"):
+        tree_checks.TREES.judge(record, judging.reference_record(tree_checks.TREES.grade_id), cases)
