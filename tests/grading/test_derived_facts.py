@@ -144,3 +144,139 @@ def test_a_timing_child_that_stops_or_answers_wrong_gets_no_marks(steps):
     record["speed"] = entry
     with pytest.raises(checking.Problem, match="add up to|too slow"):
         tree_checks.TREES.judge(record, judging.reference_record(tree_checks.TREES.grade_id), cases)
+
+
+# --------------------------------------------------------------------------------------
+# Facts recorded as the values they come from. Each wrong answer below really computes what its
+# exercise's values ask (right scores, losses, means...) but changes what it must not (the agent,
+# a parent, the born agent, an input) or detaches what it must not; the forger writes its real
+# record with every fact that gives it away claiming success: the old flags ("agent_unchanged",
+# "parents_unchanged", "changed_given", "changed_input", "requires_grad") and, where the record
+# holds the values a fact comes from, the record's own "before" made equal to its "after". The
+# judge compares those values with the course's own drive of the same hidden case.
+
+WRONG = {
+    # evaluate_individual trains the agent itself on every task (no copy)
+    "test_evaluate_individual": ("evaluate_individual", '''
+def evaluate_individual(env, agent, optimizer_func, num_tasks=10, num_gradient_steps=25, num_trials=6,
+                        num_evaluation_trials=20):
+    scores = [train_evaluate_agent(env, agent, optimizer_func, num_gradient_steps, num_trials, num_evaluation_trials)
+              for _ in range(num_tasks)]
+    return np.sum(scores), scores
+'''),
+    # create_new_agent moves a parent's critic a little every time it makes a child
+    "test_genetic_algorithm": ("genetic_algorithm", '''
+
+_right_create_new_agent = create_new_agent
+
+
+def create_new_agent(agent1, agent2):
+    child = _right_create_new_agent(agent1, agent2)
+    with torch.no_grad():
+        agent1.critic.bias.add_(0.25)
+    return child
+'''),
+    # lamarckian_individual writes the mean into the born agent, then returns a copy of it
+    "test_lamarckian_individual": ("lamarckian_individual", '''
+def lamarckian_individual(born, trained):
+    born.load_state_dict({name: torch.stack([weights[name] for weights in trained]).mean(0) for name in trained[0]})
+    return copy.deepcopy(born)
+'''),
+    # replay_actor_loss is right, then scales mu in place
+    "test_replay_actor_loss": ("replay_actor_loss", '''
+def replay_actor_loss(log_pi, mu, advantage, rho_max):
+    rho = torch.clamp(log_pi.detach().exp() / mu, max=rho_max)
+    loss = -(rho * log_pi * advantage.detach()).mean()
+    mu.mul_(2.0)
+    return loss
+'''),
+    # the VPG loss of detached scores: the right value, no gradient reaches the scores
+    "test_vpg_loss": ("vpg_loss", '''
+class VanillaPolicyGradientLoss(nn.Module):
+    def forward(self, batch, action_scores):
+        log_p = torch.log_softmax(action_scores.detach(), dim=-1).gather(1, batch.actions.view(-1, 1)).squeeze(1)
+        loss_p = -(batch.q_vals * log_p).mean()
+        return loss_p, dict(loss_p=loss_p.item())
+'''),
+}
+
+
+def _claim_success(grade_id: str, got):
+    """The wrong answer's real record (decoded), with every fact that gives it away claiming success."""
+    if grade_id == "test_evaluate_individual":
+        for case in got["planned"]:
+            for call in case["calls"]:
+                call.update(trained_the_agent=False, from_original_weights=True, learner_weights=case["agent_after"])
+            case.update(agent_unchanged=True, agent_weights=case["agent_after"])
+        got["real"].update(agent_unchanged=True, agent_weights=got["real"]["agent_after"])
+    elif grade_id == "test_genetic_algorithm":
+        got["offspring"].update(parents_unchanged=True, parents_before=got["offspring"]["parents_after"])
+    elif grade_id == "test_lamarckian_individual":
+        for seen in got:
+            seen.update(changed_given=False, shares_born=False, shares_trained=False, given_before=seen["given_after"])
+    elif grade_id == "test_replay_actor_loss":
+        for seen in got:
+            seen["changed_input"] = False
+    elif grade_id == "test_vpg_loss":
+        import torch
+
+        for call, right in zip(got["calls"], judging.reference_record(grade_id)["calls"], strict=True):
+            call.update(requires_grad=True, grad=torch.ones_like(right["grad"]))  # the scores' shape, which the child knows
+    return got
+
+
+def _wrong_answers(grade_id: str) -> list:
+    """The wrong answer of ``grade_id`` in this process: the course's solutions with its cell run over them."""
+    import importlib
+
+    from course_utils.exercises import SOLUTION_IMPORTS
+
+    graded = _graded(grade_id)
+    namespace = dict(vars(importlib.import_module(f"course_admin.{graded.tutorial}.solutions")))
+    exec(compile(SOLUTION_IMPORTS[graded.tutorial] + _wrong_source(grade_id), "<answer cell>", "exec"), namespace)
+    return [namespace[name] for name in judging.exercise_for(grade_id).reference]
+
+
+def _wrong_source(grade_id: str) -> str:
+    _, source = WRONG[grade_id]
+    return _solution_source(grade_id) + source if grade_id == "test_genetic_algorithm" else source
+
+
+def _forged_record(grade_id: str) -> str:
+    exercise = judging.exercise_for(grade_id)
+    got = records.load(exercise.record(*_wrong_answers(grade_id), hidden=True))
+    return records.dump(_claim_success(grade_id, got))
+
+
+@pytest.fixture(scope="module")
+def forged_verdicts(tmp_path_factory) -> dict:
+    """Every wrong answer with its forged line, and the course's solution, driven as the grader does."""
+    cases, forged = [], {}
+    for grade_id in WRONG:
+        graded = _graded(grade_id)
+        forged[grade_id] = _forged_record(grade_id)
+        cell = _wrong_source(grade_id) + forged_line(grade_id, forged[grade_id])
+        cases += [(_with_answer(_notebook(graded.tutorial), graded.solution, cell), grade_id),
+                  (_notebook(graded.tutorial), grade_id)]
+    verdicts = drive_many(cases, tmp_path_factory.mktemp("forged"))
+    return {grade_id: (verdicts[2 * k], verdicts[2 * k + 1], forged[grade_id]) for k, grade_id in enumerate(WRONG)}
+
+
+@pytest.mark.parametrize("grade_id", list(WRONG))
+def test_a_wrong_answer_whose_forged_line_claims_its_facts_scores_zero(grade_id, forged_verdicts):
+    (cheat, why), (honest, message), _ = forged_verdicts[grade_id]
+    assert not cheat, f"{grade_id}: a forged line passed"
+    assert honest, message
+
+
+@pytest.mark.parametrize("grade_id", list(WRONG))
+def test_planted_a_judge_that_takes_the_child_s_facts_passes_the_forgery(grade_id, forged_verdicts, monkeypatch):
+    """The planted regression: the judge compares the record with what the child recorded (its own
+    "before", its own gradient) instead of the course's drive of the hidden case, and the forgery
+    the test above fails passes."""
+    *_, forged = forged_verdicts[grade_id]
+    output = record_output(grade_id, forged)
+    assert not judging.judge_outputs(grade_id, [output])[0]
+    monkeypatch.setattr(judging, "reference_record", lambda gid, hidden=True: records.load(forged))
+    passed, message = judging.judge_outputs(grade_id, [output])
+    assert passed, message
