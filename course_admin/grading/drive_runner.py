@@ -398,12 +398,24 @@ def _time_apart(exercise: dict, transform, timeout: float) -> dict:
         os._exit(code)
     os.close(write_end)
     os.close(to_child)
+    loaded = set(sys.modules)
     try:
         timed = importlib.import_module(exercise["timed"]).EXERCISES[exercise["grade_id"]].timed
         cases = pickle.loads(base64.b64decode(exercise["hidden_cases"]))  # noqa: S301 (the grader's own)
         return measure(pid, read_end, from_runner, timed, cases, timeout)
     finally:
         shutil.rmtree(own, ignore_errors=True)
+        _unload(set(sys.modules) - loaded)
+
+
+def _unload(names: set[str]) -> None:
+    """Forget the course modules this process imported to draw a speed part's steps: the children
+    of the exercises after it would otherwise find them loaded without their Landlock list."""
+    for name in names:
+        module = sys.modules.pop(name, None)
+        parent, _, child = name.rpartition(".")
+        if module is not None and getattr(sys.modules.get(parent), child, None) is module:
+            delattr(sys.modules[parent], child)
 
 
 def measure(pid: int, read_end: int, steps_fd: int, timed, cases, timeout: float) -> dict:

@@ -280,3 +280,20 @@ def test_planted_a_judge_that_takes_the_child_s_facts_passes_the_forgery(grade_i
     monkeypatch.setattr(judging, "reference_record", lambda gid, hidden=True: records.load(forged))
     passed, message = judging.judge_outputs(grade_id, [output])
     assert passed, message
+
+
+PROBE_LOADED = '''
+import sys
+raise RuntimeError("loaded: " + " ".join(sorted(m for m in sys.modules if m.startswith("course_utils.replay"))) + " .")
+'''
+
+
+def test_the_runner_forgets_the_check_it_imported_to_draw_the_steps(tmp_path):
+    """The runner imports the tree check to draw the speed part's steps; the child of the next
+    exercise (forked from the runner) must not find it loaded, outside its Landlock list."""
+    trees, td = _graded("test_segment_trees"), _graded("test_td_loss")
+    nb = _with_answer(_notebook("replay"), td.solution, PROBE_LOADED)
+    (trees_passed, message), (_, probe) = drive_many([(nb, trees.grade_id), (nb, td.grade_id)], tmp_path)
+    assert trees_passed, message
+    assert "loaded: " in probe, probe
+    assert "course_utils.replay.checks " not in probe.split("loaded: ")[1], probe
