@@ -229,6 +229,41 @@ def stored_record(grade_id: str):
     return records.decode(data)
 
 
+TIMED_APART = None
+"""Set by the grader's ``drive_runner`` in the process that runs only an exercise's speed part
+(``Timed``): the channel (``ready``, ``next``, ``answer``) to the process that hands out its steps
+and measures its CPU time. None everywhere else."""
+
+
+@dataclass(frozen=True)
+class Timed:
+    """An exercise's speed part, which the grader times from outside the answer's process.
+
+    The answer runs in the process that drives it, so any time it reports (a clock read there,
+    a flag saying it kept to the budget) it could have written itself. When an exercise is graded,
+    its hidden cell runs once more in a process of its own (``drive_runner``) where ``start``
+    builds what is timed and every step is handed over only once the previous one is answered;
+    the runner reads that process's CPU time from the kernel before the first step and after the
+    last, and the judge reads that figure and the answers (``entry``), never one the process wrote.
+
+    start: ``start(cases, *answers)``: what answers the steps (a tree), built before the clock starts.
+    answer: ``answer(subject, step)``: one step's answer, a float.
+    steps: ``steps(cases, seed)``: (the steps as plain data, the budget in CPU seconds); the grader
+        draws ``seed`` afresh for every submission, after the timed process has started, so no
+        step can be known before it is handed over.
+    entry: ``entry(cases, measured)``: the record entry the judge reads in place of the one the drive
+        wrote in the check cell; ``measured`` is the runner's ``{"seed", "done", "cpu_seconds",
+        "answers"}`` or ``{"seed", "error"}`` (None when it has none).
+    key: the name of that entry in the (dict) record.
+    """
+
+    start: Callable
+    answer: Callable
+    steps: Callable
+    entry: Callable
+    key: str
+
+
 HIDDEN_CASES: dict = {}
 """The hidden cases, by grade id: a function that returns them, or the cases themselves. Empty in
 the student's package, which holds no hidden case (no answer can be fitted to them, nor a table of
@@ -254,6 +289,7 @@ class Exercise:
         of another shape (its judge checks the lists inside with ``check_length``).
     hidden_cases: ``hidden_cases()``, for an exercise that carries its own hidden cases (the
         grader's synthetic test assignment); the course's exercises leave it None.
+    timed: the exercise's speed part (``Timed``), which the grader times outside the answer's process.
     """
 
     name: str
@@ -264,6 +300,7 @@ class Exercise:
     reference: tuple[str, ...]
     one_per_case: str | None = None
     hidden_cases: Callable | None = None
+    timed: Timed | None = None
 
     def cases_for(self, hidden: bool):
         """The public cases, or the hidden ones (``LookupError`` where the grader gave none)."""
@@ -286,9 +323,11 @@ class Exercise:
         with _one_time_limit():
             return records.dump(self.drive(cases, *answers))
 
-    def judge_record(self, text: str, expected, hidden: bool) -> None:
+    def judge_record(self, text: str, expected, hidden: bool, measured=None) -> None:
         """Read a record (``records.load``), check the length of a record of ``one_per_case``
-        entries, and judge it against ``expected``; raise ``Problem``."""
+        entries, and judge it against ``expected``; raise ``Problem``. Judging hidden cases, the
+        speed part (``timed``) is judged from what the grader measured outside the answer's
+        process (``measured``), whatever the record says of it."""
         try:
             got = records.load(text)
         except records.RecordError as problem:
@@ -296,6 +335,8 @@ class Exercise:
         cases = self.cases_for(hidden)
         if self.one_per_case is not None:
             check_length(got, cases, self.one_per_case)
+        if self.timed is not None and hidden and type(got) is dict:
+            got[self.timed.key] = self.timed.entry(cases, measured)
         self.judge(got, expected, cases)
 
     def check(self, *answers) -> bool:
@@ -316,6 +357,10 @@ class Exercise:
         if SUBMISSIONS is None and self._hidden() is None:
             print(f"{self.name}: the hidden tests run when the notebook is graded.")
             return
+        if TIMED_APART is not None:
+            if self.timed is not None:
+                self._run_timed(TIMED_APART, answers)
+            return
         payload = json.dumps({"grade_id": self.grade_id, "record": self.record(*answers, hidden=True)})
         if SUBMISSIONS is not None:
             SUBMISSIONS.append(payload)
@@ -323,6 +368,23 @@ class Exercise:
         from IPython.display import display
 
         display({records.RECORD_MIME: payload, "text/plain": f"{self.name}: answer recorded for grading."}, raw=True)
+
+
+    def _run_timed(self, channel, answers) -> None:
+        """In the grader's timing process: build what is timed, say so, then answer each step the
+        channel hands over until it hands over none (a failure is sent instead of an answer)."""
+        try:
+            subject = call_student(self.name, self.timed.start, self.cases_for(True), *answers)
+        except Problem as problem:
+            channel.failed(str(problem))
+            return
+        channel.ready()
+        while (step := channel.next()) is not None:
+            try:
+                channel.answer(call_student(self.name, self.timed.answer, subject, step))
+            except Problem as problem:
+                channel.failed(str(problem))
+                return
 
 
 def _code_objects(answer) -> list:

@@ -43,7 +43,7 @@ _dim, _add, _add_, _sum = _TENSOR_BASE.dim, _TENSOR_BASE.add, _TENSOR_BASE.add_,
 _abs, _item = _TENSOR_BASE.abs, _TENSOR_BASE.item
 _function_modes, _dispatch_modes = torch._C._len_torch_function_stack, torch._C._len_torch_dispatch_stack
 _no_torch_function = torch._C.DisableTorchFunction  # neither a subclass's __torch_function__ nor a mode answers
-_no_grad, _autograd_backward = torch.no_grad, torch.autograd.backward
+_no_grad, _autograd_backward, _autograd_grad = torch.no_grad, torch.autograd.backward, torch.autograd.grad
 _class_dict, _class_mro = type.__dict__["__dict__"].__get__, type.__dict__["__mro__"].__get__
 _GETSET, _proxy_get = type(type.__dict__["__dict__"]), type(type.__dict__).get
 _dict_items, _dict_get, _list_slice, _tuple_slice = dict.items, dict.get, list.__getitem__, tuple.__getitem__
@@ -110,6 +110,14 @@ def backward(loss: torch.Tensor) -> None:
     """``loss.backward()`` through ``torch.autograd.backward`` as it was when this module was
     imported (``torch.Tensor.backward`` is a Python method an answer can replace)."""
     _autograd_backward(loss)
+
+
+def gradient(loss: torch.Tensor, wrt: torch.Tensor) -> torch.Tensor | None:
+    """The gradient of a real scalar tensor ``loss`` with respect to the real tensor ``wrt`` (a copy;
+    None where ``loss`` does not depend on it), through ``torch.autograd.grad`` as it was when this
+    module was imported; the graph is kept, so ``backward`` can follow."""
+    found = _autograd_grad(loss, wrt, retain_graph=True, allow_unused=True)[0]
+    return copy(found) if found is not None and real_tensor(found) else None
 
 
 def grad(tensor: torch.Tensor) -> torch.Tensor | None:

@@ -10,15 +10,46 @@ from course_admin.grading import judging
 from course_utils import records
 
 
-def record_output(grade_id: str, record: str) -> dict:
-    """The display output a hidden-test cell leaves for the record text ``record``."""
-    payload = json.dumps({"grade_id": grade_id, "record": record})
+def record_output(grade_id: str, record: str, measured=None) -> dict:
+    """The display output a hidden-test cell leaves for the record text ``record`` (and what the
+    grader's runner measured of its speed part)."""
+    payload = json.dumps({"grade_id": grade_id, "record": record, "measured": measured})
     return {"output_type": "display_data", "metadata": {}, "data": {records.RECORD_MIME: payload}}
+
+
+def measured_apart(exercise, *answers, timeout: float = 120.0) -> dict:
+    """The speed part of ``exercise`` (``checking.Timed``) timed as the grader's runner times it
+    (``drive_runner.measure``), in a forked child of this process that runs the hidden cell's
+    ``submit`` (no sandbox: the tests' answers are the tests' own)."""
+    import os
+
+    from course_admin.grading import drive_runner
+    from course_utils import checking
+
+    to_child, steps_fd = os.pipe()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 0
+        try:
+            os.close(read_end)
+            os.close(steps_fd)
+            with os.fdopen(write_end, "wb") as out:
+                checking.TIMED_APART = drive_runner._Steps(to_child, out)
+                exercise.submit(*answers)
+        except BaseException:  # noqa: BLE001
+            code = 1
+        os._exit(code)
+    os.close(write_end)
+    os.close(to_child)
+    return drive_runner.measure(pid, read_end, steps_fd, exercise.timed, exercise.cases_for(True), timeout)
 
 
 def graded(exercise, *answers) -> tuple[bool, str]:
     """(passed, message) of the grader for ``answers`` on ``exercise``'s hidden cases."""
-    return judging.judge_outputs(exercise.grade_id, [record_output(exercise.grade_id, exercise.record(*answers, hidden=True))])
+    measured = measured_apart(exercise, *answers) if exercise.timed is not None else None
+    output = record_output(exercise.grade_id, exercise.record(*answers, hidden=True), measured)
+    return judging.judge_outputs(exercise.grade_id, [output])
 
 
 def not_yet(check, *answers, **options) -> str:

@@ -188,6 +188,7 @@ def build_job(nb, hidden: dict[int, tuple[str, str]], workdir: Path, landlock: b
     exercises = []
     for _, (grade_id, source) in sorted(hidden.items()):
         graded = next(cell for cell in GRADED if cell.grade_id == grade_id)
+        exercise = exercise_for(grade_id)
         own = next(((i, s) for i, s, g in answers if g == graded.solution), None)
         header = exercise_header(graded.tutorial, graded.twins)
         given = _names_bound(header) | {n for _, s, _ in answers for n in _names_bound(s)}
@@ -199,7 +200,9 @@ def build_job(nb, hidden: dict[int, tuple[str, str]], workdir: Path, landlock: b
             "answer_names": sorted(_names_bound(own[1])) if own else [],
             "setup_names": sorted(setup_names - given),
             "hidden": source,
-            "hidden_cases": hidden_cases.encode(exercise_for(grade_id).cases_for(True)),
+            "hidden_cases": hidden_cases.encode(exercise.cases_for(True)),
+            # the exercise's speed part is timed by the runner, from outside (checking.Timed)
+            "timed": graded.check.split(":")[0] if exercise.timed is not None else None,
             # what the hidden cell imports (its check), loaded before the answers run: see course_state
             "check_modules": sorted(name for name in source_modules(source) if _module_file(name)),
             "package_files": [str(p) for p in package_files(grade_id, source).values()],
@@ -210,6 +213,8 @@ def build_job(nb, hidden: dict[int, tuple[str, str]], workdir: Path, landlock: b
 
 
 def _record_output(result: dict) -> NotebookNode:
+    """The hidden cell's output: the child's record, with the runner's notes and what the runner
+    measured (``measured``, in place of anything of that name the child wrote)."""
     payload = result.get("payload")
     notes = [str(n)[:500] for n in result.get("notes", [])][:10]
     if payload is None:
@@ -218,6 +223,7 @@ def _record_output(result: dict) -> NotebookNode:
     try:
         data = json.loads(payload)
         data["notes"] = notes
+        data["measured"] = result.get("measured")
         payload = json.dumps(data)
     except (ValueError, TypeError):
         pass  # judging says the record could not be read

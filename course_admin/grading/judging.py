@@ -99,6 +99,19 @@ def find_record(outputs: list, grade_id: str) -> str:
     return record
 
 
+def find_measured(outputs: list):
+    """What the grader's runner measured from outside the answer's process (``drive_apart``
+    writes it beside the record, in place of anything the answer wrote there), or None."""
+    for output in outputs:
+        text = output.get("data", {}).get(records.RECORD_MIME) if output.get("output_type") == "display_data" else None
+        if text is not None:
+            try:
+                return json.loads("".join(text) if isinstance(text, list) else text).get("measured")
+            except (ValueError, TypeError, AttributeError, RecursionError):
+                return None
+    return None
+
+
 def judge_outputs(grade_id: str, outputs: list) -> tuple[bool, str]:
     """Judge a hidden-test cell from its outputs: (passed, the message for the student)."""
     exercise = exercise_for(grade_id)
@@ -106,7 +119,9 @@ def judge_outputs(grade_id: str, outputs: list) -> tuple[bool, str]:
         text = find_record(outputs, grade_id)
     except records.RecordError as problem:
         return False, f"{exercise.name}: not yet. {problem}"
-    passed, message = outcome(exercise.name, lambda: exercise.judge_record(text, reference_record(grade_id), hidden=True))
+    measured = find_measured(outputs)
+    passed, message = outcome(exercise.name,
+                              lambda: exercise.judge_record(text, reference_record(grade_id), hidden=True, measured=measured))
     notes = [] if passed else _notes(outputs)
     return passed, " ".join([message, *(f"Note: {note}." for note in notes)])
 

@@ -185,7 +185,6 @@ def _drive_actor(cases, replay_actor_loss) -> list[dict]:
         log_pi = torch.tensor(case["log_pi"], dtype=torch.float32, requires_grad=True)
         mu = torch.tensor(case["mu"], dtype=torch.float32)
         advantage = torch.tensor(case["advantage"], dtype=torch.float32, requires_grad=True)
-        given = [facts.numbers(t) for t in (log_pi, mu, advantage)]
         loss = attempt("replay_actor_loss(log_pi, mu, advantage, rho_max)", replay_actor_loss, log_pi, mu, advantage,
                        case["rho_max"])
         record = {"error": loss} if is_error(loss) else {}
@@ -200,8 +199,8 @@ def _drive_actor(cases, replay_actor_loss) -> list[dict]:
                 record["backward"] = attempt("loss.backward()", facts.backward, loss)
                 record["grad_log_pi"] = encode(_tensor_record(facts.grad(log_pi)))
                 record["grad_advantage"] = encode(_tensor_record(facts.grad(advantage)))
-        record["changed_input"] = not all(
-            facts.arrays_equal(before, facts.numbers(t)) for before, t in zip(given, (log_pi, mu, advantage), strict=True))
+        # the inputs as they are now: the judge compares them with the case's own numbers
+        record["inputs_after"] = [encode(facts.numbers(t)) for t in (log_pi, mu, advantage)]
         out.append(record)
     return out
 
@@ -243,8 +242,20 @@ def _judge_actor(got: list[dict], expected: list[dict], cases) -> None:
         if grad.shape != want_grad.shape or not np.allclose(grad, want_grad, rtol=1e-4, atol=1e-6):
             raise Problem(f"{what}, the loss is right but its gradient with respect to log_pi is not: expected "
                           f"{fmt(want_grad)}, got {fmt(grad)}. Hint: {rho_judge.grad_hint(case, grad)}")
-        if mine.get("changed_input") is not False:
+        if not _inputs_unchanged(mine.get("inputs_after"), reference["inputs_after"]):
             raise Problem(f"{what}, your function changed the tensors it was given; compute new ones instead.")
+
+
+def _inputs_unchanged(after, given) -> bool:
+    """Whether the recorded inputs after the call (log_pi, mu, advantage) are ``given``: the course's
+    record of them after its own answer ran on the same case (the case's numbers, as float32)."""
+    if type(after) is not list or len(after) != len(given):
+        return False
+    try:
+        return all(np.array_equal(np.asarray(got, dtype=np.float32), np.asarray(want, dtype=np.float32))
+                   for got, want in zip(after, given, strict=True))
+    except (TypeError, ValueError):
+        return False
 
 
 ACTOR = Exercise(

@@ -66,6 +66,22 @@ def _hyperparameters(agent) -> dict:
     return {name: value if type(value) in (float, int) else ("not a number", id(value)) for name, value in values.items()}
 
 
+def _weights_seen(agent) -> dict[str, list[float]]:
+    """What the record holds of an agent's weights, per tensor: its sum and sum of squares (in float64)
+    and its first four numbers. The judge compares them with the course's on the same case, exactly;
+    every weight itself would be about 1 MB of record for this exercise's six snapshots."""
+    return _tensors_seen(_weights(agent))
+
+
+def _tensors_seen(tensors: dict) -> dict[str, list[float]]:
+    """``_weights_seen`` of a dict of tensors (name -> tensor)."""
+    seen = {}
+    for name, tensor in tensors.items():
+        values = facts.numbers(tensor).astype(np.float64).ravel()
+        seen[name] = [float(values.sum()), float((values * values).sum()), *(float(v) for v in values[:4])]
+    return seen
+
+
 def _same(a: dict, b: dict) -> bool:
     return a.keys() == b.keys() and all(facts.tensors_equal(a[k], b[k]) for k in a)
 
@@ -108,7 +124,7 @@ def _drive_planned(case: dict, evaluate_individual) -> dict:
     env.reset(seed=case["seed"])
     agent = ActorCritic()
     agent.learning_rate = 0.01
-    original = _weights(agent)
+    original = _weights_seen(agent)
     planned, calls = case["scores"], []
     signature = inspect.signature(train_evaluate_agent)
 
@@ -123,7 +139,8 @@ def _drive_planned(case: dict, evaluate_individual) -> dict:
         calls.append(
             {
                 "trained_the_agent": learner is agent,
-                "from_original_weights": _same(_weights(learner), original),
+                # the weights themselves, which the judge compares with the agent's it started from
+                "learner_weights": _weights_seen(learner),
                 "settings": {k: encode(bound.arguments[k]) for k in _SETTINGS},
             }
         )
@@ -136,7 +153,8 @@ def _drive_planned(case: dict, evaluate_individual) -> dict:
         result = None
         if visible:
             result = attempt("evaluate_individual", evaluate_individual, env, agent, torch.optim.RMSprop, **case["settings"])
-    return {"visible": visible, "calls": calls, "result": encode(result), "agent_unchanged": _same(_weights(agent), original)}
+    return {"visible": visible, "calls": calls, "result": encode(result), "agent_weights": original,
+            "agent_after": _weights_seen(agent)}
 
 
 def _drive_fitness(cases: dict, evaluate_individual) -> dict:
@@ -150,9 +168,10 @@ def _drive_fitness(cases: dict, evaluate_individual) -> dict:
     _seed(real["seed"])
     env.reset(seed=real["seed"])
     agent = ActorCritic()
-    original = _weights(agent)
+    original = _weights_seen(agent)
     result = attempt("evaluate_individual", evaluate_individual, env, agent, torch.optim.RMSprop, **real["settings"])
-    return {"planned": planned, "real": {"result": encode(result), "agent_unchanged": _same(_weights(agent), original)}}
+    return {"planned": planned, "real": {"result": encode(result), "agent_weights": original,
+                                         "agent_after": _weights_seen(agent)}}
 
 
 def _fitness_result(result) -> tuple[float, list[float]]:
@@ -164,7 +183,19 @@ def _fitness_result(result) -> tuple[float, list[float]]:
         raise Problem(f"expected (total score, list of scores), got {shown(result, 300)}.") from None
 
 
-def _judge_planned(case: dict, seen: dict) -> None:
+def _unchanged(weights, original) -> bool:
+    """Whether recorded ``weights`` (``_weights_seen``) are ``original``'s: the agent's weights as the
+    course's own drive of the same case recorded them (the judge's, never the answer's)."""
+    if type(weights) is not dict or type(original) is not dict or weights.keys() != original.keys():
+        return False
+    try:
+        return all(np.array_equal(np.asarray(weights[k], dtype=float), np.asarray(original[k], dtype=float))
+                   for k in original)
+    except (TypeError, ValueError):
+        return False
+
+
+def _judge_planned(case: dict, seen: dict, reference: dict) -> None:
     settings, planned = case["settings"], case["scores"]
     tasks = settings["num_tasks"]
     if seen["visible"] is not True:
@@ -184,12 +215,13 @@ def _judge_planned(case: dict, seen: dict) -> None:
             "the agent itself was trained, so its weights changed. Hint: train a copy, "
             "`copy.deepcopy(agent)`: the Baldwin effect inherits the ability to learn, not what was learned."
         )
-    if not all(call["from_original_weights"] is True for call in calls):
+    original = reference["agent_weights"]
+    if not all(_unchanged(call.get("learner_weights"), original) for call in calls):
         raise Problem(
             "some tasks started from weights trained on an earlier task. Hint: make a fresh "
             "`copy.deepcopy(agent)` inside the loop, so that every task starts from the agent's own weights."
         )
-    if seen["agent_unchanged"] is not True:
+    if not _unchanged(seen.get("agent_after"), original):
         raise Problem("the agent's weights changed. Hint: only ever train copies of it.")
     wanted = {k: settings[k] for k in _SETTINGS}
     for call in calls:
@@ -207,8 +239,8 @@ def _judge_planned(case: dict, seen: dict) -> None:
 
 def _judge_fitness(got: dict, expected, cases: dict) -> None:
     check_length(got["planned"], cases["planned"], "planned cases")
-    for case, seen in zip(cases["planned"], got["planned"], strict=True):
-        _judge_planned(case, seen)
+    for case, seen, reference in zip(cases["planned"], got["planned"], expected["planned"], strict=True):
+        _judge_planned(case, seen, reference)
     # Once for real, on a tiny budget: plausible scores, and the agent must come out unchanged.
     settings, real = cases["real"]["settings"], got["real"]
     tasks, trials = settings["num_tasks"], settings["num_evaluation_trials"]
@@ -218,7 +250,7 @@ def _judge_fitness(got: dict, expected, cases: dict) -> None:
             f"with {tasks} tasks of {trials} evaluation trials, expected {tasks} scores between -{trials} and {trials} "
             f"and their total, got {total!r}, {scores!r}."
         )
-    if real["agent_unchanged"] is not True:
+    if not _unchanged(real.get("agent_after"), expected["real"]["agent_weights"]):
         raise Problem("after really training, the agent's weights changed. Hint: train `copy.deepcopy(agent)`.")
 
 
@@ -269,8 +301,8 @@ def _drive_offspring(case: dict, create_new_agent) -> dict:
     for parent, hypers in zip((a, b), case["parents"], strict=True):
         for name, value in hypers.items():
             setattr(parent, name, value)
-    saved = [(_weights(p), _hyperparameters(p)) for p in (a, b)]
     seen, children = {"error": None, "returned_a_parent": False, "not_an_agent": None}, []
+    seen["parents_before"] = _parents_seen(a, b)
     for _ in range(case["children"]):
         child = attempt("create_new_agent", create_new_agent, a, b)
         if is_error(child):
@@ -283,12 +315,7 @@ def _drive_offspring(case: dict, create_new_agent) -> dict:
             seen["not_an_agent"] = type(child).__name__
             break
         children.append(child)
-    try:
-        seen["parents_unchanged"] = all(
-            _same(_weights(p), w) and _hyperparameters(p) == h for p, (w, h) in zip((a, b), saved, strict=True)
-        )
-    except Exception:  # the answer made a parent's hyperparameter something that is not a number
-        seen["parents_unchanged"] = False
+    seen["parents_after"] = _parents_seen(a, b)
     try:
         # Lists of floats (not arrays): records then compare with ==, as plain data.
         seen["hyperparameters"] = {name: [float(getattr(c, name)) for c in children] for name in HYPER_MUTATION}
@@ -298,7 +325,23 @@ def _drive_offspring(case: dict, create_new_agent) -> dict:
     return seen
 
 
-def _judge_offspring(case: dict, seen: dict) -> None:
+def _parents_seen(*parents) -> list:
+    """The parents' weights (``_weights_seen``) and hyperparameters, for the judge to compare with
+    the course's parents before any child was made."""
+    try:
+        return [{"weights": _weights_seen(p), "hypers": _hyperparameters(p)} for p in parents]
+    except Exception as error:  # noqa: BLE001 (the answer left a parent that cannot be read)
+        return records.error(f"the parents could not be read after making children ({type(error).__name__}).")
+
+
+def _parents_unchanged(after, before) -> bool:
+    if type(after) is not list or type(before) is not list or len(after) != len(before):
+        return False
+    return all(type(a) is dict and _unchanged(a.get("weights"), b["weights"]) and a.get("hypers") == b["hypers"]
+               for a, b in zip(after, before, strict=True))
+
+
+def _judge_offspring(case: dict, seen: dict, reference: dict) -> None:
     raise_if_error(seen["error"])
     if seen["returned_a_parent"] is not False:
         raise Problem("create_new_agent returned a parent itself. Hint: the child starts as `copy.deepcopy(agent1)`.")
@@ -307,7 +350,7 @@ def _judge_offspring(case: dict, seen: dict) -> None:
             f"create_new_agent should return the child agent (an ActorCritic), got {seen['not_an_agent']}. "
             "Hint: `return child` at the end."
         )
-    if seen["parents_unchanged"] is not True:
+    if not _parents_unchanged(seen.get("parents_after"), reference["parents_before"]):
         raise Problem("making a child changed a parent. Hint: change only the child's values (`setattr(child, ...)`).")
     raise_if_error(seen["hyperparameters"])
     values = {}
@@ -511,7 +554,7 @@ def _judge_update(case: dict, runs: dict) -> None:
 
 
 def _judge_evolution(got: dict, expected, cases: dict) -> None:
-    _judge_offspring(cases["offspring"], got["offspring"])
+    _judge_offspring(cases["offspring"], got["offspring"], expected["offspring"])
     _judge_update(cases["update"], got["update"])
 
 

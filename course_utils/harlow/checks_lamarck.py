@@ -14,7 +14,7 @@ from course_utils import facts
 from course_utils.check_helpers import is_error, shown
 from course_utils.checking import Exercise, Problem, attempt, raise_if_error
 from course_utils.harlow.agent import HYPER_MUTATION, PARAMETER_NOISE, ActorCritic
-from course_utils.harlow.checks import _hyperparameters, _same, _seed, _weights
+from course_utils.harlow.checks import _hyperparameters, _same, _seed, _tensors_seen, _unchanged, _weights, _weights_seen
 from course_utils.records import encode
 
 # A case is an individual: the agent it was born as (weights from a seed, hyperparameters other
@@ -52,34 +52,47 @@ def _copies(trained: list) -> list[dict[str, torch.Tensor]]:
     return [{name: facts.copy(t) for name, t in weights.items()} for weights in trained]
 
 
-def _same_as_given(trained: list, saved: list) -> bool:
-    return all(_same({name: facts.copy(t) for name, t in w.items()}, s) for w, s in zip(trained, saved, strict=True))
+def _given_seen(born, trained: list) -> dict:
+    """What the answer was given, as it is now: the born agent's weights (``_weights_seen``) and
+    hyperparameters, and each trained copy's weights; the judge compares it with the course's
+    record of the same before the call."""
+    return {"born": _weights_seen(born), "hypers": _hyperparameters(born),
+            "trained": [_tensors_seen(weights) for weights in trained]}
+
+
+def _same_given(now, before, part: str | None = None) -> bool:
+    """Whether ``now`` (``_given_seen``) is ``before``, in every part or in ``part`` ("born", "trained")."""
+    if type(now) is not dict or type(before) is not dict:
+        return False
+    born = _unchanged(now.get("born"), before["born"]) and now.get("hypers") == before["hypers"]
+    trained = type(now.get("trained")) is list and len(now["trained"]) == len(before["trained"]) and all(
+        _unchanged(a, b) for a, b in zip(now["trained"], before["trained"], strict=True))
+    return {"born": born, "trained": trained}.get(part, born and trained)
 
 
 def _drive_lamarck(cases, lamarckian_individual) -> list[dict]:
     out = []
     for case in cases:
         born, trained = _individual(case)
-        saved_born, saved_hypers, saved_trained = _weights(born), _hyperparameters(born), _copies(trained)
+        saved_born, saved_trained = _weights(born), _copies(trained)
+        before = _given_seen(born, trained)
         given = [dict(weights) for weights in trained]  # the answer gets its own list and dicts, the check keeps these
         kept = attempt("lamarckian_individual(born, trained)", lamarckian_individual, born, given)
         if is_error(kept):
             out.append({"error": kept})
             continue
-        seen = {"is_agent": facts.is_instance(kept, ActorCritic), "returned": type(kept).__name__}
+        seen = {"is_agent": facts.is_instance(kept, ActorCritic), "returned": type(kept).__name__, "given_before": before}
         if not seen["is_agent"]:
             out.append(seen)
             continue
         weights = _weights(kept)
         seen["same_object"] = kept is born
         seen["equals"] = next((k for k, w in enumerate([saved_born, *saved_trained]) if _same(weights, w)), None)
-        seen["changed_given"] = not (_same(_weights(born), saved_born) and _hyperparameters(born) == saved_hypers
-                                     and _same_as_given(trained, saved_trained))
+        seen["given_after"] = _given_seen(born, trained)  # the judge compares it with the course's before the call
         seen["weights"] = {name: encode(facts.numbers(t)) for name, t in weights.items()}
         seen["hypers"] = _hyperparameters(kept)
         facts.add_to_parameters(kept, 1.0)  # a kept tensor that is still the born agent's or a copy's moves it too
-        seen["shares_born"] = not _same(_weights(born), saved_born)
-        seen["shares_trained"] = not _same_as_given(trained, saved_trained)
+        seen["given_after_moving_kept"] = _given_seen(born, trained)
         out.append(seen)
     return out
 
@@ -92,13 +105,14 @@ def _judge_lamarck(got: list, expected: list, cases: list) -> None:
         raise_if_error(seen.get("error"))
         if seen.get("is_agent") is not True:
             raise Problem(f"{what}, lamarckian_individual should return an ActorCritic, got {seen.get('returned')}.")
-        if seen.get("same_object") is not False or seen.get("shares_born") is not False \
-                or seen.get("shares_trained") is not False:
-            which = "a trained copy" if seen.get("shares_trained") is True else "the agent it was born as"
+        moved, given = seen.get("given_after_moving_kept"), reference["given_before"]
+        shares_trained = not _same_given(moved, given, "trained")
+        if seen.get("same_object") is not False or not _same_given(moved, given, "born") or shares_trained:
+            which = "a trained copy" if shares_trained else "the agent it was born as"
             raise Problem(f"{what}, the agent you return shares its weights with {which}: training or mutating one "
                           "would change the other. Hint: build a new agent (copy.deepcopy(born)) and copy the weights "
                           "into it (load_state_dict copies the tensors it is given).")
-        if seen.get("changed_given") is not False:
+        if not _same_given(seen.get("given_after"), given):
             raise Problem(f"{what}, your function changed the born agent or the trained weights. Hint: leave them as "
                           "they are and build a new agent.")
         if seen.get("equals") == 0:

@@ -17,10 +17,10 @@ import time
 import numpy as np
 import torch
 
-from course_utils import check_helpers, facts
+from course_utils import check_helpers, checking, facts
 from course_utils.check_helpers import numbers
-from course_utils.checking import Exercise, Problem, fmt
-from course_utils.records import Opaque
+from course_utils.checking import Exercise, Problem, Timed, fmt
+from course_utils.records import Opaque, StudentError
 from course_utils.replay.check_log import _drive_log, _passed, _seen
 
 # --------------------------------------------------------------------------------------
@@ -183,10 +183,11 @@ def check_memory_add(memory_class) -> bool:
 #
 # A small tree of exact values (sums and minimums over ranges, retrieve at boundaries, a leaf
 # overwritten), a big one of random values, and a speed part: wide range sums on a 1 048 576-leaf
-# tree, counted against a time budget in the kernel (the one measurement only the kernel can make).
-# Every timed sum is new work: a fresh random range, after a leaf has changed, so a tree that
-# remembers its answers (a slow sum behind a cache) gains nothing; the total of the sums is
-# recorded, so the work must also be right.
+# tree, counted against a time budget. Every timed sum is new work: a fresh random range, after a
+# leaf has changed, so a tree that remembers its answers (a slow sum behind a cache) gains nothing;
+# the total of the sums is recorded, so the work must also be right. In the check cell the kernel
+# times itself; when the notebook is graded, the grader times the speed part from outside the
+# answer's process (``SPEED``: ``checking.Timed``), on steps drawn afresh for each submission.
 
 
 def _tree_cases() -> dict:
@@ -269,6 +270,48 @@ def _range_queries(log, speed: dict, sum_tree_class) -> None:
     log.call("speed", f"{count} sums over a range of a {_spaced(capacity)}-leaf tree", many_range_queries)
 
 
+def _speed_steps(cases: dict, seed: int) -> tuple[list[list[int]], float]:
+    """The grader's speed part: (its steps [leaf, value, start, end] drawn from ``seed``, the budget
+    in seconds), ``_speed_work``'s work on the hidden cases' tree."""
+    work = _speed_work({**cases["speed"], "seed": seed})
+    steps = [list(step) for step in zip(work["leaves"], work["values"], work["starts"], work["ends"], strict=True)]
+    return steps, float(cases["speed"]["seconds"])
+
+
+def _speed_tree(cases: dict, sum_tree_class, min_tree_class):
+    return sum_tree_class(cases["speed"]["capacity"])
+
+
+def _speed_step(tree, step: list[int]) -> float:
+    """One timed step: set a leaf, then sum a wide range (a number now: nothing computes later)."""
+    leaf, value, start, end = step
+    tree[leaf] = _float(value)
+    return _float(tree.sum(start, end))
+
+
+def _speed_entry(cases: dict, measured) -> dict | StudentError:
+    """The record entry ``_judge_speed`` reads, from what the grader measured from outside: how
+    many steps were answered, whether their CPU time ran past the budget, the total of the sums
+    (None unless every step was answered with a number)."""
+    speed = cases["speed"]
+    seed = measured.get("seed") if type(measured) is dict else None
+    if type(seed) is not int:
+        return StudentError("the grader could not time the speed part of your tree (its run ended before the first "
+                            "timed sum).")
+    if type(measured.get("error")) is str:
+        return StudentError(measured["error"][:500])
+    done, seconds, answers = measured.get("done"), measured.get("cpu_seconds"), measured.get("answers")
+    if type(done) is not int or type(seconds) is not float or type(answers) is not list:
+        return None
+    complete = done == speed["count"] and len(answers) == done and all(type(a) is float for a in answers)
+    return {"done": done, "over_time": seconds > speed["seconds"], "total": _fsum(answers) if complete else None,
+            "seed": seed}
+
+
+SPEED = Timed(start=_speed_tree, answer=_speed_step, steps=_speed_steps, entry=_speed_entry, key="speed")
+"""The segment trees' speed part as the grader times it (see ``checking.Timed``)."""
+
+
 def _spaced(number: int) -> str:
     return f"{number:,}".replace(",", " ")
 
@@ -303,7 +346,8 @@ def _tree_steps(log, sum_tree_class, min_tree_class, cases: dict) -> None:
     log.each("big sums", [(f"sum({s}, {e})", lambda s, e: sums.sum(s, e), s, e) for s, e in big["ranges"]])
     log.each("big mins", [(f"min({s}, {e})", lambda s, e: mins.min(s, e), s, e) for s, e in big["ranges"]])
     log.each("big retrieves", [("retrieve", lambda q: sums.retrieve(q), q) for q in big["queries"]])
-    _range_queries(log, cases["speed"], sum_tree_class)
+    if checking.SUBMISSIONS is None:  # graded, the speed part is timed apart (SPEED) and this entry not read
+        _range_queries(log, cases["speed"], sum_tree_class)
 
 
 def _drive_trees(cases: dict, sum_tree_class, min_tree_class) -> dict:
@@ -434,7 +478,8 @@ def _judge_speed(got: dict, speed: dict) -> None:
         )
     from course_utils.replay.tree_judge import speed_total  # never in the grader's drive
 
-    want = speed_total(_speed_work(speed), speed["capacity"])
+    drawn = speed if record.get("seed") is None else {**speed, "seed": record["seed"]}
+    want = speed_total(_speed_work(drawn), speed["capacity"])
     if type(record.get("total")) is not float or record["total"] != want:
         raise Problem(
             f"the {count} sums of the speed test, each over a new range after changing a leaf, add up to {want:g}, "
@@ -449,6 +494,7 @@ TREES = Exercise(
     drive=_drive_trees,
     judge=_judge_trees,
     reference=("SumSegmentTree", "MinSegmentTree"),
+    timed=SPEED,
 )
 
 

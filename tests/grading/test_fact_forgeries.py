@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 import torch
 from torch import nn
+from verdicts import measured_apart
 
 from course_admin.grading import judging
 from course_utils import checking
@@ -225,8 +226,10 @@ def test_a_wrong_answer_with_a_forged_fact_fails_in_the_grader(case):
     expected = judging.reference_record(grade_id)  # the course's answer, driven before any patch
     with answer_cell(source, forgery=True) as namespace, contextlib.redirect_stdout(io.StringIO()):
         record = exercise.record(*_answers(grade_id, namespace), hidden=True)
+        # a speed part is timed from outside the answer's process, as the grader's runner does
+        measured = measured_apart(exercise, *_answers(grade_id, namespace)) if exercise.timed is not None else None
     with pytest.raises(checking.Problem):  # judged with every patch undone, as in the grader's process
-        exercise.judge_record(record, expected, hidden=True)
+        exercise.judge_record(record, expected, hidden=True, measured=measured)
 
 
 @pytest.mark.parametrize("case", list(CASES))

@@ -213,12 +213,15 @@ def test_hidden_cases_are_not_the_public_ones(exercise):
 
 def test_a_loss_tuned_to_the_public_batch_passes_the_check_but_not_the_grader():
     stored = checking.stored_record(VPG_LOSS.grade_id)["calls"][0]
-    value, raised = float(stored["loss"]), float(stored["shifted"]["loss"])
+    value, raised, gradient = float(stored["loss"]), float(stored["shifted"]["loss"]), stored["grad"]
 
     class Tuned(torch.nn.Module):
-        def forward(self, batch, scores):  # the stored number, with a gradient to look right
+        def forward(self, batch, scores):  # the stored number, with the stored gradient to look right
             number = raised if float(batch.q_vals.mean()) > -5 else value
-            return scores.sum() * 0 + number, dict(loss_p=number)
+            if scores.shape != gradient.shape:
+                return scores.sum() * 0 + number, dict(loss_p=number)
+            linear = (scores * gradient).sum()
+            return linear - linear.detach() + number, dict(loss_p=number)
 
     assert checking.passes(VPG_LOSS.check, Tuned)
     passed, message = graded(VPG_LOSS, Tuned)

@@ -111,8 +111,9 @@ def test_a_record_stopped_by_an_error_fails_with_that_error():
 
 
 def test_a_clock_that_stands_still_does_not_make_a_slow_tree_fast(monkeypatch):
-    """The speed part is timed in the kernel; an answer that replaces time.perf_counter after the
-    checks were imported (the setup cell) cannot stop the clock the drive uses."""
+    """The speed part is timed in the check cell's kernel by a clock bound when the checks were
+    imported (the setup cell), which an answer that replaces time.perf_counter later cannot stop;
+    graded, it is timed from outside the answer's process (``verdicts.graded``, as the runner does)."""
     import time
 
     class LinearSum(REFERENCE_TREES[0]):  # a right tree whose range sums loop over the leaves

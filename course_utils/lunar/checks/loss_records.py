@@ -97,10 +97,11 @@ def make_inputs(spec, n_actions: int = 4, shift: float = 0.0) -> tuple[StoredBat
 # Driving: one call of a loss, written down
 
 
-def observe_loss(what: str, loss_fn, *args) -> tuple[dict, torch.Tensor | None]:
+def observe_loss(what: str, loss_fn, *args, wrt: torch.Tensor | None = None) -> tuple[dict, torch.Tensor | None]:
     """Call ``loss_fn(*args)`` (student code): the record of what came back (whether it is a pair
-    (loss, dict), the loss, whether it has a gradient, the dict) and the loss itself (for
-    ``backward``), or None."""
+    (loss, dict), the loss, the dict, and with ``wrt`` the loss's gradient with respect to that
+    input: the values, which the judge compares with the course's, not a flag saying there is
+    one) and the loss itself (for ``backward``) when autograd tracks it, else None."""
     result = attempt(what, loss_fn, *args)
     if is_error(result):
         return {"error": result}, None
@@ -110,9 +111,30 @@ def observe_loss(what: str, loss_fn, *args) -> tuple[dict, torch.Tensor | None]:
         return record, None
     loss = result[0]
     record["loss"] = encode(loss)
-    record["requires_grad"] = type(loss) is torch.Tensor and facts.requires_grad(loss)  # as autograd says, not loss.requires_grad
+    tracked = type(loss) is torch.Tensor and facts.requires_grad(loss)  # as autograd says, not loss.requires_grad
+    if wrt is not None:
+        gradient = attempt("the loss's gradient", facts.gradient, loss, wrt) if tracked and facts.dim(loss) == 0 else None
+        record["grad"] = gradient if is_error(gradient) else encode(gradient)
     record["info"] = encode(result[1])
-    return record, loss if record["requires_grad"] else None
+    return record, loss if tracked else None
+
+
+def gradient_checked(mine: dict, reference: dict, what: str) -> None:
+    """The loss's gradient with respect to the action scores (``observe_loss``'s ``wrt``) must be
+    the course's on the same inputs: a ``Problem`` when there is none, or when it differs."""
+    got, want = mine.get("grad"), reference["grad"]
+    if got is None:
+        raise Problem(
+            "the loss has no gradient with respect to the action scores: do not detach them or "
+            "convert them to numbers before computing the loss."
+        )
+    raise_if_error(got)
+    if not (isinstance(got, torch.Tensor) and got.shape == want.shape and torch.allclose(got, want, rtol=1e-4, atol=1e-6)):
+        raise Problem(
+            f"{what}: the loss has the right value, but its gradient with respect to the action scores is not the "
+            "formula's. Hint: compute the loss from the action scores with torch operations only (no .detach(), "
+            ".item() or numpy on the way)."
+        )
 
 
 def backward(loss: torch.Tensor | None) -> dict | None:

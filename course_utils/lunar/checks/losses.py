@@ -45,7 +45,8 @@ def _drive_pg(name: str):
         out = []
         for spec in cases:
             batch, scores, _ = loss_records.make_inputs(spec)
-            record, _ = loss_records.observe_loss(f"{name}(batch, action_scores)", loss_fn, batch, scores.requires_grad_(True))
+            scores = scores.requires_grad_(True)
+            record, _ = loss_records.observe_loss(f"{name}(batch, action_scores)", loss_fn, batch, scores, wrt=scores)
             shifted = loss_records.row_shifted(scores)
             record["row_shifted"], _ = loss_records.observe_loss(f"{name}(batch, action_scores)", loss_fn, batch, shifted)
             shifted, scores, _ = loss_records.make_inputs(spec, shift=loss_records.SHIFT)
@@ -64,18 +65,17 @@ def _calls(got: dict, cases) -> list:
 
 
 def _loss_checked(name: str, mine: dict, reference: dict, spec, hints) -> float:
-    """The recorded loss, which must have a gradient and equal the course's (else the first hint that fits)."""
+    """The recorded loss, which must have a gradient and equal the course's (else the first hint that
+    fits), and whose gradient with respect to the action scores must be the course's."""
     got = loss_records.loss_value(mine, f"{name}(batch, action_scores)")
     want = loss_records.loss_value(reference, "the course's loss")
-    if mine.get("requires_grad") is not True:
-        raise Problem(
-            "the loss has no gradient with respect to the action scores: do not detach them or "
-            "convert them to numbers before computing the loss."
-        )
+    if mine.get("grad") is None:
+        loss_records.gradient_checked(mine, reference, name)  # says there is none
     if not close(got, want, 1e-4):
         hints = [(lambda got, want: loss_records.changed(mine, "row_shifted", got, name), loss_records.AXIS_HINT), *hints]
         hint = next((h for test, h in hints if test(got, want)), "compare with the formula above.")
         raise Problem(f"on {loss_records.describe(spec)} the loss should be {want:.4f}, got {got:.4f}. Hint: {hint}")
+    loss_records.gradient_checked(mine, reference, name)
     return got
 
 
@@ -185,7 +185,8 @@ def _drive_entropy(cases, ActionEntropyLoss) -> list:  # noqa: N803 (the exercis
             continue
         batch, scores, _ = loss_records.make_inputs(spec, n_actions)
         what = f"ActionEntropyLoss({n_actions}, {beta:g})(batch, action_scores)"
-        record, _ = loss_records.observe_loss(what, loss_fn, batch, scores.requires_grad_(True))
+        scores = scores.requires_grad_(True)
+        record, _ = loss_records.observe_loss(what, loss_fn, batch, scores, wrt=scores)
         record["row_shifted"], _ = loss_records.observe_loss(what, loss_fn, batch, loss_records.row_shifted(scores))
         out.append(record)
     return out
