@@ -31,8 +31,9 @@ START_SECONDS = 120.0
 """How long the zygote may take to import its libraries (5 s of CPU; minutes on a loaded machine)."""
 REPLY_SECONDS = 60.0
 CPU_SECONDS = 0.0
-"""CPU seconds of the forked kernels this process has collected (``collect``): they are the
-zygote's children, not this process's, so the worker adds them to a submission's figure."""
+"""CPU seconds of the zygote's imports and of the forked kernels this process has collected
+(``collect``): they are the zygote's children, not this process's, so the worker adds them to
+a submission's figure."""
 _ZYGOTE: subprocess.Popen | None = None
 _SEEN = 0.0  # the CPU seconds the running zygote last reported
 _HOME: Path | None = None  # the running zygote's home folder
@@ -84,7 +85,10 @@ def _zygote() -> subprocess.Popen | None:
     env = sandbox.clean_environment(_HOME, "kernel-zygote")
     _ZYGOTE = subprocess.Popen([sys.executable, str(ZYGOTE)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL, env=env, cwd=str(_HOME))
-    if _reply(_ZYGOTE, START_SECONDS).get("ready"):
+    ready = _reply(_ZYGOTE, START_SECONDS)
+    if ready.get("ready"):
+        global CPU_SECONDS
+        CPU_SECONDS += float(ready.get("cpu_seconds", 0.0))  # the submission that needs the zygote pays its imports
         return _ZYGOTE
     _stop()
     return None

@@ -16,7 +16,7 @@ global one) are seeded again in each child, so kernels do not share a stream.
 
 Protocol, one JSON line each way on stdin and stdout:
 
-- at start, after the imports: ``{"ready": true}``;
+- at start, after the imports: ``{"ready": true, "cpu_seconds": S}``, what they cost;
 - ``{"spec": PATH, "argv": [...], "env": {...}}``: fork a kernel for the sandbox spec at PATH
   with ipykernel's arguments ``argv`` (``-f CONNECTION_FILE ...``) and environment ``env``;
   the reply ``{"pid": N}`` comes once the child is in its sandbox, or ``{"error": "..."}``;
@@ -157,7 +157,8 @@ def serve() -> None:
     _libraries()
     signal.signal(signal.SIGCHLD, lambda *_: _reap())  # no zombie kernel waits for the next request
     out = sys.stdout.buffer
-    out.write(b'{"ready": true}\n')
+    started = resource.getrusage(resource.RUSAGE_SELF)
+    out.write(json.dumps({"ready": True, "cpu_seconds": started.ru_utime + started.ru_stime}).encode() + b"\n")
     out.flush()
     for line in sys.stdin.buffer:
         try:
