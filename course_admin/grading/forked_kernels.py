@@ -51,13 +51,20 @@ class ForkedKernel:
         try:
             self._pidfd = os.pidfd_open(pid)
         except ProcessLookupError:  # it died, and the zygote reaped it, before it could be watched
-            self.returncode = -signal.SIGKILL
+            self._pidfd, self.returncode = None, -signal.SIGKILL
 
     def poll(self) -> int | None:
         if self.returncode is None and select.select([self._pidfd], [], [], 0)[0]:
             self.returncode = -signal.SIGKILL  # its exit status is the zygote's to read
-            os.close(self._pidfd)
+            self._close()
         return self.returncode
+
+    def _close(self) -> None:
+        if getattr(self, "_pidfd", None) is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+
+    __del__ = _close
 
     def wait(self, timeout: float | None = None) -> int:
         if self.returncode is None and not select.select([self._pidfd], [], [], timeout)[0]:
