@@ -32,7 +32,9 @@ and ``course autograde`` uses all of it (see ``Limits``):
   cgroup v1 pids, or without cgroups) and what each way misses: ``process_tree``.
 
 The limits, Landlock, capabilities and seccomp are applied by ``kernel_restrictions``, in the
-kernel's own process, by the launcher here (``launch_kernel``). Per-cell timeouts, the
+kernel's own process, by ``enter_sandbox`` here: in a kernel forked from the grading process's
+kernel zygote (``kernel_zygote``, which imported ipykernel, NumPy, Matplotlib and torch once),
+else in the launcher (``launch_kernel``), which then ``execve``s the kernel. Per-cell timeouts, the
 wall-clock limit per submission and the output cap are applied by the grader around the kernel
 (``course_admin.grading.worker``).
 
@@ -151,10 +153,12 @@ def clean_environment(workdir: Path, token: str, inherited: dict[str, str] | Non
 # The kernel launcher
 
 
-def launch_kernel(spec_path: str, argv: list[str]) -> None:
-    """Become the sandboxed kernel: read the spec, join the submission's ``ProcessTree``
-    (``spec["tree"]``, from ``ProcessTree.as_spec``), copy the connection file into the working
-    folder, record this pid, apply limits and restrictions, then ``execve`` ``argv``.
+def enter_sandbox(spec_path: str, argv: list[str]) -> list[str]:
+    """Put this process in the sandbox the spec describes, before it runs anything of the
+    submission: join the submission's ``ProcessTree`` (``spec["tree"]``, from
+    ``ProcessTree.as_spec``), copy the connection file named after ``-f`` in ``argv`` into the
+    working folder, make that folder the current one, record this pid, apply limits and
+    restrictions. Returns ``argv`` with the copied connection file.
 
     Whatever cannot be applied (no Landlock, not root) is written to the spec's status file,
     which the grader turns into a note in the report, and the kernel starts anyway.
@@ -198,6 +202,12 @@ def launch_kernel(spec_path: str, argv: list[str]) -> None:
         status["missing"].append(f"no seccomp filter ({error}); clone3 could start a child outside a cgroup v2 process tree")
     with report:
         report.write(json.dumps(status))
+    return argv
+
+
+def launch_kernel(spec_path: str, argv: list[str]) -> None:
+    """Become the sandboxed kernel: ``enter_sandbox``, then ``execve`` ``argv``."""
+    argv = enter_sandbox(spec_path, argv)
     os.execve(argv[0], argv, os.environ)
 
 

@@ -43,7 +43,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import Float, Unicode
 
-from course_admin.grading import sandbox
+from course_admin.grading import forked_kernels, sandbox
 from course_admin.grading.nbgrader_run import course_config, run_converter
 from course_admin.grading.notebook_size import MAX_CELLS, cap_notebook
 from course_admin.grading.process_tree import ProcessTree
@@ -59,8 +59,9 @@ _LOCK = threading.Lock()  # nbgrader's converters set os.environ: one grading at
 
 
 class SandboxKernelManager(AsyncKernelManager):
-    """Starts the kernel through ``sandbox.py kernel SPEC -- ...`` with a clean environment,
-    its working folder as current folder, and records its pid for the watchdog."""
+    """Starts the kernel with a clean environment and its working folder as current folder,
+    forked from this process's kernel zygote (``forked_kernels``), else through ``sandbox.py
+    kernel SPEC -- ...``; either way in the sandbox of its spec, which records its pid."""
 
     spec = Unicode("", help="path of the sandbox spec JSON (workdir, limits, status file, token)").tag(config=True)
 
@@ -72,6 +73,13 @@ class SandboxKernelManager(AsyncKernelManager):
         # Its own stdin/stdout/stderr: no descriptor of the grader's terminal (ipykernel keeps
         # a copy of the original stdout, which a child could write to or read keys from).
         kw["stdin"] = kw["stdout"] = kw["stderr"] = subprocess.DEVNULL
+        forked = forked_kernels.start(self.spec, kernel_cmd, kw["env"])
+        if forked is not None:  # what LocalProvisioner.launch_kernel records of a process it started
+            provisioner = self.provisioner
+            provisioner.process, provisioner.pid, provisioner.pgid = forked, forked.pid, forked.pid
+            provisioner.cwd = kw["cwd"]
+            self._reconcile_connection_info(provisioner.connection_info)
+            return
         command = [sys.executable, str(SANDBOX_SCRIPT), "kernel", self.spec, "--", *kernel_cmd]
         await super()._async_launch_kernel(command, **kw)
 
@@ -440,6 +448,7 @@ def grade_submission(job: dict) -> dict:
         else:
             kill_marked(token)
         shutil.rmtree(root, ignore_errors=True)
+        forked_kernels.collect()  # the forked kernels' CPU, once they are gone
     result["seconds"] = time.perf_counter() - started
     result["cpu_seconds"] = _cpu() - cpu_started
     return result
@@ -483,12 +492,14 @@ def _feedback(config, course: Path, assignment: str, student: str, cap: int, res
 
 
 def _cpu() -> float:
-    """CPU seconds of this process plus its finished children (the kernels) and what the drive
-    runner server spent driving its submissions apart."""
+    """CPU seconds of this process plus its finished children (kernels launched through
+    ``sandbox.py``), the kernels forked from its zygote and what the drive runner server spent
+    driving its submissions apart."""
     from course_admin.grading import drive_apart
 
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + children.ru_utime + children.ru_stime + drive_apart.SERVED_CPU_SECONDS
+    return (time.process_time() + children.ru_utime + children.ru_stime + forked_kernels.CPU_SECONDS
+            + drive_apart.SERVED_CPU_SECONDS)
 
 
 GENERIC_ERRORS = ("Please see the", "There was an error processing assignment", "NbGraderException")
