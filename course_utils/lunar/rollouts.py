@@ -32,6 +32,7 @@ import torch
 
 from course_utils.lunar.env import MAX_EPISODE_STEPS, LanderVectorEnv
 from course_utils.lunar.numpy_ac import NumpyActorCritic, log_softmax
+from course_utils.lunar.twin import numpy_scores
 from course_utils.runtime import positive_int
 
 KEYS = ("states", "actions", "logps", "rewards", "values", "final_values", "terms", "ends")
@@ -85,6 +86,9 @@ class Shard:
         # cost about as much as the network itself on 8 environments.
         self.twin = NumpyActorCritic(self.net.state_dict()) if getattr(self.net, "numpy_twin", False) else None
         self.np_rng = np.random.default_rng(generator_seed)
+        # Any other network (a notebook's) plays its episodes with a NumPy replay of its forward
+        # where it has one (``twin.numpy_scores``), for the same reason; else with PyTorch.
+        self.scores = None if self.twin is not None else numpy_scores(self.net, self.envs.single_observation_space.shape[0])
 
     def collect(self, state_dict, steps: int) -> dict:
         """Play ``steps`` steps with the weights ``state_dict``; returns the rollout.
@@ -180,8 +184,15 @@ class Shard:
                 for i, r in enumerate(rewards)]
 
     def _actions(self, obs: np.ndarray, deterministic: bool = False) -> list[int]:
-        """``_act_torch``'s actions alone, as ints (what ``play_episodes`` needs): the same draws
-        from the shard's generator, without the log-probabilities and values it does not use."""
+        """The actions alone, as ints (what ``play_episodes`` needs): with the network's NumPy
+        scores where it has them (drawn like ``_act_numpy``'s, from the shard's NumPy generator),
+        else ``_act_torch``'s draws from the shard's torch generator, without the
+        log-probabilities and values it does not use."""
+        if self.scores is not None:
+            logits = self.scores(obs)
+            if deterministic:
+                return logits.argmax(axis=1).tolist()
+            return _draw(logits, self.np_rng).tolist()
         with torch.no_grad():
             output = self.net(torch.from_numpy(obs))
             log_probs = torch.log_softmax(output[0] if isinstance(output, tuple) else output, -1)
@@ -215,13 +226,20 @@ class Shard:
         probabilities with uniforms from the shard's NumPy generator (a different random stream)."""
         logits, value = self.twin.forward(obs)
         log_probs = log_softmax(logits)
-        cdf = np.cumsum(np.exp(log_probs), axis=1)
-        u = self.np_rng.random(len(obs)) * cdf[:, -1]
-        action = np.minimum((cdf < u[:, None]).sum(axis=1), logits.shape[1] - 1)
+        action = _draw(logits, self.np_rng, log_probs)
         return action, log_probs[np.arange(len(obs)), action], value
 
     def close(self) -> None:
         self.envs.close()
+
+
+def _draw(logits: np.ndarray, rng: np.random.Generator, log_probs: np.ndarray | None = None) -> np.ndarray:
+    """One action per row of ``logits`` (N, A), drawn from their softmax by inverting the
+    cumulative probabilities with one uniform of ``rng`` per row: int array (N,)."""
+    log_probs = log_softmax(logits) if log_probs is None else log_probs
+    cdf = np.cumsum(np.exp(log_probs), axis=1)
+    u = rng.random(len(logits)) * cdf[:, -1]
+    return np.minimum((cdf < u[:, None]).sum(axis=1), logits.shape[1] - 1)
 
 
 _COMMANDS = ("collect", "play_episodes")

@@ -79,3 +79,30 @@ def test_the_training_loop_fits_the_critic_after_the_policy_step_with_the_advant
     assert fitted["adv_m"][0] == plain["adv_m"][0]  # batch 0's loss saw the same critic
     assert fitted["loss_v"][1] < 0.9 * plain["loss_v"][1]  # batch 1's saw a fitted one
     assert abs(fitted["adv_m"][1]) < abs(plain["adv_m"][1])
+
+
+class Branching(AACPolicyNet):
+    """A forward fx cannot trace (it branches on the input)."""
+
+    def forward(self, x):
+        scores, values = super().forward(x)
+        return (scores, values) if x.sum() > -1e9 else (scores, -values)
+
+
+def test_the_critics_steps_compute_the_values_alone_where_the_forward_can_be_traced():
+    """``values_only`` gives ``model(states)[1]`` to the last bit: without the actor's layers for
+    two separate MLPs (and through the shared body for one), the whole model where fx cannot trace."""
+    import torch.fx
+
+    from course_utils.lunar.critic import values_only
+
+    torch.manual_seed(0)
+    states = torch.randn(32, 8)
+    for model in (AACPolicyNet(8, 4), SharedBody(), Branching(8, 4)):
+        values = values_only(model, states)
+        assert torch.equal(values(states), model(states)[1])
+        traced = isinstance(values, torch.fx.GraphModule)
+        assert traced == (not isinstance(model, Branching))
+        if traced:
+            called = {node.target for node in values.graph.nodes if node.op == "call_module"}
+            assert not any(name.startswith(("actor", "scores")) for name in called), called
