@@ -289,6 +289,7 @@ class RolloutCollector:
         self.local: list[Shard] = []
         self.pipes = []
         self.processes = []
+        self.pending = None  # the episodes start_episodes set playing, until finish_episodes
         if workers == 1:
             self.local = [Shard(*a) for a in args]
             return
@@ -341,17 +342,35 @@ class RolloutCollector:
         """One whole episode per seed with ``net``'s current weights (``Shard.play_episodes``):
         the seeds are split among the shards like the environments (contiguous ranges, at most
         ``num_envs`` seeds). Returns ``(states, actions, rewards)`` arrays per episode, in seed order."""
+        self.start_episodes(net, seeds, deterministic)
+        return self.finish_episodes()
+
+    def start_episodes(self, net: torch.nn.Module, seeds, deterministic: bool = False) -> None:
+        """``play_episodes`` in two halves: this one takes ``net``'s weights now and, with worker
+        processes, sets them playing; ``finish_episodes`` returns the episodes. In between this
+        process is free (the training loop fits the critic there, which the actions do not
+        depend on)."""
         seeds = [int(s) for s in seeds]
         if len(seeds) > self.num_envs:
             raise ValueError(f"{len(seeds)} seeds for {self.num_envs} environments: give at most one per environment.")
+        if self.pending is not None:
+            raise RuntimeError("Episodes are already being played: finish_episodes() first.")
         state = {k: v.detach().clone() for k, v in net.state_dict().items()}
         bounds = [len(seeds) * k // len(self.ranges) for k in range(len(self.ranges) + 1)]
         parts = [seeds[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+        self.pending = (state, parts, deterministic)
+        if not self.local:
+            for pipe, part in zip(self.pipes, parts, strict=True):
+                pipe.send(("play_episodes", (state, part, deterministic)))
+
+    def finish_episodes(self) -> list[tuple]:
+        """The episodes ``start_episodes`` set playing: ``(states, actions, rewards)`` arrays per
+        episode, in seed order."""
+        state, parts, deterministic = self.pending
+        self.pending = None
         if self.local:
             return [e for shard, part in zip(self.local, parts, strict=True)
                     for e in shard.play_episodes(state, part, deterministic)]
-        for pipe, part in zip(self.pipes, parts, strict=True):
-            pipe.send(("play_episodes", (state, part, deterministic)))
         return [e for pipe in self.pipes for e in self._receive(pipe, "rollout")]
 
     def worker_cpu_s(self) -> float:
@@ -371,8 +390,11 @@ class RolloutCollector:
         for shard in self.local:
             shard.close()
         self.local = []
+        pending, self.pending = self.pending is not None, None
         for pipe, process in zip(self.pipes, self.processes, strict=True):
             try:
+                if pending:  # episodes nobody will read: their answer comes before "closed"
+                    pipe.recv()
                 pipe.send(("close", None))
                 pipe.recv()
             except (BrokenPipeError, EOFError, OSError):
