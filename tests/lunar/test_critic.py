@@ -79,3 +79,60 @@ def test_the_training_loop_fits_the_critic_after_the_policy_step_with_the_advant
     assert fitted["adv_m"][0] == plain["adv_m"][0]  # batch 0's loss saw the same critic
     assert fitted["loss_v"][1] < 0.9 * plain["loss_v"][1]  # batch 1's saw a fitted one
     assert abs(fitted["adv_m"][1]) < abs(plain["adv_m"][1])
+
+
+class Branching(AACPolicyNet):
+    """A forward fx cannot trace (it branches on the input)."""
+
+    def forward(self, x):
+        scores, values = super().forward(x)
+        return (scores, values) if x.sum() > -1e9 else (scores, -values)
+
+
+def test_the_critics_steps_compute_the_values_alone_where_the_forward_can_be_traced():
+    """``values_only`` gives ``model(states)[1]`` to the last bit: without the actor's layers for
+    two separate MLPs (and through the shared body for one), the whole model where fx cannot trace."""
+    import torch.fx
+
+    from course_utils.lunar.critic import values_only
+
+    torch.manual_seed(0)
+    states = torch.randn(32, 8)
+    for model in (AACPolicyNet(8, 4), SharedBody(), Branching(8, 4)):
+        values = values_only(model, states)
+        assert torch.equal(values(states), model(states)[1])
+        traced = isinstance(values, torch.fx.GraphModule)
+        assert traced == (not isinstance(model, Branching))
+        if traced:
+            called = {node.target for node in values.graph.nodes if node.op == "call_module"}
+            assert not any(name.startswith(("actor", "scores")) for name in called), called
+
+
+def test_the_next_episodes_play_while_the_critic_fits_and_the_run_is_the_same():
+    """With worker processes the loop sets the next batch playing right after the policy's step
+    (``VectorBatchDataset.start_next``) and fits the critic meanwhile: the actions do not depend
+    on the critic, so the run is the one the shards give in this process (every recorded number),
+    and the workers stop with the loop though a batch is still playing."""
+    import multiprocessing as mp
+
+    from course_admin.lunar.solutions import Episode, TrainBatch
+    from course_utils.lunar.harness import VectorBatchDataset
+
+    def run(workers):
+        torch.manual_seed(0)
+        net = AACPolicyNet(8, 4, (16,))
+        dataset = VectorBatchDataset(net, 4, 0.99, seed=1, batch_type=TrainBatch, episode_type=Episode, workers=workers)
+        trainer = PolicyTrainer(net, torch.optim.Adam(net.parameters(), lr=1e-3),
+                                [AACPolicyGradientLoss(0.01), ActionEntropyLoss(4, 0.1)], dataset)
+        started = []
+        start_next = dataset.start_next
+        dataset.start_next = lambda: (started.append(True), start_next())
+        data = trainer.train(max_episodes=12, progress=False, critic_steps=3, critic_learn_rate=1e-2)
+        # the first batch's by the loop over the batches, then one after each of the 3 policy steps (the last never read)
+        assert len(started) == 4
+        assert not [p for p in mp.active_children() if p.name == "lunar-rollout-shard"]
+        return data, net.state_dict()
+
+    (one, weights_one), (two, weights_two) = run(1), run(2)
+    assert one == two
+    assert all(torch.equal(weights_one[key], weights_two[key]) for key in weights_one)
