@@ -35,11 +35,9 @@ def _seconds(cell) -> float | None:
     return (parse(end) - parse(start)).total_seconds()
 
 
-def time_notebook(path: Path, fast: bool = False, timeout_s: int = 3600, longest: int = 3,
-                  pythonpath: Path | None = None) -> dict:
+def time_notebook(path: Path, fast: bool = False, timeout_s: int = 3600, longest: int = 3) -> dict:
     """Run the notebook at ``path`` in a scratch folder; its wall and kernel CPU seconds, its
-    ``longest`` cells (index, first line, seconds), and whether every cell ran without an error.
-    ``pythonpath``: a folder the kernel imports from first (another checkout's ``course_utils``)."""
+    ``longest`` cells (index, first line, seconds), and whether every cell ran without an error."""
     import nbformat
     from nbclient import NotebookClient
 
@@ -48,8 +46,6 @@ def time_notebook(path: Path, fast: bool = False, timeout_s: int = 3600, longest
     saved = dict(os.environ)
     os.environ.update({"COURSE_FAST": "1" if fast else "0", "COURSE_HEADLESS": "1", "MPLBACKEND": "Agg"})
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # as `make lab` runs it: compiled modules cached
-    if pythonpath is not None:
-        os.environ["PYTHONPATH"] = str(pythonpath)
     folder = Path(tempfile.mkdtemp(prefix="course-bench-notebook-"))
     # an empty cache, as on a student's first run: the experiments train instead of reloading
     # runs of the same code that an earlier run (or another clone on the machine) cached
@@ -85,37 +81,9 @@ def time_notebook(path: Path, fast: bool = False, timeout_s: int = 3600, longest
     }
 
 
-BEFORE = {"lunar": "2ee4ca2"}
-"""Tutorials timed the previous way too, in the same run: tutorial -> the commit before issue 31
-sped it up (tutorial 3: its episodes played through PyTorch, the critic's steps through the
-whole network)."""
-
-
-def time_notebook_at(commit: str, name: str, fast: bool = False) -> dict:
-    """``time_notebook`` of solution notebook ``name`` as it was at ``commit``, with that commit's
-    code: a temporary git worktree of this repository, which the kernel imports from first."""
-    import subprocess
-
-    from course_utils.paths import ROOT
-
-    folder = Path(tempfile.mkdtemp(prefix="course-bench-before-")) / "tree"
-    try:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(folder), commit], check=True,
-                       capture_output=True, text=True)
-    except (OSError, subprocess.CalledProcessError) as error:
-        return {"commit": commit, "error": f"no worktree of {commit}: {getattr(error, 'stderr', error)}"}
-    try:
-        return {"commit": commit, **time_notebook(folder / "solutions" / f"{name}.ipynb", fast=fast, pythonpath=folder)}
-    finally:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(folder)], capture_output=True)
-        shutil.rmtree(folder.parent, ignore_errors=True)
-
-
-def bench_notebooks(fast: bool = False, before: dict | None = None) -> dict:
+def bench_notebooks(fast: bool = False) -> dict:
     """Every tutorial's solution notebook at full size (``fast``: the test size), one after the
-    other: per tutorial ``time_notebook``'s figures, and the longest cell of all; then each
-    tutorial of ``before`` (default ``BEFORE``) the previous way (``time_notebook_at``), as
-    ``"<tutorial>_before"``."""
+    other: per tutorial ``time_notebook``'s figures, and the longest cell of all."""
     from course_utils.exercises import TUTORIALS
     from course_utils.paths import SOLUTIONS
 
@@ -125,9 +93,6 @@ def bench_notebooks(fast: bool = False, before: dict | None = None) -> dict:
         figures[tutorial] = time_notebook(SOLUTIONS / f"{name}.ipynb", fast=fast)
     figures["longest_cell_s"] = max(cell["s"] for t in TUTORIALS for cell in figures[t]["longest"] or [{"s": 0}])
     figures["load_average_after"] = round(os.getloadavg()[0], 2)
-    for tutorial, commit in (BEFORE if before is None else before).items():
-        figures[f"{tutorial}_before"] = time_notebook_at(commit, TUTORIALS[tutorial], fast=fast)
-    figures["load_average_end"] = round(os.getloadavg()[0], 2)
     return figures
 
 

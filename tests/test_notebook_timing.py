@@ -33,15 +33,3 @@ def test_an_error_is_reported_with_the_figures(tmp_path):
     nbformat.write(nb, path)
     figures = time_notebook(path, fast=True)
     assert "broken on purpose" in figures["error"]
-
-
-def test_a_notebook_is_timed_with_the_code_of_another_folder_first(tmp_path):
-    """``pythonpath``: the kernel imports from that folder first (the previous way's checkout)."""
-    (tmp_path / "code").mkdir()
-    (tmp_path / "code" / "course_marker.py").write_text("WHERE = 'the other folder'\n")
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("import course_marker\nassert course_marker.WHERE == 'the other folder'")]
-    path = tmp_path / "marked.ipynb"
-    nbformat.write(nb, path)
-    assert time_notebook(path, fast=True, pythonpath=tmp_path / "code")["error"] is None
-    assert "course_marker" in time_notebook(path, fast=True)["error"]  # not importable without it

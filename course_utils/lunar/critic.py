@@ -51,7 +51,6 @@ class CriticFit:
         params = critic_parameters(model, states)
         self.params = params
         self.optimizer = torch.optim.Adam(params, lr=learn_rate) if params and steps > 0 else None
-        self.values = values_only(model, states)
 
     def __call__(self, batch) -> float | None:
         """Fit the critic on ``batch`` (``states`` (N, d), ``q_vals`` (N,)); returns the mean squared
@@ -59,7 +58,7 @@ class CriticFit:
         if self.optimizer is None:
             return None
         for _ in range(self.steps):
-            values = self.values(batch.states).reshape(-1)
+            values = self.model(batch.states)[1].reshape(-1)
             loss = ((values - batch.q_vals) ** 2).mean()
             # autograd.grad, not backward: no gradient lands on a parameter the critic shares with
             # the actor, where the student's next train_batch would find it
@@ -68,29 +67,3 @@ class CriticFit:
                 param.grad = grad
             self.optimizer.step()
         return float(loss.detach())
-
-
-def values_only(model: nn.Module, states: torch.Tensor):
-    """``f(states)``: the second output of ``model`` (the state values) alone, computed by
-    ``model``'s own modules without the operations only the action scores need (``torch.fx``
-    drops them), which are half of a forward through two separate MLPs: the critic's steps
-    cost that much less. Where ``model``'s forward cannot be traced, or the result differs
-    from ``model(states)[1]``, ``f`` runs the whole ``model``."""
-    def whole(x):
-        return model(x)[1]
-
-    try:
-        traced = torch.fx.symbolic_trace(model)
-        (output,) = [node for node in traced.graph.nodes if node.op == "output"]
-        result = output.args[0]
-        if not (isinstance(result, tuple) and len(result) == 2):
-            return whole
-        output.args = (result[1],)
-        traced.graph.eliminate_dead_code()
-        traced.recompile()
-        with torch.no_grad():
-            if not torch.equal(traced(states), model(states)[1]):
-                return whole
-    except Exception:  # noqa: BLE001 - a forward fx cannot trace: the whole model computes the values
-        return whole
-    return traced

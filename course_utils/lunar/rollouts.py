@@ -32,7 +32,6 @@ import torch
 
 from course_utils.lunar.env import MAX_EPISODE_STEPS, LanderVectorEnv
 from course_utils.lunar.numpy_ac import NumpyActorCritic, log_softmax
-from course_utils.lunar.twin import numpy_scores
 from course_utils.runtime import positive_int
 
 KEYS = ("states", "actions", "logps", "rewards", "values", "final_values", "terms", "ends")
@@ -86,9 +85,6 @@ class Shard:
         # cost about as much as the network itself on 8 environments.
         self.twin = NumpyActorCritic(self.net.state_dict()) if getattr(self.net, "numpy_twin", False) else None
         self.np_rng = np.random.default_rng(generator_seed)
-        # Any other network (a notebook's) plays its episodes with a NumPy replay of its forward
-        # where it has one (``twin.numpy_scores``), for the same reason; else with PyTorch.
-        self.scores = None if self.twin is not None else numpy_scores(self.net, self.envs.single_observation_space.shape[0])
 
     def collect(self, state_dict, steps: int) -> dict:
         """Play ``steps`` steps with the weights ``state_dict``; returns the rollout.
@@ -184,15 +180,8 @@ class Shard:
                 for i, r in enumerate(rewards)]
 
     def _actions(self, obs: np.ndarray, deterministic: bool = False) -> list[int]:
-        """The actions alone, as ints (what ``play_episodes`` needs): with the network's NumPy
-        scores where it has them (drawn like ``_act_numpy``'s, from the shard's NumPy generator),
-        else ``_act_torch``'s draws from the shard's torch generator, without the
-        log-probabilities and values it does not use."""
-        if self.scores is not None:
-            logits = self.scores(obs)
-            if deterministic:
-                return logits.argmax(axis=1).tolist()
-            return _draw(logits, self.np_rng).tolist()
+        """``_act_torch``'s actions alone, as ints (what ``play_episodes`` needs): the same draws
+        from the shard's generator, without the log-probabilities and values it does not use."""
         with torch.no_grad():
             output = self.net(torch.from_numpy(obs))
             log_probs = torch.log_softmax(output[0] if isinstance(output, tuple) else output, -1)
@@ -226,20 +215,13 @@ class Shard:
         probabilities with uniforms from the shard's NumPy generator (a different random stream)."""
         logits, value = self.twin.forward(obs)
         log_probs = log_softmax(logits)
-        action = _draw(logits, self.np_rng, log_probs)
+        cdf = np.cumsum(np.exp(log_probs), axis=1)
+        u = self.np_rng.random(len(obs)) * cdf[:, -1]
+        action = np.minimum((cdf < u[:, None]).sum(axis=1), logits.shape[1] - 1)
         return action, log_probs[np.arange(len(obs)), action], value
 
     def close(self) -> None:
         self.envs.close()
-
-
-def _draw(logits: np.ndarray, rng: np.random.Generator, log_probs: np.ndarray | None = None) -> np.ndarray:
-    """One action per row of ``logits`` (N, A), drawn from their softmax by inverting the
-    cumulative probabilities with one uniform of ``rng`` per row: int array (N,)."""
-    log_probs = log_softmax(logits) if log_probs is None else log_probs
-    cdf = np.cumsum(np.exp(log_probs), axis=1)
-    u = rng.random(len(logits)) * cdf[:, -1]
-    return np.minimum((cdf < u[:, None]).sum(axis=1), logits.shape[1] - 1)
 
 
 _COMMANDS = ("collect", "play_episodes")
@@ -289,7 +271,6 @@ class RolloutCollector:
         self.local: list[Shard] = []
         self.pipes = []
         self.processes = []
-        self.pending = None  # the episodes start_episodes set playing, until finish_episodes
         if workers == 1:
             self.local = [Shard(*a) for a in args]
             return
@@ -342,35 +323,17 @@ class RolloutCollector:
         """One whole episode per seed with ``net``'s current weights (``Shard.play_episodes``):
         the seeds are split among the shards like the environments (contiguous ranges, at most
         ``num_envs`` seeds). Returns ``(states, actions, rewards)`` arrays per episode, in seed order."""
-        self.start_episodes(net, seeds, deterministic)
-        return self.finish_episodes()
-
-    def start_episodes(self, net: torch.nn.Module, seeds, deterministic: bool = False) -> None:
-        """``play_episodes`` in two halves: this one takes ``net``'s weights now and, with worker
-        processes, sets them playing; ``finish_episodes`` returns the episodes. In between this
-        process is free (the training loop fits the critic there, which the actions do not
-        depend on)."""
         seeds = [int(s) for s in seeds]
         if len(seeds) > self.num_envs:
             raise ValueError(f"{len(seeds)} seeds for {self.num_envs} environments: give at most one per environment.")
-        if self.pending is not None:
-            raise RuntimeError("Episodes are already being played: finish_episodes() first.")
         state = {k: v.detach().clone() for k, v in net.state_dict().items()}
         bounds = [len(seeds) * k // len(self.ranges) for k in range(len(self.ranges) + 1)]
         parts = [seeds[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
-        self.pending = (state, parts, deterministic)
-        if not self.local:
-            for pipe, part in zip(self.pipes, parts, strict=True):
-                pipe.send(("play_episodes", (state, part, deterministic)))
-
-    def finish_episodes(self) -> list[tuple]:
-        """The episodes ``start_episodes`` set playing: ``(states, actions, rewards)`` arrays per
-        episode, in seed order."""
-        state, parts, deterministic = self.pending
-        self.pending = None
         if self.local:
             return [e for shard, part in zip(self.local, parts, strict=True)
                     for e in shard.play_episodes(state, part, deterministic)]
+        for pipe, part in zip(self.pipes, parts, strict=True):
+            pipe.send(("play_episodes", (state, part, deterministic)))
         return [e for pipe in self.pipes for e in self._receive(pipe, "rollout")]
 
     def worker_cpu_s(self) -> float:
@@ -390,11 +353,8 @@ class RolloutCollector:
         for shard in self.local:
             shard.close()
         self.local = []
-        pending, self.pending = self.pending is not None, None
         for pipe, process in zip(self.pipes, self.processes, strict=True):
             try:
-                if pending:  # episodes nobody will read: their answer comes before "closed"
-                    pipe.recv()
                 pipe.send(("close", None))
                 pipe.recv()
             except (BrokenPipeError, EOFError, OSError):

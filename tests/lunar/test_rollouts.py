@@ -128,40 +128,28 @@ def test_play_episodes_plays_each_seed_to_its_end_as_one_environment_would(worke
     assert sorted(len(actions) for _, actions, _ in played) == [64, 65, MAX_EPISODE_STEPS]
 
 
-@pytest.mark.parametrize("replayed", [True, False], ids=["numpy-scores", "torch"])
-def test_sampled_episodes_draw_the_actions_one_forward_per_step_would(replayed):
+def test_sampled_episodes_draw_the_actions_one_forward_per_step_would():
     """``play_episodes`` samples each step's actions for the environments still playing with one
     forward and one draw from the shard's generator: the episodes are those of that plain loop
-    (gymnasium's own LunarLander), to the last bit. A network whose forward NumPy replays
-    (``twin.numpy_scores``) draws from the shard's NumPy generator (``_draw``); one it does not
-    (a Softplus) from its torch generator (``_act_torch``)."""
+    (``_act_torch``, gymnasium's own LunarLander), to the last bit."""
     from gymnasium.envs.box2d.lunar_lander import LunarLander
 
     from course_utils.lunar.env import MAX_EPISODE_STEPS
-    from course_utils.lunar.rollouts import Shard, _draw
+    from course_utils.lunar.rollouts import Shard
 
     torch.manual_seed(4)
-    net = nn.Sequential(nn.Linear(8, 16), nn.Tanh() if replayed else nn.Softplus(), nn.Linear(16, 4))
+    net = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
     seeds = [11, 12, 13, 14]
     shard = Shard(range(4), net, generator_seed=9)
-    assert (shard.scores is not None) == replayed
     played = shard.play_episodes(net.state_dict(), seeds)
     shard.close()
     reference = Shard(range(4), net, generator_seed=9)
-    if replayed:
-        def act(obs):
-            with torch.no_grad():
-                logits = net(torch.from_numpy(obs)).numpy()
-            return _draw(logits, reference.np_rng).tolist()
-    else:
-        def act(obs):
-            return reference._act_torch(obs)[0].tolist()
     envs = [LunarLander() for _ in seeds]
     obs = np.stack([env.reset(seed=seed)[0] for env, seed in zip(envs, seeds, strict=True)])
     trails = [([], [], []) for _ in seeds]
     active, t = list(range(4)), 0
     while active:
-        actions = act(obs[active])
+        actions = reference._act_torch(obs[active])[0].tolist()
         t += 1
         for i, action in zip(list(active), actions, strict=True):
             trails[i][0].append(obs[i].copy())
