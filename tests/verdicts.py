@@ -19,11 +19,11 @@ def record_output(grade_id: str, record: str, measured=None) -> dict:
 
 def measured_apart(exercise, *answers, timeout: float = 120.0) -> dict:
     """The speed part of ``exercise`` (``checking.Timed``) timed as the grader's runner times it
-    (``drive_runner.measure``), in a forked child of this process that runs the hidden cell's
+    (``timed_steps.measure``), in a forked child of this process that runs the hidden cell's
     ``submit`` (no sandbox: the tests' answers are the tests' own)."""
     import os
 
-    from course_admin.grading import drive_runner
+    from course_admin.grading import timed_steps
     from course_utils import checking
 
     to_child, steps_fd = os.pipe()
@@ -35,14 +35,14 @@ def measured_apart(exercise, *answers, timeout: float = 120.0) -> dict:
             os.close(read_end)
             os.close(steps_fd)
             with os.fdopen(write_end, "wb") as out:
-                checking.TIMED_APART = drive_runner._Steps(to_child, out)
+                checking.TIMED_APART = timed_steps.Steps(to_child, out)
                 exercise.submit(*answers)
         except BaseException:  # noqa: BLE001
             code = 1
         os._exit(code)
     os.close(write_end)
     os.close(to_child)
-    return drive_runner.measure(pid, read_end, steps_fd, exercise.timed, exercise.cases_for(True), timeout)
+    return timed_steps.measure(pid, read_end, steps_fd, exercise.timed, exercise.cases_for(True), timeout)
 
 
 def graded(exercise, *answers) -> tuple[bool, str]:

@@ -29,7 +29,7 @@ for each exercise, forks a child that:
 
 An exercise with a speed part (``timed`` in the job: ``checking.Timed``) has a second child, set
 up the same way, whose hidden cell runs only that part: it builds what is timed, says it is ready,
-and answers steps the runner hands over one at a time (``_Steps``; each only once the previous one
+and answers steps the runner hands over one at a time (``timed_steps``; each only once the previous one
 is answered). The runner reads that child's CPU time from the kernel (``/proc/PID/stat``) when it
 is ready and after its last answer, and adds to the exercise's result what it measured
 (``measured``: the answers, how many, their CPU seconds): a figure no process of the answer's wrote.
@@ -43,10 +43,8 @@ children, after Landlock.
 from __future__ import annotations
 
 import base64
-import contextlib
 import io
 import json
-import math
 import os
 import pickle
 import select
@@ -70,10 +68,12 @@ if __package__:
         set_limits,
     )
     from course_admin.grading.process_tree import ProcessTree
+    from course_admin.grading.timed_steps import Steps, measure, unload
 else:  # run as a script: its folder is sys.path[0], and the course package stays unloaded
     import course_state
     from kernel_restrictions import PACKAGE, drop_capabilities, restrict_alone, restrict_self, restrict_syscalls, set_limits
     from process_tree import ProcessTree
+    from timed_steps import Steps, measure, unload
 
 ANSWER_CELL_SECONDS = 60.0
 """Time limit for running one answer cell (definitions, and whatever else a student put there)."""
@@ -202,10 +202,10 @@ def _names(changed: list[str]) -> str:
     return ", ".join(changed[:4]) + (f" and {len(changed) - 4} more" if len(changed) > 4 else "")
 
 
-def drive_one(exercise: dict, transform, out, steps=None) -> None:
+def drive_one(exercise: dict, transform, out, steps: Steps | None = None) -> None:
     """In the forked child: restrict, run the header, the answers and the hidden cell; write the
     result as one JSON line to ``out`` (a binary file). With ``steps`` (a ``_Steps``), the hidden
-    cell runs only the exercise's speed part, on the steps it hands over."""
+    cell runs only the exercise's speed part, on the steps it hands over (``timed_steps``)."""
     notes: list[str] = []
     result = {"grade_id": exercise["grade_id"], "payload": None, "notes": notes}
     try:
@@ -344,41 +344,9 @@ def run(job: dict, timeout: float) -> list[dict]:
     return results
 
 
-class _Steps:
-    """In the timing child (``checking.TIMED_APART``): the runner hands out one step at a time and
-    reads one message per step (``ready`` first, then an answer, or a failure), one JSON line each."""
-
-    def __init__(self, read_fd: int, out):
-        self._in, self._out = os.fdopen(read_fd, "rb"), out
-
-    def _send(self, message: dict) -> None:
-        self._out.write((json.dumps(message) + "\n").encode())
-        self._out.flush()
-
-    def ready(self) -> None:
-        self._send({"ready": True})
-
-    def next(self):
-        line = self._in.readline()
-        return json.loads(line) if line else None
-
-    def answer(self, value) -> None:
-        self._send({"answer": value if type(value) is float else None})
-
-    def failed(self, message: str) -> None:
-        self._send({"failed": str(message)[:500]})
-
-
-def _cpu_seconds(pid: int) -> float:
-    """A process's CPU time so far (user + system, every thread's), as the kernel counts it."""
-    with open(f"/proc/{pid}/stat", "rb") as stat:
-        fields = stat.read().rpartition(b")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _time_apart(exercise: dict, transform, timeout: float) -> dict:
-    """Drive the exercise's speed part in a child of its own (``drive_one`` with ``_Steps``) and
-    time it from here (``measure``). The steps are drawn here after the fork, from a fresh seed:
+    """Drive the exercise's speed part in a child of its own (``drive_one`` with ``Steps``) and
+    time it from here (``timed_steps.measure``). The steps are drawn here after the fork, from a fresh seed:
     the child's copy of this process's memory holds none of them."""
     import importlib
 
@@ -392,7 +360,7 @@ def _time_apart(exercise: dict, transform, timeout: float) -> dict:
         code = 0
         try:
             with os.fdopen(write_end, "wb") as out:
-                drive_one({**exercise, "own_workdir": str(own)}, transform, out, _Steps(to_child, out))
+                drive_one({**exercise, "own_workdir": str(own)}, transform, out, Steps(to_child, out))
         except BaseException:  # noqa: BLE001
             code = 1
         os._exit(code)
@@ -405,85 +373,7 @@ def _time_apart(exercise: dict, transform, timeout: float) -> dict:
         return measure(pid, read_end, from_runner, timed, cases, timeout)
     finally:
         shutil.rmtree(own, ignore_errors=True)
-        _unload(set(sys.modules) - loaded)
-
-
-def _unload(names: set[str]) -> None:
-    """Forget the course modules this process imported to draw a speed part's steps: the children
-    of the exercises after it would otherwise find them loaded without their Landlock list."""
-    for name in names:
-        module = sys.modules.pop(name, None)
-        parent, _, child = name.rpartition(".")
-        if module is not None and getattr(sys.modules.get(parent), child, None) is module:
-            delattr(sys.modules[parent], child)
-
-
-def measure(pid: int, read_end: int, steps_fd: int, timed, cases, timeout: float) -> dict:
-    """In the parent of a timing child ``pid`` (which reads steps from ``steps_fd`` and writes its
-    messages to ``read_end``): draw the steps (``timed.steps``) from a fresh seed, wait for the
-    child to be ready, hand them out one at a time, and read the child's CPU time from the kernel
-    when it is ready and after its last answer. Stops once it has used twice its budget. Returns
-    ``{"seed", "done", "cpu_seconds", "answers"}`` or ``{"seed", "error"}``; the child is killed
-    and reaped, both pipe ends closed."""
-    import secrets
-
-    seed = secrets.randbits(62)
-    measured = {"seed": seed}
-    lines = _Lines(read_end, time.monotonic() + timeout)
-    try:
-        all_steps, budget = timed.steps(cases, seed)
-        message = lines.next()
-        if not (type(message) is dict and message.get("ready") is True):
-            why = message.get("failed") if type(message) is dict else None
-            measured["error"] = why if type(why) is str else "the run ended before its first timed step"
-            return measured
-        began, answers = _cpu_seconds(pid), []
-        with os.fdopen(steps_fd, "wb", closefd=False) as steps:
-            for k, step in enumerate(all_steps):
-                steps.write((json.dumps(step) + "\n").encode())
-                steps.flush()
-                message = lines.next()
-                if type(message) is not dict or "answer" not in message:
-                    why = message.get("failed") if type(message) is dict else None
-                    measured["error"] = why if type(why) is str else "the run ended during the timed steps"
-                    return measured
-                answer = message["answer"]  # a finite float, else None (JSON has no NaN)
-                answers.append(answer if type(answer) is float and math.isfinite(answer) else None)
-                if k % 16 == 15 and _cpu_seconds(pid) - began > 2 * budget:
-                    break  # far past the budget: the rest would tell nothing more
-            spent = _cpu_seconds(pid) - began
-        measured.update(done=len(answers), cpu_seconds=float(spent), answers=answers)
-        return measured
-    except (OSError, ValueError, TimeoutError) as error:
-        measured["error"] = f"the grader could not time the speed part ({type(error).__name__})"
-        return measured
-    finally:
-        os.close(steps_fd)
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        os.close(read_end)
-
-
-class _Lines:
-    """JSON lines read from a pipe, each by a deadline (``TimeoutError`` past it)."""
-
-    def __init__(self, fd: int, deadline: float):
-        self.fd, self.deadline, self.buffer = fd, deadline, b""
-
-    def next(self):
-        while b"\n" not in self.buffer:
-            left = self.deadline - time.monotonic()
-            if left <= 0 or not select.select([self.fd], [], [], left)[0]:
-                raise TimeoutError
-            chunk = os.read(self.fd, 1 << 16)
-            if not chunk:
-                return None
-            self.buffer += chunk
-            if len(self.buffer) > 1 << 20:
-                raise ValueError("a line too long")
-        line, _, self.buffer = self.buffer.partition(b"\n")
-        return json.loads(line)
+        unload(set(sys.modules) - loaded)
 
 
 def _collect(pid: int, read_end: int, grade_id: str, timeout: float) -> dict:
