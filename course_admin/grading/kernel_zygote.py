@@ -55,6 +55,11 @@ def _libraries() -> None:
                  "matplotlib", "matplotlib.pyplot", "torch"):
         importlib.import_module(name)
     del os.environ["MPLBACKEND"]  # the kernel's environment is the submission's
+    # what the imports made is never garbage: the kernels' collections skip it, and do not touch
+    # (and so copy) the pages they share with the zygote
+    import gc
+
+    gc.freeze()
 
 
 def _threads() -> int:
