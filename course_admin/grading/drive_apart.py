@@ -24,10 +24,12 @@ instructor who disagrees overrides the score in formgrader, as for any autograde
 from __future__ import annotations
 
 import ast
+import atexit
 import functools
 import json
 import re
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -287,24 +289,32 @@ process's, so the worker adds them to a submission's own figure)."""
 _SERVER: subprocess.Popen | None = None
 """This process's ``drive_runner.py serve``: it imports torch and IPython once for every
 submission this process grades (about 3.5 s of CPU each time otherwise)."""
+_SERVER_HOME: Path | None = None
+"""The server's own folder, removed with it (a grading process would otherwise leave one in the
+temporary folder each time it starts a server)."""
 
 
 def _server() -> subprocess.Popen:
-    global _SERVER
+    global _SERVER, _SERVER_HOME
     if _SERVER is None or _SERVER.poll() is not None:
-        home = Path(tempfile.mkdtemp(prefix="course-drive-runner-"))
-        env = sandbox.clean_environment(home, "drive-runner")
+        _stop_server()
+        _SERVER_HOME = Path(tempfile.mkdtemp(prefix="course-drive-runner-"))
+        env = sandbox.clean_environment(_SERVER_HOME, "drive-runner")
         _SERVER = subprocess.Popen([sys.executable, str(RUNNER), "serve"], stdin=subprocess.PIPE,
-                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=str(home))
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=str(_SERVER_HOME))
     return _SERVER
 
 
+@atexit.register
 def _stop_server() -> None:
-    global _SERVER
+    global _SERVER, _SERVER_HOME
     if _SERVER is not None:
         _SERVER.kill()
         _SERVER.wait()
         _SERVER = None
+    if _SERVER_HOME is not None:
+        shutil.rmtree(_SERVER_HOME, ignore_errors=True)
+        _SERVER_HOME = None
 
 
 def _through_server(job: dict, spec_path: Path, wall: float) -> list[dict] | None:

@@ -206,3 +206,14 @@ def test_a_driven_answer_starts_no_process_and_reaches_no_other_exercise(tmp_pat
     verdicts = drive(nb, ["test_policy_net", "test_calc_qvals"], tmp_path)
     passed, message = verdicts["test_calc_qvals"]
     assert not passed and "REACHED::END" in message, message
+
+
+def test_the_runner_server_takes_its_folder_with_it_when_stopped():
+    from course_admin.grading import drive_apart
+
+    drive_apart._stop_server()
+    server = drive_apart._server()
+    home = drive_apart._SERVER_HOME
+    assert home is not None and home.is_dir() and server.poll() is None
+    drive_apart._stop_server()
+    assert server.poll() is not None and not home.exists() and drive_apart._SERVER_HOME is None
