@@ -323,18 +323,7 @@ def run(job: dict, timeout: float) -> list[dict]:
     results = []
     for exercise in job["exercises"]:
         own = Path(tempfile.mkdtemp(prefix="exercise-", dir=exercise["workdir"]))
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: never returns
-            os.close(read_end)
-            code = 0
-            try:
-                with os.fdopen(write_end, "wb") as out:
-                    drive_one({**exercise, "own_workdir": str(own)}, transform, out)
-            except BaseException:  # noqa: BLE001
-                code = 1
-            os._exit(code)
-        os.close(write_end)
+        pid, read_end = _fork_drive(exercise, transform, own)
         result = _collect(pid, read_end, exercise["grade_id"], timeout)
         result.pop("measured", None)  # what the child says it measured is never read
         shutil.rmtree(own, ignore_errors=True)
@@ -342,6 +331,30 @@ def run(job: dict, timeout: float) -> list[dict]:
             result["measured"] = _time_apart(exercise, transform, timeout)
         results.append(result)
     return results
+
+
+def _fork_drive(exercise: dict, transform, own: Path, steps_from: int | None = None,
+                runner_end: int | None = None) -> tuple[int, int]:
+    """Fork a child that drives ``exercise`` in the folder ``own`` (``drive_one``) and writes its
+    line to a pipe: (the child's pid, the pipe's read end). With ``steps_from`` (the read end of
+    the runner's steps pipe, whose write end ``runner_end`` the child closes), the child runs only
+    the speed part, on the steps it reads there (``timed_steps.Steps``)."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        os.close(read_end)
+        if runner_end is not None:
+            os.close(runner_end)
+        code = 0
+        try:
+            with os.fdopen(write_end, "wb") as out:
+                steps = None if steps_from is None else Steps(steps_from, out)
+                drive_one({**exercise, "own_workdir": str(own)}, transform, out, steps)
+        except BaseException:  # noqa: BLE001
+            code = 1
+        os._exit(code)
+    os.close(write_end)
+    return pid, read_end
 
 
 def _time_apart(exercise: dict, transform, timeout: float) -> dict:
@@ -352,19 +365,7 @@ def _time_apart(exercise: dict, transform, timeout: float) -> dict:
 
     own = Path(tempfile.mkdtemp(prefix="timed-", dir=exercise["workdir"]))
     to_child, from_runner = os.pipe()
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns
-        os.close(read_end)
-        os.close(from_runner)
-        code = 0
-        try:
-            with os.fdopen(write_end, "wb") as out:
-                drive_one({**exercise, "own_workdir": str(own)}, transform, out, Steps(to_child, out))
-        except BaseException:  # noqa: BLE001
-            code = 1
-        os._exit(code)
-    os.close(write_end)
+    pid, read_end = _fork_drive(exercise, transform, own, steps_from=to_child, runner_end=from_runner)
     os.close(to_child)
     loaded = set(sys.modules)
     try:
