@@ -72,8 +72,8 @@ def cell_names(source: str) -> tuple[set[str], set[str]] | None:
     return binds, uses
 
 
-def _kept(cells: list, candidates: set[int]) -> set[int]:
-    """Indices of ``candidates`` (given code cells) that a non-candidate code cell needs,
+def needed(cells: list, candidates: set[int]) -> set[int]:
+    """Indices of ``candidates`` (code cells that may be left out) that a non-candidate code cell needs,
     directly or through other needed cells: a cell is needed when it binds a name that a kept
     cell after it reads."""
     names = {i: cell_names(_source(c)) for i, c in enumerate(cells) if c.get("cell_type") == "code"}
@@ -89,7 +89,7 @@ def _kept(cells: list, candidates: set[int]) -> set[int]:
     return kept & candidates
 
 
-def _given(cell) -> bool:
+def is_given(cell) -> bool:
     meta = cell.get("metadata", {})
     nbgrader = meta.get("nbgrader", {})
     pinned = isinstance(meta.get("course"), dict) and meta["course"].get("grading") == PIN
@@ -100,8 +100,8 @@ def marks(notebook: dict) -> dict[str, str]:
     """{cell id: sha256 of its source} of the instructor's notebook's given code cells that no
     kept cell depends on (see the module's docstring)."""
     cells = notebook.get("cells", [])
-    candidates = {i for i, c in enumerate(cells) if _given(c) and c.get("id")}
-    skipped = candidates - _kept(cells, candidates)
+    candidates = {i for i, c in enumerate(cells) if is_given(c) and c.get("id")}
+    skipped = candidates - needed(cells, candidates)
     return {cells[i]["id"]: _digest(_source(cells[i])) for i in sorted(skipped)}
 
 
@@ -113,7 +113,7 @@ def skipped_in(nb, marked: dict[str, str]) -> set[int]:
         if cell.get("cell_type") == "code" and marked.get(cell.get("id")) == _digest(_source(cell))
         and not cell.get("metadata", {}).get("nbgrader", {}).get("grade")
     }
-    return candidates - _kept(nb.get("cells", []), candidates)
+    return candidates - needed(nb.get("cells", []), candidates)
 
 
 class SkipGivenCells(Preprocessor):
