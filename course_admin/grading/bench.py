@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -49,38 +50,70 @@ def _start_dask_cluster(workers: int) -> tuple[str, list[subprocess.Popen]]:
 
 
 _SPIN = """
-import time
+import sys, time
 import numpy as np
-start = time.perf_counter()
 total, x = 0, np.ones(64)
-for i in range(1_500_000):
+print("ready", flush=True)
+sys.stdin.readline()
+start, cpu = time.perf_counter(), time.process_time()
+for i in range(int(sys.argv[1])):
     total += i % 7
     if i % 100 == 0:
         x = np.tanh(x * 0.5 + 0.1)
-print(time.perf_counter() - start)
+print(time.perf_counter() - start, time.process_time() - cpu)
 """
-"""A fixed piece of interpreter and small-NumPy work (about 1 s on one core): the kind of work
-grading is made of (nbgrader, kernels, the checks)."""
+"""A fixed piece of interpreter and small-NumPy work (``argv[1]`` loop steps, 3,000,000 about 1 s
+on one core): the kind of work grading is made of (nbgrader, kernels, the checks). It starts when
+told on its standard input, after the interpreter and NumPy are up, and prints its own wall and
+CPU seconds: start-up, which is not this work, counts in neither."""
 
 
-def machine_ceiling(workers: int = 2, repeats: int = 3) -> dict:
+def _spin_together(count: int, steps: int) -> list[tuple[float, float]]:
+    """(wall s, CPU s) of ``count`` copies of ``_SPIN`` released at the same moment."""
+    spinners = [subprocess.Popen([sys.executable, "-c", _SPIN, str(steps)], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True) for _ in range(count)]
+    for spinner in spinners:
+        if spinner.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"the timing job did not start: {spinner.communicate()}")
+    for spinner in spinners:
+        spinner.stdin.write("go\n")
+        spinner.stdin.flush()
+    results = []
+    for spinner in spinners:
+        out, _ = spinner.communicate()
+        wall, cpu = map(float, out.split())
+        results.append((wall, cpu))
+    return results
+
+
+def machine_ceiling(workers: int = 2, repeats: int = 5, steps: int = 6_000_000) -> dict:
     """How much faster ``workers`` processes finish ``workers`` copies of the same CPU-bound work
-    (``_SPIN``) than one process finishes one copy, on this machine now: the most any parallel
-    grading can gain here. On a machine whose cores slow each other down (virtual CPUs that are
-    hyperthreads of one host core, or a busy host), this is well below ``workers``. Best of
-    ``repeats`` for each, so that a moment of outside load counts less."""
+    (``_SPIN``, about 2 s) than one process finishes one copy, on this machine now: the most any
+    parallel grading can gain here. On a machine whose cores slow each other down (virtual CPUs
+    that are hyperthreads of one host core, or a busy host), this is well below ``workers``.
 
-    def once(count: int) -> float:
-        start = time.perf_counter()
-        spinners = [subprocess.Popen([sys.executable, "-c", _SPIN], stdout=subprocess.DEVNULL) for _ in range(count)]
-        for spinner in spinners:
-            spinner.wait()
-        return time.perf_counter() - start
-
-    alone = min(once(1) for _ in range(repeats))
-    together = min(once(workers) for _ in range(repeats))
-    return {"machine_one_process_s": round(alone, 2), f"machine_{workers}_processes_s": round(together, 2),
-            f"machine_speedup_{workers}_vs_1": round(workers * alone / together, 2)}
+    One copy alone and ``workers`` at once are timed in turns, ``repeats`` times, and the median
+    of the turns' ratios is reported: this VM's speed moves from minute to minute, and a ratio of
+    two runs minutes apart measured that drift, not the cores. Each copy times only its own loop
+    (the interpreter's start-up is not the work), ``workers`` copies the slowest of them.
+    ``machine_cpu_per_copy_*`` is each copy's CPU seconds: when it rises with ``workers`` at once,
+    the cores slow each other down; when wall rises but CPU does not, something else ran."""
+    alone, together, cpu_alone, cpu_together, ratios = [], [], [], [], []
+    for _ in range(repeats):
+        (one_wall, one_cpu), = _spin_together(1, steps)
+        several = _spin_together(workers, steps)
+        slowest = max(wall for wall, _ in several)
+        alone.append(one_wall)
+        together.append(slowest)
+        cpu_alone.append(one_cpu)
+        cpu_together.append(statistics.mean(cpu for _, cpu in several))
+        ratios.append(workers * one_wall / slowest)
+    return {"machine_one_process_s": round(statistics.median(alone), 2),
+            f"machine_{workers}_processes_s": round(statistics.median(together), 2),
+            "machine_cpu_per_copy_alone_s": round(statistics.median(cpu_alone), 2),
+            f"machine_cpu_per_copy_{workers}_at_once_s": round(statistics.median(cpu_together), 2),
+            f"machine_speedup_{workers}_vs_1": round(statistics.median(ratios), 2),
+            "machine_repeats": repeats}
 
 
 def bench_grading(submissions: int = 40, workers: int = 2, train_steps: int = 80_000) -> dict:
