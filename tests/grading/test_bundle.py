@@ -163,19 +163,6 @@ def _answered(student: Path, target: Path) -> int:
     return len(checks)
 
 
-def _execute(notebook: Path, env: dict) -> None:
-    """Run ``notebook`` top to bottom in a kernel started with ``env``, in its own folder, and write
-    it back with its outputs; a cell's error fails the test with that cell's traceback. In this
-    process, with nbclient (what nbmake runs), so as not to pay a second pytest's start per run."""
-    import nbformat
-    from nbclient import NotebookClient
-
-    book = nbformat.read(notebook, as_version=4)
-    NotebookClient(book, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(notebook.parent)}}
-                   ).execute(env=env)
-    nbformat.write(book, notebook)
-
-
 def _verdicts(notebook: Path) -> dict[str, int]:
     """The passed (✅) and failed (❌) verdicts that ``notebook``'s executed code cells printed."""
     text = "".join(
@@ -192,8 +179,7 @@ def test_every_notebook_answered_with_the_solutions_passes_every_check_from_the_
     answered.mkdir()
     for student in sorted((bundle["folder"] / "notebooks").glob("*.ipynb")):
         checks[answered / student.name] = _answered(student, answered / student.name)
-    for notebook in sorted(checks):  # the executed notebooks hold the verdicts
-        _execute(notebook, env)
+    _nbmake(sorted(checks), env, answered, overwrite=True)  # the executed notebooks hold the verdicts
     for notebook, count in checks.items():
         verdicts = _verdicts(notebook)
         assert verdicts["failed"] == 0 and verdicts["passed"] >= count > 0, (notebook.name, verdicts, count)
