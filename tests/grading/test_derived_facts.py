@@ -281,6 +281,69 @@ def test_planted_a_judge_that_takes_the_child_s_facts_passes_the_forgery(grade_i
     assert passed, message
 
 
+# --------------------------------------------------------------------------------------
+# "No gradient" facts turned into gradients: the drive ties what must be detached (the advantage
+# handed to replay_actor_loss, the priorities prioritized_td_loss returns) to a gradient the judge
+# compares with the course's (``facts.attached``: a term that is zero, with that gradient). Each
+# answer below is right but for one missing detach; its forged record says "no gradient".
+
+UNDETACHED = {
+    "test_replay_actor_loss": ("""
+def replay_actor_loss(log_pi, mu, advantage, rho_max):
+    rho = torch.clamp(log_pi.detach().exp() / mu, max=rho_max)
+    return -(rho * log_pi * advantage).mean()
+""", "its gradient with respect to log_pi is not"),
+    "test_td_loss": ("""
+def prioritized_td_loss(q_net, target_net, batch, gamma, prior_eps=1e-6):
+    q_taken = q_net(batch["obs"]).gather(1, batch["acts"].unsqueeze(1)).squeeze(1)
+    with torch.no_grad():
+        target = batch["rews"] + gamma * (1.0 - batch["done"]) * target_net(batch["next_obs"]).max(dim=1).values
+    loss = (batch["weights"] * F.smooth_l1_loss(q_taken, target, reduction="none")).mean()
+    return loss, (target - q_taken).abs() + prior_eps
+""", "the loss is right but its gradient is not"),
+}
+
+
+def _undetached_forgery(grade_id: str) -> dict:
+    """The undetached answer's record on the hidden cases, claiming "no gradient" where it has one."""
+    import importlib
+
+    from course_utils.exercises import SOLUTION_IMPORTS
+
+    graded = _graded(grade_id)
+    namespace = dict(vars(importlib.import_module(f"course_admin.{graded.tutorial}.solutions")))
+    exec(compile(SOLUTION_IMPORTS[graded.tutorial] + UNDETACHED[grade_id][0], "<answer cell>", "exec"), namespace)
+    exercise = judging.exercise_for(grade_id)
+    got = records.load(exercise.record(*[namespace[name] for name in exercise.reference], hidden=True))
+    for seen in got:
+        if grade_id == "test_td_loss":
+            seen["priorities have a gradient"] = False
+        else:
+            seen["grad_advantage"] = None
+    return record_output(grade_id, records.dump(got))
+
+
+@pytest.mark.parametrize("grade_id", list(UNDETACHED))
+def test_a_missing_detach_whose_record_claims_no_gradient_scores_zero(grade_id):
+    passed, message = judging.judge_outputs(grade_id, [_undetached_forgery(grade_id)])
+    assert not passed and UNDETACHED[grade_id][1] in message, message
+    reference = record_output(grade_id, records.dump(judging.reference_record(grade_id)))
+    assert judging.judge_outputs(grade_id, [reference])[0]
+
+
+@pytest.mark.parametrize("grade_id", list(UNDETACHED))
+def test_planted_a_drive_without_the_attached_term_passes_the_forgery(grade_id, monkeypatch):
+    """The planted regression: the drive's tie to the gradient is a zero without one, and the
+    forgery the test above fails passes."""
+    import torch
+
+    from course_utils import facts
+
+    monkeypatch.setattr(facts, "attached", lambda tensor: torch.zeros_like(facts.copy(tensor)))
+    passed, message = judging.judge_outputs(grade_id, [_undetached_forgery(grade_id)])
+    assert passed, message
+
+
 PROBE_LOADED = '''
 import sys
 raise RuntimeError("loaded: " + " ".join(sorted(m for m in sys.modules if m.startswith("course_utils.replay"))) + " .")
