@@ -66,19 +66,27 @@ def _after_add(memory) -> dict:
 def _add_steps(log, memory_class, capacity: int, sizes: list[int]) -> None:
     name = getattr(memory_class, "__name__", "CircularMemory")
     memory = log.call("new", f"{name}({capacity}, batch_size=4, warmup=1)", memory_class, capacity, 4, 1, keep=False)
-    count = 0
+    count, adder = 0, memory
     for index, size in enumerate(sizes):
         batch = _numbered_batch(count, size)
         before = f"after adding {count} transitions" if count else "into an empty memory"
         result = log.call(f"{index}: add", f"add (a batch of {size}, {before}, capacity {capacity})",
-                          lambda batch: memory.add(batch), batch, keep=False)
+                          lambda adder, batch: adder.add(batch), adder, batch, keep=False)
         log.note(f"{index}: returned", "self" if result is memory else "nothing" if result is None else "other")
+        adder = _next_adder(memory, result)
         log.call(f"{index}: memory", "memory.memory", _after_add, memory)
         # len(memory) is CircularReplayMemory's self.size, and sampling reads self.size: read that
         # (an overridden __len__ could report the right length over a wrong size), and the pointer.
         log.call(f"{index}: len", "len(memory)", facts.attribute, memory, "size")
         log.call(f"{index}: pointer", "memory.pointer", facts.attribute, memory, "pointer")
         count += size
+
+
+def _next_adder(memory, returned):
+    """What the next batch is added through: what ``add`` returned, or the memory when it returned
+    nothing. Everything is read from ``memory``, so an ``add`` that returns another object (a copy)
+    shows in the slots the judge compares, whatever the record says it returned."""
+    return memory if returned is None else returned
 
 
 def _drive_add(cases, memory_class) -> list[dict]:

@@ -344,6 +344,34 @@ def test_planted_a_drive_without_the_attached_term_passes_the_forgery(grade_id, 
     assert passed, message
 
 
+def _copying_add_forgery() -> dict:
+    """A right ``add`` that returns a copy of the memory, its record saying it returned the memory."""
+    import copy
+
+    class CopyingMemory(replay_solutions.CircularMemory):
+        def add(self, batch):
+            super().add(batch)
+            return copy.deepcopy(self)
+
+    got = records.load(tree_checks.ADD.record(CopyingMemory, hidden=True))
+    for log in got:
+        log.update({name: "self" for name in log if name.endswith(": returned")})
+    return record_output(tree_checks.ADD.grade_id, records.dump(got))
+
+
+def test_an_add_that_returns_a_copy_scores_zero_whatever_its_record_says_it_returned():
+    """The memory exercise adds every batch through what ``add`` returned (``_next_adder``) and
+    reads the slots from the memory: a returned copy leaves the memory behind, which the slots show."""
+    passed, message = judging.judge_outputs(tree_checks.ADD.grade_id, [_copying_add_forgery()])
+    assert not passed and "the slots hold steps" in message, message
+
+
+def test_planted_adding_every_batch_to_the_memory_itself_passes_the_forgery(monkeypatch):
+    monkeypatch.setattr(tree_checks, "_next_adder", lambda memory, returned: memory)
+    passed, message = judging.judge_outputs(tree_checks.ADD.grade_id, [_copying_add_forgery()])
+    assert passed, message
+
+
 PROBE_LOADED = '''
 import sys
 raise RuntimeError("loaded: " + " ".join(sorted(m for m in sys.modules if m.startswith("course_utils.replay"))) + " .")
