@@ -30,6 +30,7 @@ import ctypes
 import functools
 import io
 import json
+import math
 import signal
 import threading
 import traceback
@@ -243,17 +244,21 @@ class Timed:
     a flag saying it kept to the budget) it could have written itself. When an exercise is graded,
     its hidden cell runs once more in a process of its own (``drive_runner``) where ``start``
     builds what is timed and every step is handed over only once the previous one is answered;
-    the runner reads that process's CPU time from the kernel before the first step and after the
-    last, and the judge reads that figure and the answers (``entry``), never one the process wrote.
+    the runner reads that process's CPU time from the kernel around every block of steps, and the
+    judge reads those figures and the answers (``entry``), never one the process wrote. The check
+    cell times the same steps in the student's kernel (``measure`` with a clock of its own), and
+    ``entry`` turns either measurement into the record entry the judge reads: one verdict for both.
 
-    start: ``start(cases, *answers)``: what answers the steps (a tree), built before the clock starts.
+    start: ``start(cases, *answers)``: what answers the steps (trees), built before the clock starts.
     answer: ``answer(subject, step)``: one step's answer, a float.
-    steps: ``steps(cases, seed)``: (the steps as plain data, the budget in CPU seconds); the grader
-        draws ``seed`` afresh for every submission, after the timed process has started, so no
-        step can be known before it is handed over.
-    entry: ``entry(cases, measured)``: the record entry the judge reads in place of the one the drive
-        wrote in the check cell; ``measured`` is the runner's ``{"seed", "done", "cpu_seconds",
-        "answers"}`` or ``{"seed", "error"}`` (None when it has none).
+    steps: ``steps(cases, seed)``: (the steps as plain data in blocks ``[(part, [step, ...]), ...]``,
+        the budget of every part, in CPU seconds). A part is what one figure is measured for (a tree of one size):
+        its blocks alternate with the other parts', so that a change in the machine's load while
+        they run falls on every part alike. The grader draws ``seed`` afresh for every submission,
+        after the timed process has started, so no step can be known before it is handed over.
+    entry: ``entry(cases, measured)``: the record entry the judge reads (in place of the one the
+        drive wrote, when graded); ``measured`` is ``measure``'s ``{"seed", "done", "counts",
+        "cpu_seconds" (by part), "answers"}`` or the runner's ``{"seed", "error"}`` (None when it has none).
     key: the name of that entry in the (dict) record.
     """
 
@@ -262,6 +267,29 @@ class Timed:
     steps: Callable
     entry: Callable
     key: str
+
+    def measure(self, cases, seed: int, ask: Callable, clock: Callable) -> dict:
+        """Hand out the steps drawn from ``seed`` one at a time (``ask(step)``: its answer), reading
+        ``clock`` (CPU seconds) before and after every block: ``{"seed", "done", "counts",
+        "cpu_seconds", "answers"}``, the steps answered and their seconds by part, each answer a
+        finite float or None. Stops once a part has spent its budget: the verdict is known then,
+        and the rest would only keep the grader (or the check cell) waiting."""
+        blocks, budget = self.steps(cases, seed)
+        parts = 1 + max(part for part, _ in blocks)
+        spent, counts, answers = [0.0] * parts, [0] * parts, []
+        for part, steps in blocks:
+            before, over = clock(), False
+            for step in steps:
+                answer = ask(step)
+                answers.append(answer if type(answer) is float and math.isfinite(answer) else None)
+                counts[part] += 1
+                if spent[part] + clock() - before > budget:
+                    over = True
+                    break
+            spent[part] += clock() - before
+            if over:
+                break
+        return {"seed": seed, "done": len(answers), "counts": counts, "cpu_seconds": spent, "answers": answers}
 
 
 HIDDEN_CASES: dict = {}

@@ -40,7 +40,7 @@ _grad = _TENSOR_BASE.grad.__get__
 _dtype = _TENSOR_BASE.dtype.__get__
 _detach, _clone, _cpu, _numpy = _TENSOR_BASE.detach, _TENSOR_BASE.clone, _TENSOR_BASE.cpu, _TENSOR_BASE.numpy
 _dim, _add, _add_, _sum = _TENSOR_BASE.dim, _TENSOR_BASE.add, _TENSOR_BASE.add_, _TENSOR_BASE.sum
-_abs, _item = _TENSOR_BASE.abs, _TENSOR_BASE.item
+_abs, _item, _sub = _TENSOR_BASE.abs, _TENSOR_BASE.item, _TENSOR_BASE.sub
 _function_modes, _dispatch_modes = torch._C._len_torch_function_stack, torch._C._len_torch_dispatch_stack
 _no_torch_function = torch._C.DisableTorchFunction  # neither a subclass's __torch_function__ nor a mode answers
 _no_grad, _autograd_backward, _autograd_grad = torch.no_grad, torch.autograd.backward, torch.autograd.grad
@@ -104,6 +104,18 @@ def sum_backward(*tensors: torch.Tensor) -> None:
     for tensor in tensors[1:]:
         total = _add(total, _sum(tensor))
     _autograd_backward(total)
+
+
+def attached(tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor - tensor.detach()`` of a real tensor: zero everywhere, with the gradient ``tensor``
+    carries (none when it is detached). Added to what a drive back-propagates, or to an input it
+    hands over, it turns "this is detached" into a gradient the judge compares by value."""
+    return _sub(tensor, _detach(tensor))
+
+
+def plus_attached(value: torch.Tensor, tensor: torch.Tensor) -> torch.Tensor:
+    """``value + (tensor - tensor.detach())``: ``value``'s numbers, tied to ``tensor``'s gradient."""
+    return _add(value, attached(tensor))
 
 
 def backward(loss: torch.Tensor) -> None:

@@ -24,22 +24,19 @@ instructor who disagrees overrides the score in formgrader, as for any autograde
 from __future__ import annotations
 
 import ast
-import atexit
 import functools
 import json
 import re
 import select
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from nbconvert.preprocessors import Preprocessor
 from nbformat.notebooknode import NotebookNode
 from traitlets import Bool, Unicode
 
-from course_admin.grading import drive_runner, hidden_cases, sandbox
+from course_admin.grading import drive_runner, hidden_cases, processes, sandbox
 from course_admin.grading.drive_runner import NOT_GIVEN
 from course_admin.grading.process_tree import ProcessTree
 from course_utils import records
@@ -286,35 +283,18 @@ class DriveApart(Preprocessor):
 SERVED_CPU_SECONDS = 0.0
 """CPU seconds the runner server spent on this process's submissions (its children are not this
 process's, so the worker adds them to a submission's own figure)."""
-_SERVER: subprocess.Popen | None = None
-"""This process's ``drive_runner.py serve``: it imports torch and IPython once for every
-submission this process grades (about 3.5 s of CPU each time otherwise)."""
-_SERVER_HOME: Path | None = None
-"""The server's own folder, removed with it (a grading process would otherwise leave one in the
-temporary folder each time it starts a server)."""
+_SERVER = processes.Helper("course-drive-runner-")
+"""This process's ``drive_runner.py serve``, in a folder of its own: it imports torch and IPython
+once for every submission this process grades (about 3.5 s of CPU each time otherwise)."""
 
 
 def _server() -> subprocess.Popen:
-    global _SERVER, _SERVER_HOME
-    if _SERVER is None or _SERVER.poll() is not None:
-        _stop_server()
-        _SERVER_HOME = Path(tempfile.mkdtemp(prefix="course-drive-runner-"))
-        env = sandbox.clean_environment(_SERVER_HOME, "drive-runner")
-        _SERVER = subprocess.Popen([sys.executable, str(RUNNER), "serve"], stdin=subprocess.PIPE,
-                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=str(_SERVER_HOME))
-    return _SERVER
-
-
-@atexit.register
-def _stop_server() -> None:
-    global _SERVER, _SERVER_HOME
-    if _SERVER is not None:
-        _SERVER.kill()
-        _SERVER.wait()
-        _SERVER = None
-    if _SERVER_HOME is not None:
-        shutil.rmtree(_SERVER_HOME, ignore_errors=True)
-        _SERVER_HOME = None
+    running = _SERVER.alive()
+    if running is not None:
+        return running
+    return _SERVER.start(lambda home: subprocess.Popen(
+        [sys.executable, str(RUNNER), "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, env=sandbox.clean_environment(home, "drive-runner"), cwd=str(home)))
 
 
 def _through_server(job: dict, spec_path: Path, wall: float) -> list[dict] | None:
@@ -334,7 +314,7 @@ def _through_server(job: dict, spec_path: Path, wall: float) -> list[dict] | Non
             return results
     except (OSError, ValueError, KeyError, TypeError, TimeoutError):
         pass
-    _stop_server()
+    _SERVER.stop()
     return None
 
 

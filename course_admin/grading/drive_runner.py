@@ -30,9 +30,9 @@ for each exercise, forks a child that:
 An exercise with a speed part (``timed`` in the job: ``checking.Timed``) has a second child, set
 up the same way, whose hidden cell runs only that part: it builds what is timed, says it is ready,
 and answers steps the runner hands over one at a time (``timed_steps``; each only once the previous one
-is answered). The runner reads that child's CPU time from the kernel (``/proc/PID/stat``) when it
-is ready and after its last answer, and adds to the exercise's result what it measured
-(``measured``: the answers, how many, their CPU seconds): a figure no process of the answer's wrote.
+is answered). The runner reads that child's CPU time from the kernel (its CPU-time clock) around
+every block of steps, and adds to the exercise's result what it measured (``measured``: the
+answers, how many, their CPU seconds by part): figures no process of the answer's wrote.
 
 The runner itself never runs student code, and holds nothing a child could use: the children
 see the runner's memory (``fork``), which holds the libraries, this file and the job. Standard

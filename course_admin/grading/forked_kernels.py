@@ -10,18 +10,15 @@ process grades and lives as long as the process; one that died is started again.
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import select
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from course_admin.grading import kernel_zygote, sandbox
+from course_admin.grading import kernel_zygote, processes, sandbox
 
 ZYGOTE = Path(kernel_zygote.__file__).resolve()
 ENABLED = os.environ.get("COURSE_FORK_KERNELS", "1") != "0"
@@ -34,9 +31,8 @@ CPU_SECONDS = 0.0
 """CPU seconds of the zygote's imports and of the forked kernels this process has collected
 (``collect``): they are the zygote's children, not this process's, so the worker adds them to
 a submission's figure."""
-_ZYGOTE: subprocess.Popen | None = None
+_ZYGOTE = processes.Helper("course-kernel-zygote-")
 _SEEN = 0.0  # the CPU seconds the running zygote last reported
-_HOME: Path | None = None  # the running zygote's home folder
 
 
 class ForkedKernel:
@@ -83,20 +79,18 @@ class ForkedKernel:
 
 
 def _zygote() -> subprocess.Popen | None:
-    global _ZYGOTE
-    if _ZYGOTE is not None and _ZYGOTE.poll() is None:
-        return _ZYGOTE
+    running = _ZYGOTE.alive()
+    if running is not None:
+        return running
     _stop()
-    global _HOME
-    _HOME = Path(tempfile.mkdtemp(prefix="course-kernel-zygote-"))
-    env = sandbox.clean_environment(_HOME, "kernel-zygote")
-    _ZYGOTE = subprocess.Popen([sys.executable, str(ZYGOTE)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, env=env, cwd=str(_HOME))
-    ready = _reply(_ZYGOTE, START_SECONDS)
+    zygote = _ZYGOTE.start(lambda home: subprocess.Popen(
+        [sys.executable, str(ZYGOTE)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        env=sandbox.clean_environment(home, "kernel-zygote"), cwd=str(home)))
+    ready = _reply(zygote, START_SECONDS)
     if ready.get("ready"):
         global CPU_SECONDS
         CPU_SECONDS += float(ready.get("cpu_seconds", 0.0))  # the submission that needs the zygote pays its imports
-        return _ZYGOTE
+        return zygote
     _stop()
     return None
 
@@ -128,17 +122,10 @@ def _ask(request: dict) -> dict:
     return reply
 
 
-@atexit.register
 def _stop() -> None:
-    global _ZYGOTE, _SEEN, _HOME
-    _SEEN = 0.0
-    if _ZYGOTE is not None:
-        _ZYGOTE.kill()
-        _ZYGOTE.wait()
-        _ZYGOTE = None
-    if _HOME is not None:
-        shutil.rmtree(_HOME, ignore_errors=True)
-        _HOME = None
+    global _SEEN
+    _SEEN = 0.0  # a new zygote counts its kernels from 0
+    _ZYGOTE.stop()
 
 
 def start(spec: str, kernel_cmd: list[str], env: dict[str, str]) -> ForkedKernel | None:
@@ -158,7 +145,7 @@ def start(spec: str, kernel_cmd: list[str], env: dict[str, str]) -> ForkedKernel
 def collect() -> None:
     """Add the CPU seconds of the kernels forked so far (killed by now) to ``CPU_SECONDS``."""
     global CPU_SECONDS, _SEEN
-    if _ZYGOTE is None:
+    if _ZYGOTE.process is None:
         return
     seconds = _ask({"usage": True}).get("cpu_seconds")
     if isinstance(seconds, (int, float)):

@@ -23,6 +23,7 @@ import io
 import json
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 from nbconvert.preprocessors import Preprocessor
 from nbformat.notebooknode import NotebookNode
@@ -74,9 +75,20 @@ def reference_record(grade_id: str, hidden: bool = True):
     return records.load(_reference_text(grade_id, hidden))
 
 
-def find_record(outputs: list, grade_id: str) -> str:
-    """The record text a hidden-test cell's ``outputs`` hold; ``records.RecordError`` saying why
-    there is none to judge (no record, several, or one for another cell)."""
+class Shown(NamedTuple):
+    """What a hidden-test cell's record output holds: the record text, what the grader's runner
+    measured from outside the answer's process (``drive_apart`` writes it beside the record, in
+    place of anything the answer wrote there; None when nothing was measured), and the runner's
+    notes on the answer's run (a course module or a setup-cell name it reached for and was not given)."""
+
+    record: str
+    measured: object
+    notes: list[str]
+
+
+def find_record(outputs: list, grade_id: str) -> Shown:
+    """The record a hidden-test cell's ``outputs`` hold, read once; ``records.RecordError`` saying
+    why there is none to judge (no record, several, or one for another cell)."""
     found = [
         output["data"][records.RECORD_MIME]
         for output in outputs
@@ -96,49 +108,22 @@ def find_record(outputs: list, grade_id: str) -> str:
         raise records.RecordError("the record could not be read") from None
     if grade_id_found != grade_id or type(record) is not str:
         raise records.RecordError(f"the record is for {str(grade_id_found)[:40]!r}, not for this cell")
-    return record
-
-
-def find_measured(outputs: list):
-    """What the grader's runner measured from outside the answer's process (``drive_apart``
-    writes it beside the record, in place of anything the answer wrote there), or None."""
-    for output in outputs:
-        text = output.get("data", {}).get(records.RECORD_MIME) if output.get("output_type") == "display_data" else None
-        if text is not None:
-            try:
-                return json.loads("".join(text) if isinstance(text, list) else text).get("measured")
-            except (ValueError, TypeError, AttributeError, RecursionError):
-                return None
-    return None
+    notes = payload.get("notes")
+    notes = [str(note)[:500] for note in notes if type(note) is str][:10] if type(notes) is list else []
+    return Shown(record, payload.get("measured"), notes)
 
 
 def judge_outputs(grade_id: str, outputs: list) -> tuple[bool, str]:
     """Judge a hidden-test cell from its outputs: (passed, the message for the student)."""
     exercise = exercise_for(grade_id)
     try:
-        text = find_record(outputs, grade_id)
+        shown = find_record(outputs, grade_id)
     except records.RecordError as problem:
         return False, f"{exercise.name}: not yet. {problem}"
-    measured = find_measured(outputs)
-    passed, message = outcome(exercise.name,
-                              lambda: exercise.judge_record(text, reference_record(grade_id), hidden=True, measured=measured))
-    notes = [] if passed else _notes(outputs)
+    passed, message = outcome(exercise.name, lambda: exercise.judge_record(
+        shown.record, reference_record(grade_id), hidden=True, measured=shown.measured))
+    notes = [] if passed else shown.notes
     return passed, " ".join([message, *(f"Note: {note}." for note in notes)])
-
-
-def _notes(outputs: list) -> list[str]:
-    """What ``drive_apart`` noted about the answer's run apart from the notebook (a course module
-    or a setup-cell name it reached for and was not given), shown beside a failed verdict."""
-    for output in outputs:
-        text = output.get("data", {}).get(records.RECORD_MIME) if output.get("output_type") == "display_data" else None
-        if text is None:
-            continue
-        try:
-            notes = json.loads("".join(text) if isinstance(text, list) else text).get("notes", [])
-        except (ValueError, TypeError, AttributeError, RecursionError):
-            return []
-        return [str(note)[:500] for note in notes if type(note) is str][:10]
-    return []
 
 
 SUBMITS = re.compile(r"\.submit\(")

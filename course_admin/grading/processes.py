@@ -1,15 +1,21 @@
 """Processes through ``/proc`` and libc, for ``process_tree``: the process table, start times,
 ``no_new_privs``, the ``COURSE_SANDBOX`` environment marker (``kill_marked``), SIGKILL, and
-whether this process is a child subreaper.
+whether this process is a child subreaper; and ``Helper``, a long-lived helper process of this
+process's with a folder of its own (the kernel zygote, the drive runner server).
 
 Standard library only: the kernel launcher (``sandbox.py``, run as a script) imports it.
 """
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import os
+import shutil
 import signal
+import subprocess
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 PR_SET_NO_NEW_PRIVS = 38
@@ -107,3 +113,36 @@ def sigkill(pids, killed: set[int]) -> None:
             killed.add(pid)
         except OSError:
             pass
+
+
+class Helper:
+    """A helper process this process starts and keeps for as long as it is useful (the kernel
+    zygote, the drive runner server), in a folder of its own. ``stop`` kills it, waits for it and
+    removes its folder; it also runs at exit, or every grading process would leave the folder (and
+    the process, when the grader is killed) behind."""
+
+    def __init__(self, prefix: str):
+        self.prefix = prefix
+        self.process: subprocess.Popen | None = None
+        self.home: Path | None = None
+        atexit.register(self.stop)
+
+    def alive(self) -> subprocess.Popen | None:
+        """The running helper process, or None (never started, stopped, or dead)."""
+        return self.process if self.process is not None and self.process.poll() is None else None
+
+    def start(self, launch: Callable[[Path], subprocess.Popen]) -> subprocess.Popen:
+        """Stop the helper that runs, make a new folder and start ``launch(folder)`` in it."""
+        self.stop()
+        self.home = Path(tempfile.mkdtemp(prefix=self.prefix))
+        self.process = launch(self.home)
+        return self.process
+
+    def stop(self) -> None:
+        process, home = self.process, self.home
+        self.process = self.home = None
+        if process is not None:
+            process.kill()
+            process.wait()
+        if home is not None:
+            shutil.rmtree(home, ignore_errors=True)

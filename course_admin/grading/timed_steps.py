@@ -5,15 +5,15 @@ through two pipes, one JSON line per message.
 The child (``Steps``, installed as ``checking.TIMED_APART``) builds what is timed, says it is ready,
 then answers each step it reads; the runner (``measure``) draws the steps from a fresh seed after the
 fork (the child's copy of the runner's memory holds none), hands each over only once the previous one
-is answered, and reads the child's CPU time from the kernel (``/proc/PID/stat``) when it is ready and
-after its last answer. Standard library only, like ``drive_runner``.
+is answered, and reads the child's CPU time from the kernel (its CPU-time clock) around every block
+of steps (``checking.Timed.measure``, from the check module the runner imports to draw the steps).
+Standard library only, like ``drive_runner``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import select
 import signal
@@ -47,47 +47,54 @@ class Steps:
 
 
 def cpu_seconds(pid: int) -> float:
-    """A process's CPU time so far (user + system, every thread's), as the kernel counts it."""
-    with open(f"/proc/{pid}/stat", "rb") as stat:
-        fields = stat.read().rpartition(b")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """A process's CPU time so far (user + system, every thread's, ended threads' included), as the
+    kernel counts it, to the nanosecond: the process's CPU-time clock, whose id Linux makes from its
+    pid as glibc's ``clock_getcpuclockid`` does. ``/proc/PID/stat`` counts in ticks of 10 ms, too
+    coarse for blocks of steps that take a few milliseconds; it is the fallback where the clock is refused."""
+    try:
+        return time.clock_gettime(((~pid) << 3) | 2)  # CPUCLOCK_SCHED of the whole process
+    except OSError:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rpartition(b")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class _Stopped(Exception):
+    """The timing child failed a step or ended: why, for the judge."""
 
 
 def measure(pid: int, read_end: int, steps_fd: int, timed, cases, timeout: float) -> dict:
     """In the parent of a timing child ``pid`` (which reads steps from ``steps_fd`` and writes its
-    messages to ``read_end``): draw the steps (``timed.steps``) from a fresh seed, wait for the
-    child to be ready, hand them out one at a time, and read the child's CPU time from the kernel
-    when it is ready and after its last answer. Stops once it has used twice its budget. Returns
-    ``{"seed", "done", "cpu_seconds", "answers"}`` or ``{"seed", "error"}``; the child is killed
-    and reaped, both pipe ends closed."""
+    messages to ``read_end``): wait for the child to be ready, then hand out the steps drawn from a
+    fresh seed one at a time and read the child's CPU time from the kernel around every block of
+    them (``timed.measure``). Returns ``{"seed", "done", "counts", "cpu_seconds", "answers"}`` or ``{"seed",
+    "error"}``; the child is killed and reaped, both pipe ends closed."""
     import secrets
 
     seed = secrets.randbits(62)
     measured = {"seed": seed}
     lines = Lines(read_end, time.monotonic() + timeout)
     try:
-        all_steps, budget = timed.steps(cases, seed)
         message = lines.next()
         if not (type(message) is dict and message.get("ready") is True):
             why = message.get("failed") if type(message) is dict else None
             measured["error"] = why if type(why) is str else "the run ended before its first timed step"
             return measured
-        began, answers = cpu_seconds(pid), []
         with os.fdopen(steps_fd, "wb", closefd=False) as steps:
-            for k, step in enumerate(all_steps):
+
+            def ask(step):
                 steps.write((json.dumps(step) + "\n").encode())
                 steps.flush()
                 message = lines.next()
                 if type(message) is not dict or "answer" not in message:
                     why = message.get("failed") if type(message) is dict else None
-                    measured["error"] = why if type(why) is str else "the run ended during the timed steps"
-                    return measured
-                answer = message["answer"]  # a finite float, else None (JSON has no NaN)
-                answers.append(answer if type(answer) is float and math.isfinite(answer) else None)
-                if k % 16 == 15 and cpu_seconds(pid) - began > 2 * budget:
-                    break  # far past the budget: the rest would tell nothing more
-            spent = cpu_seconds(pid) - began
-        measured.update(done=len(answers), cpu_seconds=float(spent), answers=answers)
+                    raise _Stopped(why if type(why) is str else "the run ended during the timed steps")
+                return message["answer"]  # a float, else None (JSON has no NaN)
+
+            measured.update(timed.measure(cases, seed, ask, lambda: cpu_seconds(pid)))
+        return measured
+    except _Stopped as stopped:
+        measured["error"] = str(stopped)
         return measured
     except (OSError, ValueError, TimeoutError) as error:
         measured["error"] = f"the grader could not time the speed part ({type(error).__name__})"

@@ -185,7 +185,12 @@ def _drive_actor(cases, replay_actor_loss) -> list[dict]:
         log_pi = torch.tensor(case["log_pi"], dtype=torch.float32, requires_grad=True)
         mu = torch.tensor(case["mu"], dtype=torch.float32)
         advantage = torch.tensor(case["advantage"], dtype=torch.float32, requires_grad=True)
-        loss = attempt("replay_actor_loss(log_pi, mu, advantage, rho_max)", replay_actor_loss, log_pi, mu, advantage,
+        # The advantage handed over is the case's numbers plus log_pi - log_pi.detach() (zero): an
+        # answer that does not detach it also back-propagates advantage * log_pi through that term,
+        # which changes the gradient on log_pi the judge compares with the course's, whatever the
+        # answer's process records of the advantage's own gradient.
+        given = facts.plus_attached(advantage, log_pi)
+        loss = attempt("replay_actor_loss(log_pi, mu, advantage, rho_max)", replay_actor_loss, log_pi, mu, given,
                        case["rho_max"])
         record = {"error": loss} if is_error(loss) else {}
         if not record:
@@ -200,7 +205,7 @@ def _drive_actor(cases, replay_actor_loss) -> list[dict]:
                 record["grad_log_pi"] = encode(_tensor_record(facts.grad(log_pi)))
                 record["grad_advantage"] = encode(_tensor_record(facts.grad(advantage)))
         # the inputs as they are now: the judge compares them with the case's own numbers
-        record["inputs_after"] = [encode(facts.numbers(t)) for t in (log_pi, mu, advantage)]
+        record["inputs_after"] = [encode(facts.numbers(t)) for t in (log_pi, mu, given)]
         out.append(record)
     return out
 

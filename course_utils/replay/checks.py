@@ -66,19 +66,27 @@ def _after_add(memory) -> dict:
 def _add_steps(log, memory_class, capacity: int, sizes: list[int]) -> None:
     name = getattr(memory_class, "__name__", "CircularMemory")
     memory = log.call("new", f"{name}({capacity}, batch_size=4, warmup=1)", memory_class, capacity, 4, 1, keep=False)
-    count = 0
+    count, adder = 0, memory
     for index, size in enumerate(sizes):
         batch = _numbered_batch(count, size)
         before = f"after adding {count} transitions" if count else "into an empty memory"
         result = log.call(f"{index}: add", f"add (a batch of {size}, {before}, capacity {capacity})",
-                          lambda batch: memory.add(batch), batch, keep=False)
+                          lambda adder, batch: adder.add(batch), adder, batch, keep=False)
         log.note(f"{index}: returned", "self" if result is memory else "nothing" if result is None else "other")
+        adder = _next_adder(memory, result)
         log.call(f"{index}: memory", "memory.memory", _after_add, memory)
         # len(memory) is CircularReplayMemory's self.size, and sampling reads self.size: read that
         # (an overridden __len__ could report the right length over a wrong size), and the pointer.
         log.call(f"{index}: len", "len(memory)", facts.attribute, memory, "size")
         log.call(f"{index}: pointer", "memory.pointer", facts.attribute, memory, "pointer")
         count += size
+
+
+def _next_adder(memory, returned):
+    """What the next batch is added through: what ``add`` returned, or the memory when it returned
+    nothing. Everything is read from ``memory``, so an ``add`` that returns another object (a copy)
+    shows in the slots the judge compares, whatever the record says it returned."""
+    return memory if returned is None else returned
 
 
 def _drive_add(cases, memory_class) -> list[dict]:
@@ -182,12 +190,16 @@ def check_memory_add(memory_class) -> bool:
 # Exercise 2: segment trees
 #
 # A small tree of exact values (sums and minimums over ranges, retrieve at boundaries, a leaf
-# overwritten), a big one of random values, and a speed part: wide range sums on a 1 048 576-leaf
-# tree, counted against a time budget. Every timed sum is new work: a fresh random range, after a
-# leaf has changed, so a tree that remembers its answers (a slow sum behind a cache) gains nothing;
-# the total of the sums is recorded, so the work must also be right. In the check cell the kernel
-# times itself; when the notebook is graded, the grader times the speed part from outside the
-# answer's process (``SPEED``: ``checking.Timed``), on steps drawn afresh for each submission.
+# overwritten), a big one of random values, and a speed part: wide range sums on a 65 536-leaf
+# and a 1 048 576-leaf tree, in alternating blocks. The big tree's CPU time is held to a budget,
+# and its ratio to the small tree's to ``GROWTH``: a sum in O(log capacity) costs about as much on
+# both, one in O(capacity) (a numpy reduction over the leaves) 16 times as much, less its fixed
+# costs. Every timed sum is new work: a fresh random range, after a leaf has changed, so a tree
+# that remembers its answers (a slow sum behind a cache) gains nothing; the total of the sums is
+# recorded, so the work must also be right. The check cell times the steps in the kernel; when the
+# notebook is graded, the grader times them from outside the answer's process (``SPEED``:
+# ``checking.Timed``), on steps drawn afresh for each submission. One function, ``_speed_entry``,
+# turns either measurement into what the judge reads.
 
 
 def _tree_cases() -> dict:
@@ -213,7 +225,8 @@ def tree_cases(small: dict, seed: int, capacity: int, speed: dict) -> dict:
     ranges = [sorted(int(x) for x in rng.integers(0, capacity + 1, 2)) for _ in range(100)]
     queries = rng.uniform(0.0, float(values.sum()), 300)
     big = {"values": values.tolist(), "ranges": ranges, "queries": queries.tolist()}
-    return {"small": small, "big": big, "speed": {**speed, "count": 2000, "seconds": 1.5}}
+    # count sums on each tree; seconds: the budget of each tree's sums, in CPU seconds
+    return {"small": small, "big": big, "speed": {**speed, "small": speed["capacity"] // 16, "count": 1000, "seconds": 0.75}}
 
 
 def _setter(tree, index: int, value: float) -> None:
@@ -228,18 +241,34 @@ def _build(log, cls, values: list[float], name: str):
 
 
 # Bound when this module is imported (the notebook's setup cell, before any answer runs): an answer
-# that later replaces time.perf_counter (a clock that stands still) cannot make a slow tree look
+# that later replaces time.process_time (a clock that stands still) cannot make a slow tree look
 # fast, nor one that replaces np.random.default_rng make every timed range the same (nor builtins.float
 # or math.fsum the total).
-_clock, _default_rng, _float, _fsum = time.perf_counter, np.random.default_rng, float, math.fsum
+_cpu, _default_rng, _float, _fsum = time.process_time, np.random.default_rng, float, math.fsum
+
+GROWTH = 2.5
+"""The most the big tree's sums may cost, in CPU time per step, per the small tree's (16 times fewer leaves).
+
+Measured timed apart as the grader does (1000 steps per tree in 8 alternating blocks, CPU from the
+child's CPU-time clock) on the 2-core grading machine, 3 to 10 runs each. At load 10-13: the
+course's tree 1.1-1.25, the same walks over a numpy array 1.2-1.5, a recursive range sum 0.7-1.15;
+right trees whose sum is a numpy reduction over the leaves (a copy kept beside the tree, the tree
+as a numpy array, no tree at all) 5.1-14; one rebuilt level by level after every write 19. At load
+14-17, through ``timed_steps.measure``: the course's tree 1.04-1.11, numpy walks 1.09-1.32, the
+recursive sum 1.04-1.43, nodes in a dict 0.99-1.08; the numpy reductions 4.3-6.9 (their fixed cost
+per step weighs more under load). Blocks run one tree after the other, not alternating, spread the
+course tree's ratio to 0.94-1.39. The limit sits 1.75 times above the highest right tree's ratio
+and 1.7 times below the lowest numpy reduction's."""
+
+BLOCKS = 8
+"""Blocks of steps per tree, alternating small and big: a change in the machine's load while the
+speed part runs falls on both trees alike."""
 
 
-def _speed_work(speed: dict) -> dict[str, list[int]]:
-    """The speed part's work, drawn from its seed: before sum k, leaf ``leaves[k]`` is set to
-    ``values[k]`` (a whole number, so that every sum is exact in float64); sum k covers
-    [``starts[k]``, ``ends[k]``), at least three quarters of the tree."""
-    capacity, count = speed["capacity"], speed["count"]
-    rng = _default_rng(speed["seed"])
+def _speed_work(capacity: int, count: int, rng) -> dict[str, list[int]]:
+    """Work for one tree: before sum k, leaf ``leaves[k]`` is set to ``values[k]`` (a whole number,
+    so that every sum is exact in float64); sum k covers [``starts[k]``, ``ends[k]``), at least
+    three quarters of the tree."""
     return {
         "leaves": rng.integers(0, capacity, count).tolist(),
         "values": rng.integers(1, 64, count).tolist(),
@@ -248,51 +277,44 @@ def _speed_work(speed: dict) -> dict[str, list[int]]:
     }
 
 
-def _range_queries(log, speed: dict, sum_tree_class) -> None:
-    capacity, count, budget = speed["capacity"], speed["count"], speed["seconds"]
-    work = _speed_work(speed)  # drawn before the clock starts
-    leaves, values, starts, ends = work["leaves"], work["values"], work["starts"], work["ends"]
-
-    def many_range_queries() -> dict:
-        """How many of ``count`` (leaf change, wide range sum) pairs were done when it stopped,
-        whether the time budget ran out first, and the total of the sums."""
-        tree = sum_tree_class(capacity)
-        sums = []
-        began = _clock()
-        for k in range(count):
-            tree[leaves[k]] = _float(values[k])
-            # A number now, inside the timed loop: a result that computes itself later is timed too.
-            sums.append(_float(tree.sum(starts[k], ends[k])))
-            if _clock() - began > budget:
-                return {"done": k + 1, "over_time": True, "total": None}
-        return {"done": count, "over_time": False, "total": _fsum(sums)}
-
-    log.call("speed", f"{count} sums over a range of a {_spaced(capacity)}-leaf tree", many_range_queries)
+def _speed_works(speed: dict, seed: int) -> list[dict[str, list[int]]]:
+    """The speed part's work drawn from ``seed``: the small tree's, then the big tree's."""
+    rng = _default_rng(seed)
+    return [_speed_work(capacity, speed["count"], rng) for capacity in (speed["small"], speed["capacity"])]
 
 
-def _speed_steps(cases: dict, seed: int) -> tuple[list[list[int]], float]:
-    """The grader's speed part: (its steps [leaf, value, start, end] drawn from ``seed``, the budget
-    in seconds), ``_speed_work``'s work on the hidden cases' tree."""
-    work = _speed_work({**cases["speed"], "seed": seed})
-    steps = [list(step) for step in zip(work["leaves"], work["values"], work["starts"], work["ends"], strict=True)]
-    return steps, float(cases["speed"]["seconds"])
+def _speed_steps(cases: dict, seed: int) -> tuple[list, float]:
+    """The speed part's steps drawn from ``seed`` (``checking.Timed.steps``): blocks of steps
+    [tree, leaf, value, start, end], tree 0 the small one and 1 the big one, alternating; and the
+    budget of each tree's steps in CPU seconds (the big tree's is the one that counts)."""
+    speed = cases["speed"]
+    parts = [list(zip(work["leaves"], work["values"], work["starts"], work["ends"], strict=True))
+             for work in _speed_works(speed, seed)]
+    size = -(-speed["count"] // BLOCKS)
+    blocks = [(part, [[part, *step] for step in steps[first : first + size]])
+              for first in range(0, speed["count"], size) for part, steps in enumerate(parts)]
+    return blocks, float(speed["seconds"])
 
 
-def _speed_tree(cases: dict, sum_tree_class, min_tree_class):
-    return sum_tree_class(cases["speed"]["capacity"])
+def _speed_trees(cases: dict, sum_tree_class, min_tree_class) -> tuple:
+    speed = cases["speed"]
+    return sum_tree_class(speed["small"]), sum_tree_class(speed["capacity"])
 
 
-def _speed_step(tree, step: list[int]) -> float:
+def _speed_step(trees: tuple, step: list[int]) -> float:
     """One timed step: set a leaf, then sum a wide range (a number now: nothing computes later)."""
-    leaf, value, start, end = step
+    part, leaf, value, start, end = step
+    tree = trees[part]
     tree[leaf] = _float(value)
     return _float(tree.sum(start, end))
 
 
-def _speed_entry(cases: dict, measured) -> dict | StudentError:
-    """The record entry ``_judge_speed`` reads, from what the grader measured from outside: how
-    many steps were answered, whether their CPU time ran past the budget, the total of the sums
-    (None unless every step was answered with a number)."""
+def _speed_entry(cases: dict, measured) -> dict | StudentError | None:
+    """The record entry ``_judge_speed`` reads, from a measurement (``checking.Timed.measure``'s,
+    the grader's from outside or the check cell's in the kernel): how many steps were answered,
+    whether a tree's CPU time ran past the budget, its ratio to the small tree's when that is
+    past ``GROWTH`` (None within it, so that the course's stored record holds no timing), and the
+    total of the sums (None unless every step was answered with a number)."""
     speed = cases["speed"]
     seed = measured.get("seed") if type(measured) is dict else None
     if type(seed) is not int:
@@ -300,16 +322,33 @@ def _speed_entry(cases: dict, measured) -> dict | StudentError:
                             "timed sum).")
     if type(measured.get("error")) is str:
         return StudentError(measured["error"][:500])
-    done, seconds, answers = measured.get("done"), measured.get("cpu_seconds"), measured.get("answers")
-    if type(done) is not int or type(seconds) is not float or type(answers) is not list:
+    done, counts, seconds, answers = (measured.get(key) for key in ("done", "counts", "cpu_seconds", "answers"))
+    if (type(done) is not int or type(answers) is not list or not _pair(seconds, float) or not _pair(counts, int)
+            or sum(counts) != done):
         return None
-    complete = done == speed["count"] and len(answers) == done and all(type(a) is float for a in answers)
-    return {"done": done, "over_time": seconds > speed["seconds"], "total": _fsum(answers) if complete else None,
-            "seed": seed}
+    (small, big), (small_steps, big_steps) = seconds, counts
+    complete = done == 2 * speed["count"] and len(answers) == done and all(type(a) is float for a in answers)
+    # per step, so that a run stopped past the budget is measured on the steps it did
+    growth = (big / big_steps) / (small / small_steps) if small_steps and big_steps and small > 0 else None
+    return {"done": done, "over_time": max(small, big) > speed["seconds"],
+            "growth": round(growth, 1) if growth is not None and growth > GROWTH else None,
+            "total": _fsum(answers) if complete else None, "seed": seed}
 
 
-SPEED = Timed(start=_speed_tree, answer=_speed_step, steps=_speed_steps, entry=_speed_entry, key="speed")
+def _pair(value, kind: type) -> bool:
+    return type(value) is list and len(value) == 2 and all(type(v) is kind for v in value)
+
+
+SPEED = Timed(start=_speed_trees, answer=_speed_step, steps=_speed_steps, entry=_speed_entry, key="speed")
 """The segment trees' speed part as the grader times it (see ``checking.Timed``)."""
+
+
+def _speed_here(cases: dict, sum_tree_class, min_tree_class):
+    """The check cell's speed part: the steps of the case's own seed, timed in this process's CPU
+    time, and judged by the same entry as the grader's measurement."""
+    trees = SPEED.start(cases, sum_tree_class, min_tree_class)
+    measured = SPEED.measure(cases, cases["speed"]["seed"], lambda step: SPEED.answer(trees, step), _cpu)
+    return SPEED.entry(cases, measured)
 
 
 def _spaced(number: int) -> str:
@@ -347,7 +386,9 @@ def _tree_steps(log, sum_tree_class, min_tree_class, cases: dict) -> None:
     log.each("big mins", [(f"min({s}, {e})", lambda s, e: mins.min(s, e), s, e) for s, e in big["ranges"]])
     log.each("big retrieves", [("retrieve", lambda q: sums.retrieve(q), q) for q in big["queries"]])
     if checking.SUBMISSIONS is None:  # graded, the speed part is timed apart (SPEED) and this entry not read
-        _range_queries(log, cases["speed"], sum_tree_class)
+        speed = cases["speed"]
+        log.call("speed", f"{speed['count']} sums over a range of a {_spaced(speed['small'])}-leaf and of a "
+                 f"{_spaced(speed['capacity'])}-leaf tree", _speed_here, cases, sum_tree_class, min_tree_class)
 
 
 def _drive_trees(cases: dict, sum_tree_class, min_tree_class) -> dict:
@@ -467,22 +508,36 @@ def _judge_big(got: dict, big: dict) -> None:
 
 def _judge_speed(got: dict, speed: dict) -> None:
     record = _seen(got, "speed")
-    count, budget, capacity = speed["count"], speed["seconds"], _spaced(speed["capacity"])
-    if type(record) is not dict or type(record.get("done")) is not int or type(record.get("over_time")) is not bool:
+    count, budget = speed["count"], speed["seconds"]
+    small, capacity = _spaced(speed["small"]), _spaced(speed["capacity"])
+    if (type(record) is not dict or type(record.get("done")) is not int or type(record.get("over_time")) is not bool
+            or "growth" not in record or type(record["growth"]) not in (float, type(None))):
         raise Problem("the record of the speed test is damaged.")
-    if record["over_time"] or record["done"] < count:
+    if record["growth"] is not None:
         raise Problem(
-            f"only {record['done']} of {count} sums over a range of a {capacity}-leaf tree (each after changing a leaf) were "
-            f"done in {budget:g} s (with about log2(capacity) steps each they take a few milliseconds in all): a loop over "
-            "all the leaves in the range is too slow. Hint: walk up from both ends of the range, as described above."
+            f"your sum grows with the capacity: it is not O(log n). {count} sums over a range (each after changing a leaf) "
+            f"took {record['growth']:g} times as much CPU time on a {capacity}-leaf tree as on a {small}-leaf one; with "
+            f"about log2(capacity) steps each they would take about as long (at most {GROWTH:g} times). Hint: a numpy "
+            "reduction or a loop over the leaves of the range reads every leaf; walk up from both ends of the range, "
+            "as described above."
+        )
+    if record["over_time"] or record["done"] < 2 * count:
+        slow = (f"only {record['done']} of the {2 * count} sums over a range of a {small}-leaf and a {capacity}-leaf tree "
+                f"were done before those on one tree took {budget:g} s of CPU time" if record["done"] < 2 * count else
+                f"the {count} sums over a range of a {capacity}-leaf tree took more than {budget:g} s of CPU time")
+        raise Problem(
+            f"{slow} (each after changing a leaf; with about log2(capacity) steps each they take a few milliseconds in "
+            "all): a loop over all the leaves in the range is too slow. Hint: walk up from both ends of the range, as "
+            "described above."
         )
     from course_utils.replay.tree_judge import speed_total  # never in the grader's drive
 
-    drawn = speed if record.get("seed") is None else {**speed, "seed": record["seed"]}
-    want = speed_total(_speed_work(drawn), speed["capacity"])
+    seed = speed["seed"] if record.get("seed") is None else record["seed"]
+    want = sum(speed_total(work, size)
+               for work, size in zip(_speed_works(speed, seed), (speed["small"], speed["capacity"]), strict=True))
     if type(record.get("total")) is not float or record["total"] != want:
         raise Problem(
-            f"the {count} sums of the speed test, each over a new range after changing a leaf, add up to {want:g}, "
+            f"the {2 * count} sums of the speed test, each over a new range after changing a leaf, add up to {want:g}, "
             f"yours to {record.get('total')!r}. Hint: setting a leaf must update every ancestor up to the root."
         )
 

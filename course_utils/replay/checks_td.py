@@ -116,7 +116,11 @@ def _td_steps(log, loss_fn, case: dict) -> None:
     log.call("loss", "float(loss)", lambda: float(_as_numbers(loss).reshape(())))
     log.call("priorities", "the priorities as numbers", _as_numbers, priorities)
     if facts.real_tensor(loss) and facts.requires_grad(loss):
-        log.call("backward", "loss.backward()", facts.backward, loss, keep=False)
+        # Back-propagated with priorities - priorities.detach() (zero) added: priorities that still
+        # carry a gradient add theirs to the networks' gradients, which the judge compares with its
+        # oracle's, whatever the answer's process records of the priorities.
+        extra = [facts.attached(priorities)] if facts.real_tensor(priorities) else []
+        log.call("backward", "loss.backward()", facts.sum_backward, loss, *extra, keep=False)
         log.note("q grads", _grads(q_net))
         log.note("target grads", None if case["same_net"] else _grads(target_net))
 

@@ -76,10 +76,9 @@ def _fast_claims() -> tuple[str, dict]:
     record = judging.reference_record(tree_checks.TREES.grade_id)
     assert record["speed"]["over_time"] is False and record["speed"]["done"] == 2000
     cases = tree_checks.TREES.cases_for(True)
-    steps, _ = tree_checks.SPEED.steps(cases, 1)
-    tree = replay_solutions.SumSegmentTree(cases["speed"]["capacity"])
-    answers = [tree_checks.SPEED.answer(tree, step) for step in steps]
-    measured = {"seed": 1, "done": len(steps), "cpu_seconds": 0.01, "answers": answers}
+    trees = tree_checks.SPEED.start(cases, replay_solutions.SumSegmentTree, replay_solutions.MinSegmentTree)
+    measured = tree_checks.SPEED.measure(cases, 1, lambda step: tree_checks.SPEED.answer(trees, step), lambda: 0.0)
+    measured["cpu_seconds"] = [0.005, 0.005]
     return records.dump(record), {"measured": measured}
 
 
@@ -92,7 +91,7 @@ def test_a_slow_tree_with_a_forged_time_scores_zero_and_the_course_tree_passes(t
              (_notebook(graded.tutorial), grade_id)]
     (cheat, why), (honest, message) = drive_many(cases, tmp_path)
     assert not cheat, "a slow tree passed with a forged time"
-    assert "too slow" in why, why
+    assert "too slow" in why or "your sum grows with the capacity: it is not O(log n)" in why, why
     assert honest, message
 
 
@@ -138,7 +137,7 @@ def test_a_timing_child_that_stops_or_answers_wrong_gets_no_marks(steps):
     if steps:
         wrong = dict(right, answers=[a + steps for a in right["answers"]])
     else:
-        wrong = dict(right, done=5, answers=right["answers"][:5])
+        wrong = dict(right, done=5, counts=[5, 0], answers=right["answers"][:5])
     entry = tree_checks.SPEED.entry(cases, wrong)
     record = judging.reference_record(tree_checks.TREES.grade_id)
     record["speed"] = entry
@@ -279,6 +278,97 @@ def test_planted_a_judge_that_takes_the_child_s_facts_passes_the_forgery(grade_i
     assert not judging.judge_outputs(grade_id, [output])[0]
     monkeypatch.setattr(judging, "reference_record", lambda gid, hidden=True: records.load(forged))
     passed, message = judging.judge_outputs(grade_id, [output])
+    assert passed, message
+
+
+# --------------------------------------------------------------------------------------
+# "No gradient" facts turned into gradients: the drive ties what must be detached (the advantage
+# handed to replay_actor_loss, the priorities prioritized_td_loss returns) to a gradient the judge
+# compares with the course's (``facts.attached``: a term that is zero, with that gradient). Each
+# answer below is right but for one missing detach; its forged record says "no gradient".
+
+UNDETACHED = {
+    "test_replay_actor_loss": ("""
+def replay_actor_loss(log_pi, mu, advantage, rho_max):
+    rho = torch.clamp(log_pi.detach().exp() / mu, max=rho_max)
+    return -(rho * log_pi * advantage).mean()
+""", "its gradient with respect to log_pi is not"),
+    "test_td_loss": ("""
+def prioritized_td_loss(q_net, target_net, batch, gamma, prior_eps=1e-6):
+    q_taken = q_net(batch["obs"]).gather(1, batch["acts"].unsqueeze(1)).squeeze(1)
+    with torch.no_grad():
+        target = batch["rews"] + gamma * (1.0 - batch["done"]) * target_net(batch["next_obs"]).max(dim=1).values
+    loss = (batch["weights"] * F.smooth_l1_loss(q_taken, target, reduction="none")).mean()
+    return loss, (target - q_taken).abs() + prior_eps
+""", "the loss is right but its gradient is not"),
+}
+
+
+def _undetached_forgery(grade_id: str) -> dict:
+    """The undetached answer's record on the hidden cases, claiming "no gradient" where it has one."""
+    import importlib
+
+    from course_utils.exercises import SOLUTION_IMPORTS
+
+    graded = _graded(grade_id)
+    namespace = dict(vars(importlib.import_module(f"course_admin.{graded.tutorial}.solutions")))
+    exec(compile(SOLUTION_IMPORTS[graded.tutorial] + UNDETACHED[grade_id][0], "<answer cell>", "exec"), namespace)
+    exercise = judging.exercise_for(grade_id)
+    got = records.load(exercise.record(*[namespace[name] for name in exercise.reference], hidden=True))
+    for seen in got:
+        if grade_id == "test_td_loss":
+            seen["priorities have a gradient"] = False
+        else:
+            seen["grad_advantage"] = None
+    return record_output(grade_id, records.dump(got))
+
+
+@pytest.mark.parametrize("grade_id", list(UNDETACHED))
+def test_a_missing_detach_whose_record_claims_no_gradient_scores_zero(grade_id):
+    passed, message = judging.judge_outputs(grade_id, [_undetached_forgery(grade_id)])
+    assert not passed and UNDETACHED[grade_id][1] in message, message
+    reference = record_output(grade_id, records.dump(judging.reference_record(grade_id)))
+    assert judging.judge_outputs(grade_id, [reference])[0]
+
+
+@pytest.mark.parametrize("grade_id", list(UNDETACHED))
+def test_planted_a_drive_without_the_attached_term_passes_the_forgery(grade_id, monkeypatch):
+    """The planted regression: the drive's tie to the gradient is a zero without one, and the
+    forgery the test above fails passes."""
+    import torch
+
+    from course_utils import facts
+
+    monkeypatch.setattr(facts, "attached", lambda tensor: torch.zeros_like(facts.copy(tensor)))
+    passed, message = judging.judge_outputs(grade_id, [_undetached_forgery(grade_id)])
+    assert passed, message
+
+
+def _copying_add_forgery() -> dict:
+    """A right ``add`` that returns a copy of the memory, its record saying it returned the memory."""
+    import copy
+
+    class CopyingMemory(replay_solutions.CircularMemory):
+        def add(self, batch):
+            super().add(batch)
+            return copy.deepcopy(self)
+
+    got = records.load(tree_checks.ADD.record(CopyingMemory, hidden=True))
+    for log in got:
+        log.update({name: "self" for name in log if name.endswith(": returned")})
+    return record_output(tree_checks.ADD.grade_id, records.dump(got))
+
+
+def test_an_add_that_returns_a_copy_scores_zero_whatever_its_record_says_it_returned():
+    """The memory exercise adds every batch through what ``add`` returned (``_next_adder``) and
+    reads the slots from the memory: a returned copy leaves the memory behind, which the slots show."""
+    passed, message = judging.judge_outputs(tree_checks.ADD.grade_id, [_copying_add_forgery()])
+    assert not passed and "the slots hold steps" in message, message
+
+
+def test_planted_adding_every_batch_to_the_memory_itself_passes_the_forgery(monkeypatch):
+    monkeypatch.setattr(tree_checks, "_next_adder", lambda memory, returned: memory)
+    passed, message = judging.judge_outputs(tree_checks.ADD.grade_id, [_copying_add_forgery()])
     assert passed, message
 
 

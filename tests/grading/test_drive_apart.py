@@ -172,7 +172,7 @@ def test_the_runner_server_restarts_and_the_one_off_runner_is_the_fallback(tmp_p
     server.kill()
     server.wait()
     assert all(passed for passed, _ in drive(nb, ids, tmp_path / "restarted").values())
-    assert drive_apart._SERVER is not server and drive_apart._SERVER.poll() is None
+    assert drive_apart._SERVER.process is not server and drive_apart._SERVER.alive() is not None
     monkeypatch.setattr(drive_apart, "_through_server", lambda *args: None)
     assert all(passed for passed, _ in drive(nb, ids, tmp_path / "alone").values())
 
@@ -211,9 +211,9 @@ def test_a_driven_answer_starts_no_process_and_reaches_no_other_exercise(tmp_pat
 def test_the_runner_server_takes_its_folder_with_it_when_stopped():
     from course_admin.grading import drive_apart
 
-    drive_apart._stop_server()
+    drive_apart._SERVER.stop()
     server = drive_apart._server()
-    home = drive_apart._SERVER_HOME
+    home = drive_apart._SERVER.home
     assert home is not None and home.is_dir() and server.poll() is None
-    drive_apart._stop_server()
-    assert server.poll() is not None and not home.exists() and drive_apart._SERVER_HOME is None
+    drive_apart._SERVER.stop()
+    assert server.poll() is not None and not home.exists() and drive_apart._SERVER.home is None

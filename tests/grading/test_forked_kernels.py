@@ -100,7 +100,7 @@ def test_a_forked_kernel_is_the_launched_one_with_its_own_random_streams(tmp_pat
     forked, forked_report = _probes(tmp_path, solution, 2, True, monkeypatch)
     forked_cpu = forked_kernels.CPU_SECONDS - cpu_before
     launched, launched_report = _probes(tmp_path, solution, 1, False, monkeypatch)
-    assert forked_kernels._ZYGOTE is not None and forked_kernels._ZYGOTE.poll() is None  # they were forked
+    assert forked_kernels._ZYGOTE.alive() is not None  # they were forked
     reference = _comparable(launched[0], launched[0]["cwd"])
     for probe in forked:
         assert _comparable(probe, probe["cwd"]) == reference

@@ -165,6 +165,23 @@ def test_kill_marked_finds_processes_by_their_token():
     assert process.wait(timeout=10) != 0
 
 
+def test_a_helper_process_is_replaced_and_stopped_with_its_folder():
+    """The kernel zygote's and the drive runner server's lifecycle: starting anew stops the one that
+    runs (its process killed and reaped, its folder removed); stopping leaves nothing behind."""
+    helper = processes.Helper("course-test-helper-")
+    first = helper.start(lambda home: subprocess.Popen(["sleep", "60"], cwd=str(home)))
+    first_home = helper.home
+    assert helper.alive() is first and first_home.is_dir() and first_home.name.startswith("course-test-helper-")
+    second = helper.start(lambda home: subprocess.Popen(["sleep", "60"], cwd=str(home)))
+    assert first.poll() is not None and not first_home.exists()
+    assert helper.alive() is second and helper.home != first_home
+    second_home = helper.home
+    helper.stop()
+    assert second.poll() is not None and not second_home.exists()
+    assert helper.alive() is None and helper.process is None and helper.home is None
+    helper.stop()  # stopping twice (by hand, then at exit) is harmless
+
+
 def test_open_files_limit():
     limits = {"memory_mb": 2048, "file_mb": 10, "wall_timeout": 30}
     code = f"kr.set_limits({limits!r})\nimport resource, os\nprint(resource.getrlimit(resource.RLIMIT_NOFILE))\nfds = []\n"

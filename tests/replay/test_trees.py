@@ -3,16 +3,22 @@ import re
 
 import numpy as np
 import pytest
-from verdicts import not_yet
+from verdicts import graded, not_yet
 
+from course_admin.grading import judging
 from course_admin.replay.solutions import MinSegmentTree, SumSegmentTree  # the exercise's reference (instructor side)
-from course_utils.replay.checks import check_segment_trees
+from course_utils.checking import Problem
+from course_utils.replay import checks
+from course_utils.replay.checks import SPEED, TREES, check_segment_trees
 from course_utils.replay.standin_trees import SlowMinTree, SlowSumTree
 from course_utils.replay.trees import (
     VectorMinTree,
     VectorSumTree,
     validate_priorities,
 )
+
+GROWS = "your sum grows with the capacity: it is not O(log n)"
+"""The speed part's hint for a tree whose cost grows faster than log(capacity)."""
 
 # --------------------------------------------------------------------------------------
 # The one priority check
@@ -296,7 +302,9 @@ class _LinearSum(SumSegmentTree):
 WRONG_TREES = [
     ((_HalfOpenBug, MinSegmentTree), "half-open"),
     ((_NoZeroGuard, MinSegmentTree), "never step into a subtree whose sum is 0"),
-    ((_LinearSum, MinSegmentTree), "too slow"),
+    # a Python loop over the range is too slow on the small tree already, or on a fast machine
+    # reaches the big one and grows with the capacity
+    ((_LinearSum, MinSegmentTree), "too slow|grows with the capacity: it is not O\\(log n\\)"),
 ]
 
 
@@ -411,8 +419,57 @@ class _NumpyLevels:
         return index if index < self.capacity else int(np.flatnonzero(leaves > 0)[-1])
 
 
-def test_a_tree_rebuilt_with_numpy_after_every_write_is_too_slow(capsys):
-    """The speed part's tree has 2**20 leaves: a sum and a write in O(log capacity) take microseconds,
-    the same in O(capacity) with numpy about a millisecond, and 2000 of them overrun the budget."""
+def test_a_tree_rebuilt_with_numpy_after_every_write_grows_with_the_capacity(capsys):
+    """A write in O(capacity) (numpy rebuilding every level) costs 16 times as much on the speed
+    part's big tree as on its small one, where one in O(log capacity) costs about the same."""
     assert not check_segment_trees(_NumpyLevels, MinSegmentTree)
-    assert "too slow" in capsys.readouterr().out
+    assert GROWS in capsys.readouterr().out
+
+
+class _NumpySumTree(SumSegmentTree):
+    """A right tree, nodes in `self.tree` (a numpy array), whose writes and retrieve walk it, but
+    whose range sum is a numpy reduction over the range's leaves read from `self.tree`: right
+    everywhere, and each sum reads up to capacity leaves. Fast numpy code, it can keep within the
+    big tree's budget on a quiet machine; its cost grows with the capacity."""
+
+    def __init__(self, capacity):
+        super().__init__(capacity)
+        self.tree = np.zeros(2 * capacity)
+
+    def sum(self, start=0, end=None):
+        end = self.capacity if end is None else end
+        return float(np.asarray(self.tree[self.capacity + start : self.capacity + end]).sum())
+
+
+
+def test_a_sum_that_reads_every_leaf_fails_on_growth_in_the_check_cell_and_when_graded():
+    """The speed part times sums on a 65 536-leaf and a 1 048 576-leaf tree: the course's tree
+    costs about as much on both, a numpy reduction over the leaves several times as much (see
+    ``checks.GROWTH``). The check cell times them in the kernel, the grader from outside the
+    answer's process; one entry (``SPEED.entry``) decides for both."""
+    assert GROWS in not_yet(check_segment_trees, _NumpySumTree, MinSegmentTree)
+    passed, message = graded(TREES, _NumpySumTree, MinSegmentTree)
+    assert not passed and GROWS in message, message
+    passed, message = graded(TREES, SumSegmentTree, MinSegmentTree)
+    assert passed, message
+
+
+def test_planted_without_the_growth_limit_a_linear_sum_within_the_budget_passes(monkeypatch):
+    """The limit on growth is what fails a linear sum that keeps within the budget: the course
+    tree's answers with the CPU figures such a sum has on a quiet machine (the big tree 10 times
+    the small one, within its budget) fail with the growth hint, and pass once the limit is off."""
+    cases = TREES.cases_for(True)
+    trees = SPEED.start(cases, SumSegmentTree, MinSegmentTree)
+    measured = SPEED.measure(cases, 5, lambda step: SPEED.answer(trees, step), lambda: 0.0)
+    measured["cpu_seconds"] = [0.06, 0.6]
+    assert 0.6 < cases["speed"]["seconds"]
+
+    def judge():
+        got = judging.reference_record(TREES.grade_id)
+        got["speed"] = SPEED.entry(cases, measured)
+        TREES.judge(got, judging.reference_record(TREES.grade_id), cases)
+
+    with pytest.raises(Problem, match=re.escape(GROWS)):
+        judge()
+    monkeypatch.setattr(checks, "GROWTH", math.inf)
+    judge()
