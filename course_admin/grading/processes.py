@@ -132,11 +132,26 @@ class Helper:
         return self.process if self.process is not None and self.process.poll() is None else None
 
     def start(self, launch: Callable[[Path], subprocess.Popen]) -> subprocess.Popen:
-        """Stop the helper that runs, make a new folder and start ``launch(folder)`` in it."""
+        """Stop the helper that runs, make a new folder and start ``launch(folder)`` in it. The
+        folder's name holds this process's id: folders of this prefix whose grading process is gone
+        (killed, so its exit handler never ran) are removed first."""
         self.stop()
-        self.home = Path(tempfile.mkdtemp(prefix=self.prefix))
+        self._remove_orphans()
+        self.home = Path(tempfile.mkdtemp(prefix=f"{self.prefix}{os.getpid()}-"))
         self.process = launch(self.home)
         return self.process
+
+    def _remove_orphans(self) -> None:
+        for folder in Path(tempfile.gettempdir()).glob(f"{self.prefix}*-*"):
+            owner = folder.name.removeprefix(self.prefix).split("-", 1)[0]
+            if not owner.isdigit() or int(owner) == os.getpid():
+                continue
+            try:
+                os.kill(int(owner), 0)
+            except ProcessLookupError:
+                shutil.rmtree(folder, ignore_errors=True)
+            except PermissionError:  # alive, another user's
+                pass
 
     def stop(self) -> None:
         process, home = self.process, self.home

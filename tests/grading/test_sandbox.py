@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -180,6 +181,26 @@ def test_a_helper_process_is_replaced_and_stopped_with_its_folder():
     assert second.poll() is not None and not second_home.exists()
     assert helper.alive() is None and helper.process is None and helper.home is None
     helper.stop()  # stopping twice (by hand, then at exit) is harmless
+
+
+def test_a_helper_folder_left_by_a_killed_grader_is_removed_at_the_next_start(tmp_path, monkeypatch):
+    """A grading process killed with SIGKILL runs no exit handler: the next grading process to
+    start a helper of the same kind removes the folder, and keeps those of graders still running."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    orphan = tmp_path / f"course-test-helper-{gone.pid}-abc"
+    running = tmp_path / f"course-test-helper-{os.getppid()}-def"
+    other_kind = tmp_path / f"course-other-helper-{gone.pid}-ghi"
+    for folder in (orphan, running, other_kind):
+        folder.mkdir()
+    helper = processes.Helper("course-test-helper-")
+    helper.start(lambda home: subprocess.Popen(["sleep", "60"], cwd=str(home)))
+    try:
+        assert not orphan.exists() and running.is_dir() and other_kind.is_dir()
+        assert helper.home.parent == tmp_path and helper.home.name.startswith(f"course-test-helper-{os.getpid()}-")
+    finally:
+        helper.stop()
 
 
 def test_open_files_limit():
