@@ -29,6 +29,11 @@ hit, the cell, the line and what it does:
   imports) and the released notebook's own imports; any dynamic import of ``course_utils``
   (``importlib.import_module``, ``__import__``); a dotted name through a course module
   (``colour.training.discounted_returns``) that goes deeper than the released cells go;
+- a copy of code carried in the cell rather than written: ``exec``/``eval``/``compile``, bytes
+  decoded into code or objects (``zlib``, ``base64``, ``marshal``, ``pickle``, ``types.CodeType``
+  and the like, however imported), a string literal longer than an answer could be (a compressed
+  module fits in one), ``__code__``, ``sys.meta_path``: the drive apart keeps the course's files
+  from an answer, not a copy of them the answer holds (the red team's way to 42 of the 51 points);
 - a class that subclasses a number, container, array or tensor type, or defines its own
   comparisons or arithmetic used by comparisons (``__eq__``, ``__array_ufunc__``, ``__abs__``...).
 
@@ -74,6 +79,19 @@ METHOD_NAMES = {
 """Methods the checks and the course's drivers call on a student's objects: put on an object by
 assignment (not defined in its class), they are a patch whatever the value. Every ``__dunder__``
 counts too."""
+RUN_TIME_CODE = {"exec", "eval", "compile"}
+"""Builtins that run, or make, code from a string or bytes at run time."""
+DECODERS = {
+    "marshal": {"loads", "load"}, "pickle": {"loads", "load"}, "dill": {"loads", "load"}, "cloudpickle": {"loads"},
+    "zlib": {"decompress"}, "lzma": {"decompress"}, "bz2": {"decompress"}, "gzip": {"decompress"},
+    "base64": {"b64decode", "b32decode", "b16decode", "b85decode", "a85decode", "decodebytes", "urlsafe_b64decode"},
+    "codecs": {"decode"}, "binascii": {"a2b_base64", "unhexlify"}, "types": {"CodeType", "FunctionType"},
+}
+"""Module functions that turn bytes into code or objects (by module, however the import names it):
+what carries a copy of the course's code into an answer cell without its text."""
+LONG_LITERAL = 2_000
+"""Characters in one string literal of an answer cell past which it is an embedded payload (a
+whole module, compressed and encoded, fits in one): no exercise's answer holds text this long."""
 FUNCTION_FACTORIES = {"partial", "MethodType", "FunctionType"}
 """Calls whose result is a function (``functools.partial``, ``types.MethodType``...)."""
 
@@ -197,6 +215,7 @@ class _Names:
     """What the scanned cells' names stand for."""
 
     imported: set[str]  # bound by an import in any cell (the released notebook's too)
+    modules: dict[str, str]  # what each imported name stands for: {name: dotted module or name}
     functions: set[str]  # defined by a def or class in the student's cells
     course: dict[str, str]  # bound to a course module: {name: dotted module}
     code: _CourseCode
@@ -366,6 +385,17 @@ class _Scanner(ast.NodeVisitor):
             self.hit(node, f"calls {func.value.id}.{func.attr}")
         if isinstance(func, ast.Name) and func.id == "get_ipython":
             self.hit(node, "uses get_ipython()")
+        if isinstance(func, ast.Name) and func.id in RUN_TIME_CODE:
+            self.hit(node, f"runs code built at run time ({func.id})")
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            module, attr = self.names.modules.get(func.value.id, func.value.id).split(".")[-1], func.attr
+        elif isinstance(func, ast.Name) and "." in self.names.modules.get(func.id, ""):  # from zlib import decompress
+            module, _, attr = self.names.modules[func.id].rpartition(".")
+            module = module.split(".")[-1]
+        else:
+            module = attr = None
+        if attr in DECODERS.get(module, ()):
+            self.hit(node, f"decodes bytes into code or objects ({module}.{attr})")
         called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
         if called in ("import_module", "__import__") and node.args:
             leading = _leading_text(node.args[0])
@@ -377,8 +407,11 @@ class _Scanner(ast.NodeVisitor):
     def visit_Attribute(self, node):  # noqa: N802
         if node.attr in FRAME_ATTRIBUTES:
             self.hit(node, f"reads frames ({node.attr})")
-        if isinstance(node.value, ast.Name) and node.value.id == "sys" and node.attr in ("modules", "displayhook", "excepthook"):
+        if isinstance(node.value, ast.Name) and node.value.id == "sys" and node.attr in (
+                "modules", "displayhook", "excepthook", "meta_path", "path_hooks"):
             self.hit(node, f"uses sys.{node.attr}")
+        if node.attr == "__code__":
+            self.hit(node, "reads or replaces a function's __code__")
         if node.attr in IPYTHON_HOOKS and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
             self.hit(node, f"touches IPython's {node.attr}")
         self.generic_visit(node)
@@ -386,6 +419,10 @@ class _Scanner(ast.NodeVisitor):
     def visit_Name(self, node):  # noqa: N802
         if node.id == "__builtins__":
             self.hit(node, "uses __builtins__")
+
+    def visit_Constant(self, node):  # noqa: N802
+        if isinstance(node.value, str | bytes) and len(node.value) > LONG_LITERAL:
+            self.hit(node, f"holds a literal of {len(node.value):,} characters (an embedded payload, not an answer)")
 
 
 def _method_name(name: str) -> bool:
@@ -470,6 +507,7 @@ def flags(notebook: bytes | dict, released: dict, tutorial: str | None = None) -
     every_tree = released_trees + student_trees
     names = _Names(
         imported=set(_bindings(every_tree)) - {"self"},
+        modules=_bindings(every_tree),
         functions=_functions_defined(student_trees),
         course=_course_bindings(every_tree),
         code=_course_code(released_trees, tutorial),

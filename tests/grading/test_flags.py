@@ -187,3 +187,38 @@ from course_utils.plotting import plot_curve
         "line 9: uses course code not listed for this exercise: course_utils.lunar (imported)",
         "line 10: uses course code not listed for this exercise: course_utils.lunar.aac.something (through lunar.aac.something)",
     ]
+
+
+def test_a_copy_of_course_code_carried_in_the_cell_is_flagged():
+    """The red team's way past the drive apart: the course's module, compressed and encoded into a
+    literal, run with exec (or a function rebuilt from marshalled bytecode). Each step is flagged."""
+    import base64
+    import marshal
+    import zlib
+
+    from course_utils.returns import discounted_returns
+
+    released = load("student", forgeries.ASSIGNMENT)
+    payload = base64.b64encode(zlib.compress(("x = 1\n" * 2000).encode())).decode()
+    code = base64.b64encode(marshal.dumps(discounted_returns.__code__)).decode()
+    cells = [
+        f"import types as _t, zlib as _z, base64 as _b\n_m = _t.ModuleType('m')\n"
+        f"exec(_z.decompress(_b.b64decode('{payload}')).decode(), _m.__dict__)",
+        f"from marshal import loads\nimport types\n_f = types.FunctionType(loads(bytes.fromhex('{code}')), {{}})",
+        "import sys\nsys.meta_path.insert(0, object())\nf = lambda: 0\nf.__code__ = (lambda: 1).__code__",
+    ]
+    notebook = json.loads(json.dumps(released))
+    for source in cells:
+        notebook["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                                  "source": source})
+    found = " | ".join(flags(notebook, released))
+    for what in ("runs code built at run time (exec)", "decodes bytes into code or objects (zlib.decompress)",
+                 "decodes bytes into code or objects (base64.b64decode)", "an embedded payload",
+                 "decodes bytes into code or objects (marshal.loads)", "decodes bytes into code or objects (types.FunctionType)",
+                 "uses sys.meta_path", "__code__"):
+        assert what in found, (what, found)
+    # an honest answer's json and numpy calls are not decoders
+    honest = json.loads(json.dumps(released))
+    honest["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                            "source": "import json\nimport numpy as np\nconfig = json.loads('{}')\nx = np.load"})
+    assert flags(honest, released) == []
