@@ -314,6 +314,13 @@ def _server() -> subprocess.Popen:
     return _SERVER
 
 
+def start_early() -> None:
+    """Start this process's runner server now where it is not running, without waiting for it: it
+    imports torch (6 s of CPU with torch._dynamo) while the submission's notebook runs, rather than
+    while the grader waits for the hidden tests' records."""
+    _server()
+
+
 @atexit.register
 def _stop_server() -> None:
     global _SERVER, _SERVER_HOME
