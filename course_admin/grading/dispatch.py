@@ -106,8 +106,7 @@ def start_local_cluster(workers: int | None = None) -> Future:
             silence_logs=logging.ERROR,
             # each worker imports the grading task and starts its kernel zygote as it starts
             # (``worker.dask_setup``), while this process prepares the jobs, rather than in its
-            # first task: about 6 s of CPU per worker (the imports, the zygote's) that no longer
-            # delay the first grading
+            # first task: about 6 s of CPU per worker off the run's start
             preload=["course_admin.grading.worker"],
         )
 
