@@ -104,10 +104,6 @@ def start_local_cluster(workers: int | None = None) -> Future:
             dashboard_address=":0",  # any free port: never clash with another cluster
             memory_limit=0,  # the kernels have their own limits; the workers stay small
             silence_logs=logging.ERROR,
-            # each worker imports the grading task and starts its kernel zygote as it starts
-            # (``worker.dask_setup``), while this process prepares the jobs, rather than in its
-            # first task: about 6 s of CPU per worker off the run's start
-            preload=["course_admin.grading.worker"],
         )
 
     executor = ThreadPoolExecutor(1, thread_name_prefix="course-dask-start")

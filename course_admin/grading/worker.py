@@ -500,13 +500,6 @@ def grade_submission(job: dict) -> dict:
     return result
 
 
-def dask_setup(worker) -> None:
-    """Run by each worker of a local grading cluster as it starts (``dispatch.start_local_cluster``
-    preloads this module): its kernel zygote imports its libraries while the coordinator prepares
-    the jobs. The zygote's CPU still counts in the first submission that needs a kernel."""
-    forked_kernels.start_early()
-
-
 def _capped(autograded: Path, cap: int, max_cells: int) -> tuple[bytes, list[str]]:
     """The autograded notebook within ``cap`` bytes and ``max_cells`` cells (``cap_notebook``),
     written back where formgrader and ``GenerateFeedback`` read it, and what was cut."""

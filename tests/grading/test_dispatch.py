@@ -204,22 +204,3 @@ def test_a_grading_worker_does_not_build_the_iri_grammars():
             "print(sorted(name for name in sys.modules if name.startswith('rfc3987_syntax.')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
-
-
-def test_a_local_cluster_worker_starts_its_zygote_before_any_task():
-    """The local cluster preloads the grading task: each worker has imported it and started its
-    kernel zygote when it joins, before the coordinator sends anything."""
-    from distributed import Client
-
-    cluster = dispatch.start_local_cluster(1).result()
-    try:
-        with Client(cluster) as client:
-            def zygote_started():
-                import sys
-
-                kernels = sys.modules.get("course_admin.grading.forked_kernels")
-                return kernels is not None and kernels._ZYGOTE is not None and kernels._ZYGOTE.poll() is None
-
-            assert list(client.run(zygote_started).values()) == [True]
-    finally:
-        cluster.close()
