@@ -393,7 +393,9 @@ def _collect(pid: int, read_end: int, grade_id: str, timeout: float) -> dict:
 
 
 def _libraries() -> None:
-    """What every child uses, imported once (torch alone is about 3 s of CPU on these machines)."""
+    """What every child uses, imported once (torch alone is about 3 s of CPU on these machines,
+    and torch._dynamo, which torch imports when the first optimizer is made, 3 s more: each child
+    that drives an answer that trains paid it)."""
     import importlib
 
     os.environ.update({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
@@ -401,6 +403,7 @@ def _libraries() -> None:
     import torch
 
     torch.set_num_threads(1)
+    importlib.import_module("torch._dynamo")
     importlib.import_module("IPython.core.inputtransformer2")
 
 

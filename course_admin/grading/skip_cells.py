@@ -48,28 +48,67 @@ def _digest(source: str) -> str:
     return hashlib.sha256(source.encode()).hexdigest()
 
 
+DYNAMIC = frozenset({"eval", "exec", "globals", "locals", "vars"})
+"""Builtins through which a cell can read any global by a name computed at run time: a cell that
+calls one (or names it) reads every name (``EVERY_NAME``)."""
+EVERY_NAME = "*"
+"""In a cell's reads: it may read any global (``DYNAMIC``)."""
+
+
 def cell_names(source: str) -> tuple[set[str], set[str]] | None:
     """(names the cell binds at its top level, names it reads as globals), or None when the cell
     cannot be parsed (IPython syntax is translated first): such a cell is always kept."""
+    import symtable
+
     from IPython.core.inputtransformer2 import TransformerManager
 
     try:
-        tree = ast.parse(TransformerManager().transform_cell(source))
+        code = TransformerManager().transform_cell(source)
+        tree = ast.parse(code)
+        table = symtable.symtable(code, "<cell>", "exec")
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # a hostile cell: kept, and run
         return None
-    binds, uses = set(), set()
+    binds, uses = set(), _global_reads(table)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (uses if isinstance(node.ctx, ast.Load) else binds).add(node.id)
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            binds.add(node.id)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             binds |= {(alias.asname or alias.name).split(".")[0] for alias in node.names if alias.name != "*"}
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             binds.add(node.name)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             binds |= set(node.names)
-    # a name read anywhere may be the global of that name (a function body reads it when called):
-    # counting every read keeps more cells than needed, never fewer
+        # ``x += 1`` and ``del x`` read the name first; the symbol table counts them as stores only
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            uses.add(node.target.id)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Del):
+            uses.add(node.id)
+    # every name bound anywhere counts, a function's locals too: more cells kept than needed, never fewer
+    if uses & DYNAMIC:
+        uses.add(EVERY_NAME)
     return binds, uses
+
+
+def _global_reads(table) -> set[str]:
+    """The names code compiled from ``table``'s scope and the scopes inside it may read as globals
+    (``symtable``, as the compiler resolves them): every name the module's and a class body's code
+    reads (a class body falls back to the globals for any name), and a function's, lambda's or
+    comprehension's reads that are neither its own locals nor its enclosing function's. A function
+    reads its globals when called, so they count when it is defined."""
+    names = set()
+    for symbol in table.get_symbols():
+        if not symbol.is_referenced():
+            continue
+        if table.get_type() in ("module", "class") or symbol.is_global():
+            names.add(symbol.get_name())
+    for child in table.get_children():
+        names |= _global_reads(child)
+    return names
+
+
+def _needs(uses: set[str], binds: set[str]) -> bool:
+    """Whether a cell reading ``uses`` needs a cell binding ``binds``."""
+    return bool(binds) and (EVERY_NAME in uses or bool(binds & uses))
 
 
 def needed(cells: list, candidates: set[int]) -> set[int]:
@@ -83,7 +122,7 @@ def needed(cells: list, candidates: set[int]) -> set[int]:
         index = queue.pop()
         uses = names[index][1] if names[index] else set()
         for other in candidates - kept:
-            if other < index and names[other] and names[other][0] & uses:
+            if other < index and names[other] and _needs(uses, names[other][0]):
                 kept.add(other)
                 queue.append(other)
     return kept & candidates

@@ -191,3 +191,16 @@ def test_a_scheduler_lost_mid_run_has_the_rest_graded_here(tmp_path, monkeypatch
     rows = {row["student"]: row for row in csv.DictReader(report.csv_path.open())}
     assert (rows["ada"]["score"], rows["bob"]["score"]) == ("3", "1")
     assert sorted(results) == ["ada", "bob"] and report.graded_here == ["ada", "bob"]
+
+
+def test_a_grading_worker_does_not_build_the_iri_grammars():
+    """Where an older install left rfc3987-syntax, importing the grading task (as each Dask worker
+    does) must not build its lark grammars (3.5 s of CPU per process); nbformat still validates."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nimport course_admin.grading.worker\nimport nbformat\n"
+            "nbformat.validate(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('1')]))\n"
+            "print(sorted(name for name in sys.modules if name.startswith('rfc3987_syntax.')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

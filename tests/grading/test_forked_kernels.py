@@ -112,3 +112,23 @@ def test_a_forked_kernel_is_the_launched_one_with_its_own_random_streams(tmp_pat
         assert [s.score for s in report.submissions] == [3.0] * len(report.submissions)
     # the forked kernels' CPU counts in the submissions' figures: they are the zygote's children
     assert forked_cpu > 0.05
+
+
+def test_a_zygote_started_early_serves_the_first_kernel_and_is_counted_once(tmp_path, monkeypatch):
+    """``start_early`` starts the zygote without waiting for its imports; the submission's kernel
+    is forked from that zygote, and its imports count once, in the figures of the submission that
+    first needed a kernel."""
+    solution = json.loads(synthetic_assignment(tmp_path / "source").read_text())
+    forked_kernels._stop()
+    before = forked_kernels.CPU_SECONDS
+    forked_kernels.start_early()
+    early = forked_kernels._ZYGOTE.alive()
+    assert early is not None and not forked_kernels._READY
+    forked_kernels.start_early()
+    assert forked_kernels._ZYGOTE.alive() is early and forked_kernels.CPU_SECONDS == before  # kept, nothing counted yet
+    _, report = _probes(tmp_path, solution, 1, True, monkeypatch)
+    assert forked_kernels._ZYGOTE.alive() is early and forked_kernels._READY
+    assert [s.score for s in report.submissions] == [3.0]
+    # the zygote's imports (ipykernel, NumPy, Matplotlib, torch: seconds) and the kernel's CPU
+    assert forked_kernels.CPU_SECONDS - before > 1.0
+    assert sum(report.task_cpu_seconds.values()) > forked_kernels.CPU_SECONDS - before

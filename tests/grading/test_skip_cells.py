@@ -43,6 +43,34 @@ def test_a_pinned_or_unreadable_given_cell_is_kept():
     assert set(marks(_notebook(SETUP, SIZES, ANSWER, pinned, PLOT, broken))) == {"plot"}  # nothing reads the plot
 
 
+def test_names_an_answer_holds_as_its_own_locals_do_not_keep_a_given_cell():
+    """A function's parameters, locals and comprehension variables are not the globals of the same
+    names (the compiler resolves them in the function): a given demo binding ``learner``, ``batch``
+    and ``score`` feeds no answer that only uses them as its own (tutorial 1's newbie, 2.8 s of CPU
+    per grading when it ran)."""
+    demo = _code("learner, batch, score = 1, [2], 3", "demo")
+    answer = _code("def f(learner, batch):\n    score = learner + len(batch)\n    return [score for score in range(score)]\n"
+                   "g = lambda batch: batch", "answer", solution=True, grade=False)
+    assert "demo" in marks(_notebook(SETUP, demo, answer, TEST))
+
+
+@pytest.mark.parametrize("reader", [
+    "def f():\n    return n",  # a global read when f is called
+    "class A:\n    size = n",  # a class body reads the globals
+    "class A:\n    def size(self):\n        return n",  # a method does, not the class body's names
+    "def f():\n    return [n for _ in range(2)]",
+    "g = lambda: n",
+    "n += 1",  # reads n first
+    "del n",
+    "value = globals()['n']",  # any name, computed at run time
+    "value = eval('n')",
+])
+def test_every_way_a_cell_reads_a_global_keeps_the_cell_that_binds_it(reader):
+    given = _code("n = 3", "given")
+    answer = _code(reader, "answer", solution=True, grade=False)
+    assert "given" not in marks(_notebook(SETUP, given, answer, TEST)), reader
+
+
 def test_a_submission_runs_its_own_cells_and_what_they_read():
     released = _notebook(SETUP, SIZES, ANSWER, DEMO, PLOT, TEST)
     marked = marks(released)
