@@ -103,11 +103,15 @@ class _CourseGate:
 
     def __init__(self, allowed: set[str], notes: list[str]):
         self.allowed, self.notes = allowed, notes
+        self.elsewhere = ""  # while another exercise's answer cell runs: which one ("" for this exercise's code)
 
     def find_spec(self, name, path=None, target=None):
         course = name.split(".")[0] in ("course_utils", "course_admin")
         if course and name not in self.allowed:
-            note = f"{name} is {NOT_GIVEN}"
+            # Every answer cell runs here; a cell of another exercise that loads what this one may
+            # not is that exercise's business, and must not become this exercise's reason.
+            note = (f"{self.elsewhere} could not run here: it loads {name}, which this exercise does not give"
+                    if self.elsewhere else f"{name} is {NOT_GIVEN}")
             if note not in self.notes:
                 self.notes.append(note)
             raise ModuleNotFoundError(f"{name} is {NOT_GIVEN} (only the code the exercise gives you is)", name=name)
@@ -224,7 +228,8 @@ def drive_one(exercise: dict, transform, out, steps: Steps | None = None) -> Non
             restrict_alone()
         except OSError as error:  # the tests' own machine is x86-64 Linux; elsewhere say what is missing
             result["sandbox"] = f"{result.get('sandbox', '')} no system-call filter ({error})".strip()
-        sys.meta_path.insert(0, _CourseGate(_allowed_modules(package_files), notes))
+        gate = _CourseGate(_allowed_modules(package_files), notes)
+        sys.meta_path.insert(0, gate)
         from course_utils import checking
 
         sink: list = []
@@ -241,9 +246,12 @@ def drive_one(exercise: dict, transform, out, steps: Steps | None = None) -> Non
         _import_checks(exercise.get("check_modules", []))
         before = course_state.snapshot()
         for index, source in exercise["answers"]:
+            own = index == exercise.get("own_answer")
+            gate.elsewhere = "" if own else f"the answer cell {index + 1} of another exercise"
             failed = _run_cell(source, namespace, transform, ANSWER_CELL_SECONDS)
-            if failed and index == exercise.get("own_answer"):
+            if failed and own:
                 notes.append(f"your answer cell, run on its own with the code the exercise gives, raised {failed}")
+        gate.elsewhere = ""  # from here on, what loads a module is this exercise's answer, called by its test
         missing = set()
         for name in exercise.get("answer_names", ()):
             value = namespace.get(name)
