@@ -121,8 +121,8 @@ def test_a_module_another_exercise_s_cell_loads_is_not_this_exercise_s_reason(tm
     passed, message = verdicts["test_segment_trees"]
     assert not passed and "not available to this exercise" not in message, message
     assert drive_apart.course_code_problems(_judged(nb, verdicts)) == [
-        f"test_memory_add: 0 points, its answer uses course code the exercise does not give it "
-        f"(course_utils.replay.trees); an instructor who allows it can override the score in formgrader"]
+        "test_memory_add: 0 points, its answer uses course code the exercise does not give it "
+        "(course_utils.replay.trees); an instructor who allows it can override the score in formgrader"]
 
 
 def _judged(nb, verdicts: dict) -> dict:
