@@ -51,6 +51,23 @@ def test_fast_greedy_evaluation_plays_the_same_episodes_as_evaluate():
         assert np.allclose(solve.evaluate_greedy(net, seeds), aac.evaluate(net, seeds, deterministic=True), atol=1e-6)
 
 
+def test_notebook_networks_are_evaluated_on_bare_landers_with_the_same_totals():
+    """A notebook's network (no NumPy twin, no time feature) plays ``evaluate_greedy``'s episodes on
+    bare LeanLunarLanders: ``aac.evaluate``'s totals to the last bit, for an untrained actor-critic
+    and policy network (crashes, flights off the screen)."""
+    import torch
+
+    from course_admin.lunar.solutions import AACPolicyNet, PolicyNet
+    from course_utils.lunar import aac
+    from course_utils.lunar.env import EVAL_SEEDS
+
+    seeds = EVAL_SEEDS[:12]
+    for seed, net_type in ((0, AACPolicyNet), (1, PolicyNet)):
+        torch.manual_seed(seed)
+        net = net_type(8, 4, (32, 32))
+        assert np.array_equal(solve.evaluate_greedy(net, seeds), aac.evaluate(net, seeds, deterministic=True))
+
+
 def test_until_solved_evaluates_the_greedy_policy_on_schedule_and_stops_at_the_bar():
     """The notebook's stop for the student's run: no evaluation before the screen or between two
     due points; the course's agent passes the bar on the evaluation landscapes, a fresh network does not."""
