@@ -9,11 +9,11 @@ from course_utils.replay import checks as tree_checks
 
 
 def test_a_rebound_global_method_builtin_and_object_attribute_are_put_back_and_named():
-    clock, limit, record = tree_checks._clock, checking.TIME_LIMIT, checking.Exercise.record
+    clock, limit, record = tree_checks._cpu, checking.TIME_LIMIT, checking.Exercise.record
     dumps, builtin_len, drive = json.dumps, builtins.len, tree_checks.TREES.drive
     state = course_state.snapshot()
     try:
-        tree_checks._clock = lambda: 0.0
+        tree_checks._cpu = lambda: 0.0
         checking.TIME_LIMIT = 50.0
         checking.Exercise.record = lambda self, *answers, hidden=True: "forged"
         json.dumps = lambda *a, **k: "{}"
@@ -22,14 +22,14 @@ def test_a_rebound_global_method_builtin_and_object_attribute_are_put_back_and_n
         tree_checks.planted = "new"
         changed = course_state.restore(state)
     finally:
-        tree_checks._clock, checking.TIME_LIMIT, checking.Exercise.record = clock, limit, record
+        tree_checks._cpu, checking.TIME_LIMIT, checking.Exercise.record = clock, limit, record
         json.dumps, builtins.len = dumps, builtin_len
         object.__setattr__(tree_checks.TREES, "drive", drive)
         vars(tree_checks).pop("planted", None)
-    assert {"course_utils.replay.checks._clock", "course_utils.checking.TIME_LIMIT", "course_utils.checking.Exercise.record",
+    assert {"course_utils.replay.checks._cpu", "course_utils.checking.TIME_LIMIT", "course_utils.checking.Exercise.record",
             "json.dumps", "builtins.len", "course_utils.replay.checks.TREES.drive",
             "course_utils.replay.checks.planted"} <= set(changed)
-    assert tree_checks._clock is clock and checking.TIME_LIMIT == limit and checking.Exercise.record is record
+    assert tree_checks._cpu is clock and checking.TIME_LIMIT == limit and checking.Exercise.record is record
     assert json.dumps is dumps and builtins.len is builtin_len and tree_checks.TREES.drive is drive
     assert not hasattr(tree_checks, "planted")
     assert course_state.restore(state) == []
