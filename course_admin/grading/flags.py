@@ -505,11 +505,12 @@ def flags(notebook: bytes | dict, released: dict, tutorial: str | None = None) -
     # Names the setup cell binds (np, checks...) are as much the kernel's as those the student binds.
     student_trees = [tree for _, tree in trees]
     every_tree = released_trees + student_trees
+    bound = _bindings(every_tree)
     names = _Names(
-        imported=set(_bindings(every_tree)) - {"self"},
-        modules=_bindings(every_tree),
+        imported=set(bound) - {"self"},
+        modules=bound,
         functions=_functions_defined(student_trees),
-        course=_course_bindings(every_tree),
+        course={name: dotted for name, dotted in bound.items() if _course_module(dotted)},
         code=_course_code(released_trees, tutorial),
     )
     found = []

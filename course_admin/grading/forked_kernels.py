@@ -81,12 +81,10 @@ class ForkedKernel:
 
 def _launch() -> None:
     """Start a zygote; it imports its libraries on its own (``_zygote`` waits for them)."""
-    global _READY
-    _stop()
+    _stop()  # not ready, and its kernels counted from 0
     _ZYGOTE.start(lambda home: subprocess.Popen(
         [sys.executable, str(ZYGOTE)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         env=sandbox.clean_environment(home, "kernel-zygote"), cwd=str(home)))
-    _READY = False
 
 
 def start_early() -> None:
