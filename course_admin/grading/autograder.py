@@ -178,7 +178,8 @@ class Report:
                 lines.append("| " + " | ".join(cells) + " |")
         if self.similar:
             lines += ["", "## Similar answers", "",
-                      "Pairs whose answers to one exercise share much of their code once the given code is removed"
+                      "Pairs whose answers to one exercise share much of their code once the given code is removed,"
+                      " and answers that share as much with a module of the course package (\"course package: …\")"
                       " (similarity.html shows them side by side). This never changes a grade.", "",
                       "| assignment | exercise | pair | shares |", "|---|---|---|---|"]
             for p in self.similar:  # the pair in one cell: a student's own cell in these tables is a problem row

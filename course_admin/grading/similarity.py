@@ -14,15 +14,28 @@ with the other (copydetect's own rule). Answers with fewer than ``MIN_TOKENS`` t
 own are not compared: a one-line answer is the same in every honest notebook. The report
 (``similarity.csv`` and ``similarity.html``, side by side with the shared code highlighted)
 is for the instructor to look at; like the cheat report, it never changes a grade.
+
+Each answer is also compared with the course package the students installed (``course_utils``,
+every module of the student wheel, ``course_pairs``): an answer that shares ``threshold`` of its
+code with one module is listed with the module as its pair and, in the HTML, the module's
+definition it shares most with. That finds a readable copy of course code, renamed and
+reordered, which the cheat report's flags (code carried compressed, ``exec``) do not see.
+Filtering the package's 90-odd modules through pygments costs about 3 CPU-s, so the filtered
+text is cached by file content (``COURSE_CACHE``); hashing it again is 0.3 s per process,
+because copydetect's hashes are salted per process and cannot be cached themselves.
 """
 
 from __future__ import annotations
 
+import ast
 import csv
+import hashlib
 import html
+import importlib.util
 import io
 import itertools
 import json
+import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +52,13 @@ HTML_PAIRS = 200
 """Most pairs shown side by side in ``similarity.html`` (the highest first); the CSV has them all."""
 MIN_TOKENS = 40
 """Fewest fingerprinted characters (after filtering and boilerplate) an answer needs to be compared."""
+COURSE = "course package"
+"""The name a course module takes as the second member of a pair (``Pair.student_b`` is
+``"course package: course_utils/replay/per.py"``)."""
+COURSE_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rl-course" / "course-code-filtered.json"
+"""{module path: [sha256 of its source, copydetect's filtered text]}: plain JSON, never code. One
+file per installed package folder (its path's hash joins the name), so two checkouts do not
+rewrite each other's."""
 
 
 @dataclass
@@ -127,10 +147,107 @@ def similar_pairs(answers: dict[str, dict[str, str]], released: dict[str, str], 
     return sorted(pairs, key=lambda p: (-p.score, p.assignment, p.exercise, p.student_a, p.student_b))
 
 
-def class_pairs(submissions, released: dict[str, dict], threshold: float) -> list[Pair]:
-    """``similar_pairs`` for every tutorial of a graded class (``intake.Submission``s with
-    their content; ``released``: per assignment, the released notebook)."""
+def _filtered(code: str) -> str:
+    from copydetect.utils import filter_code
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return filter_code(code, "module.py", "python")[0]
+
+
+def course_modules(package: str = "course_utils") -> dict[str, tuple[str, str]]:
+    """{``course_utils/…/x.py``: (source, copydetect's filtered text)} of every module of the
+    installed student package, the filtered text read from ``COURSE_CACHE`` where the source
+    is unchanged (the cache is rewritten when it is not; an unreadable cache is rebuilt)."""
+    root = Path(importlib.util.find_spec(package).origin).parent
+    cache = COURSE_CACHE.with_name(f"{COURSE_CACHE.stem}-{hashlib.sha256(str(root).encode()).hexdigest()[:12]}.json")
+    try:
+        cached = json.loads(cache.read_text(encoding="utf-8"))
+        cached = cached if isinstance(cached, dict) else {}
+    except (OSError, ValueError):
+        cached = {}
+    modules, changed = {}, False
+    for path in sorted(root.rglob("*.py")):
+        name = path.relative_to(root.parent).as_posix()
+        source = path.read_text(encoding="utf-8", errors="replace")
+        digest = hashlib.sha256(source.encode()).hexdigest()
+        entry = cached.get(name)
+        if not (isinstance(entry, list) and len(entry) == 2 and entry[0] == digest and isinstance(entry[1], str)):
+            entry, changed = [digest, _filtered(source)], True
+        modules[name] = (source, entry[1])
+    if changed or set(cached) != set(modules):
+        try:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            scratch = cache.with_suffix(f".{os.getpid()}.tmp")
+            scratch.write_text(json.dumps({n: [hashlib.sha256(src.encode()).hexdigest(), f]
+                                           for n, (src, f) in modules.items()}), encoding="utf-8")
+            os.replace(scratch, cache)
+        except OSError:
+            pass  # a read-only home: filter again next time
+    return modules
+
+
+def _best_definition(source: str, answer) -> str:
+    """The top-level function or class of a course module that shares most with ``answer``'s
+    fingerprint (what the HTML shows beside the answer); the whole module if none parses."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    best, best_share = source, -1.0
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            segment = ast.get_source_segment(source, node) or ""
+            try:
+                shared = answer.hashes & _fingerprint(segment).hashes
+            except Exception:
+                continue
+            share = share_of(answer, shared) if shared else 0.0
+            if share > best_share:
+                best, best_share = segment, share
+    return best
+
+
+def course_pairs(answers: dict[str, dict[str, str]], released: dict[str, str], assignment: str,
+                 threshold: float, modules: dict[str, tuple[str, str]]) -> list[Pair]:
+    """Answers that share at least ``threshold`` of their own code (the released cell removed)
+    with one module of the course package (``course_modules``): one pair per answer, with the
+    module it shares most with. ``share_b`` is the module's share (small: a module is long)."""
+    from copydetect import compare_files
+    from copydetect.utils import get_document_fingerprints
+
+    course = {}
+    for name, (source, filtered) in modules.items():
+        hashes, _ = get_document_fingerprints(filtered, K, WINDOW)
+        course[name] = (source, set(hashes))
+    everything = set().union(*(h for _, h in course.values())) if course else set()
     pairs = []
+    for exercise in sorted({grade_id for cells in answers.values() for grade_id in cells}):
+        given = list(_fingerprint(released.get(exercise, "")).hashes)
+        for student in sorted(answers):
+            code = answers[student].get(exercise)
+            if code is None or code.strip() == released.get(exercise, "").strip():
+                continue
+            try:
+                found = _fingerprint(code, given)
+            except Exception:
+                continue
+            if found.token_coverage < MIN_TOKENS or share_of(found, found.hashes & everything) < threshold:
+                continue  # not even all of the package together reaches the threshold: most answers
+            share, module = max((share_of(found, found.hashes & hashes), name) for name, (_, hashes) in course.items())
+            if share < threshold:
+                continue
+            segment = _best_definition(course[module][0], found)
+            overlap, (share_a, share_b), (slices_a, slices_b) = compare_files(found, _fingerprint(segment))
+            pairs.append(Pair(assignment, exercise, student, f"{COURSE}: {module}", float(share), float(share_b),
+                              int(overlap), code, segment, slices_a, slices_b))
+    return pairs
+
+
+def class_pairs(submissions, released: dict[str, dict], threshold: float) -> list[Pair]:
+    """``similar_pairs`` and ``course_pairs`` for every tutorial of a graded class
+    (``intake.Submission``s with their content; ``released``: per assignment, the released notebook)."""
+    pairs, modules = [], None
     for assignment in sorted({s.assignment for s in submissions if s.assignment and s.content}):
         answers = {}
         for sub in submissions:
@@ -140,7 +257,10 @@ def class_pairs(submissions, released: dict[str, dict], threshold: float) -> lis
                 except (ValueError, RecursionError):
                     continue
         pairs += similar_pairs(answers, answer_cells(released[assignment]), assignment, threshold)
-    return pairs
+        if answers:
+            modules = course_modules() if modules is None else modules
+            pairs += course_pairs(answers, answer_cells(released[assignment]), assignment, threshold, modules)
+    return sorted(pairs, key=lambda p: (-p.score, p.assignment, p.exercise, p.student_a, p.student_b))
 
 
 def _highlighted(code: str, slices) -> str:
@@ -169,7 +289,9 @@ def write_report(pairs: list[Pair], out: Path, threshold: float) -> tuple[Path, 
                              f"{p.share_a:.2f}", f"{p.share_b:.2f}", p.overlap])
     parts = [f"<h1>Similar answers</h1><p>Pairs whose answers to one exercise share at least {threshold:.0%} of either"
              " answer's code after the given code is removed (copydetect's winnowed fingerprints; names and spacing do"
-             " not count). This never changes a grade: look before you conclude.</p>"]
+             " not count), and answers that share as much with a module of the course package the students installed"
+             f" (paired with \"{COURSE}: …\", the module's closest definition shown). This never changes a grade:"
+             " look before you conclude.</p>"]
     if not pairs:
         parts.append("<p>None.</p>")
     if len(pairs) > HTML_PAIRS:

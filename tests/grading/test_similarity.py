@@ -153,3 +153,61 @@ def test_the_cheap_share_is_copydetect_s_share():
         _, (share_a, share_b), _ = compare_files(prints[a], prints[b])
         shared = prints[a].hashes & prints[b].hashes
         assert share_of(prints[a], shared) == pytest.approx(share_a) and share_of(prints[b], shared) == pytest.approx(share_b)
+
+
+RING_MODULE = '''"""A ring of the last ``capacity`` steps."""
+
+
+''' + ORIGINAL.replace("class ReplayMemory:", "class Ring:") + '''
+
+def unrelated(x):
+    return {"x": x, "twice": 2 * x, "square": x * x, "text": str(x).upper()}
+'''
+"""A course module holding the answer to the memory exercise (the shape of what the student
+wheel must not ship, here to show that a readable copy of it is found)."""
+
+
+def test_a_renamed_copy_of_course_code_is_paired_with_its_module_and_an_honest_answer_is_not():
+    from course_admin.grading.similarity import COURSE, _filtered, course_pairs
+
+    modules = {"course_utils/replay/ring.py": (RING_MODULE, _filtered(RING_MODULE)),
+               "course_utils/other.py": (STUB, _filtered(STUB))}
+    answers = {"bob": {"replay_memory": COPIED}, "carol": {"replay_memory": HONEST}, "dave": {"replay_memory": STUB}}
+    pairs = course_pairs(answers, {"replay_memory": STUB}, "02_colour_replay", 0.65, modules)
+    assert [(p.student_a, p.student_b) for p in pairs] == [("bob", f"{COURSE}: course_utils/replay/ring.py")]
+    assert pairs[0].share_a >= 0.65
+    assert pairs[0].code_b.startswith("class Ring:") and "unrelated" not in pairs[0].code_b  # the closest definition
+    assert [p.student_a for p in course_pairs(answers, {"replay_memory": STUB}, "t", 0.0, modules)
+            if p.score >= 0.65] == ["bob"]
+
+
+def test_the_course_package_is_read_through_a_cache_of_filtered_text(tmp_path, monkeypatch):
+    from course_admin.grading import similarity
+
+    monkeypatch.setattr(similarity, "COURSE_CACHE", tmp_path / "cache" / "course.json")
+    first = similarity.course_modules()
+    assert "course_utils/checking.py" in first and all(f for _, f in first.values())
+    [cache] = similarity.COURSE_CACHE.parent.glob("course-*.json")
+    assert json.loads(cache.read_text())["course_utils/checking.py"][1] == first["course_utils/checking.py"][1]
+
+    def no_filtering(code):
+        raise AssertionError("an unchanged module was filtered again")
+
+    monkeypatch.setattr(similarity, "_filtered", no_filtering)
+    assert similarity.course_modules() == first
+    cache.write_text("{not json")  # a damaged cache is rebuilt, not fatal
+    monkeypatch.undo()
+    monkeypatch.setattr(similarity, "COURSE_CACHE", tmp_path / "cache" / "course.json")
+    assert similarity.course_modules() == first
+
+
+def test_the_model_answers_share_too_little_with_the_course_package_to_be_listed():
+    from course_admin.grading.similarity import course_modules, course_pairs
+    from course_utils.paths import NOTEBOOKS, SOLUTIONS
+
+    modules = course_modules()
+    for solution in sorted(SOLUTIONS.glob("*.ipynb")):
+        answers = {"model": answer_cells(json.loads(solution.read_text()))}
+        released = answer_cells(json.loads((NOTEBOOKS / solution.name).read_text()))
+        assert answers["model"], solution.name
+        assert course_pairs(answers, released, solution.stem, 0.65, modules) == [], solution.name
