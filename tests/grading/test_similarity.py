@@ -168,10 +168,10 @@ wheel must not ship, here to show that a readable copy of it is found)."""
 
 
 def test_a_renamed_copy_of_course_code_is_paired_with_its_module_and_an_honest_answer_is_not():
-    from course_admin.grading.similarity import COURSE, _filtered, course_pairs
+    from course_admin.grading.similarity import COURSE, _filtered, course_hashes, course_pairs
 
-    modules = {"course_utils/replay/ring.py": (RING_MODULE, _filtered(RING_MODULE)),
-               "course_utils/other.py": (STUB, _filtered(STUB))}
+    modules = course_hashes({"course_utils/replay/ring.py": (RING_MODULE, _filtered(RING_MODULE)),
+                             "course_utils/other.py": (STUB, _filtered(STUB))})
     answers = {"bob": {"replay_memory": COPIED}, "carol": {"replay_memory": HONEST}, "dave": {"replay_memory": STUB}}
     pairs = course_pairs(answers, {"replay_memory": STUB}, "02_colour_replay", 0.65, modules)
     assert [(p.student_a, p.student_b) for p in pairs] == [("bob", f"{COURSE}: course_utils/replay/ring.py")]
@@ -202,10 +202,10 @@ def test_the_course_package_is_read_through_a_cache_of_filtered_text(tmp_path, m
 
 
 def test_the_model_answers_share_too_little_with_the_course_package_to_be_listed():
-    from course_admin.grading.similarity import course_modules, course_pairs
+    from course_admin.grading.similarity import course_hashes, course_modules, course_pairs
     from course_utils.paths import NOTEBOOKS, SOLUTIONS
 
-    modules = course_modules()
+    modules = course_hashes(course_modules())
     for solution in sorted(SOLUTIONS.glob("*.ipynb")):
         answers = {"model": answer_cells(json.loads(solution.read_text()))}
         released = answer_cells(json.loads((NOTEBOOKS / solution.name).read_text()))
