@@ -142,3 +142,25 @@ def test_an_answer_that_wraps_course_code_is_told_which_module():
     outputs = [new_output("error", ename="NotYet", evalue=failure, traceback=[failure])]
     [shown] = feedback_verdict("test_replay_actor_loss", outputs, "pass_fail")
     assert "Note: course_utils.colour.agent is not available to this exercise's answer when it is graded." in shown.evalue
+
+
+def test_the_feedback_page_gives_every_image_alternative_text_without_nbconvert_s_soup_pass():
+    from nbconvert.exporters import HTMLExporter
+
+    from course_admin.grading.worker import NO_ALT, FeedbackExporter
+
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    nb = new_notebook(cells=[
+        nbformat.v4.new_markdown_cell('Mine: <img src="a.png" alt="my plot"> and the text &lt;img src=x&gt;'),
+        new_code_cell("plot()", outputs=[new_output("display_data", data={"image/png": png, "text/plain": "<Figure>"})]),
+        new_code_cell("print('<img src=y>')", outputs=[new_output("stream", name="stdout", text="<img src=y>\n")]),
+    ])
+    config = Config()
+    feedback_config(config)
+    ours, _ = FeedbackExporter(config=config).from_notebook_node(copy.deepcopy(nb))
+    theirs, _ = HTMLExporter(config=config).from_notebook_node(copy.deepcopy(nb))
+    tags = re.findall(r"<img\b[^>]*>", ours)
+    assert len(tags) == 2 and all(len(re.findall(r"\balt=", t)) == 1 for t in tags)
+    assert f'alt="{NO_ALT}"' in tags[1] and 'alt="my plot"' in tags[0]
+    assert "&lt;img src=y&gt;" in ours  # a student's text stays text
+    assert len(re.findall(r"<img\b", theirs)) == 2 and theirs.count(NO_ALT) == ours.count(NO_ALT) == 1
