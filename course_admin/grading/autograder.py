@@ -20,7 +20,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -36,7 +35,7 @@ from course_admin.grading.intake import IntakeLimits, Submission, collect, grade
 from course_admin.grading.nbgrader_run import tools_on_path
 from course_admin.grading.notebook_repair import repair
 from course_admin.grading.sandbox import Limits
-from course_admin.grading.student_notebooks import assignments, generate_here
+from course_admin.grading.student_notebooks import assignments, fresh, generate_here
 from course_admin.grading.summary_html import GRADED_HERE, summary_html
 from course_utils.paths import ASSETS, COURSE_DIR, PACKAGE, ROOT, SOLUTIONS
 
@@ -281,15 +280,9 @@ def _template(names: list[str], source: Path) -> dict[str, dict[str, bytes]]:
     from course_admin.grading.skip_cells import marks
     from course_admin.grading.worker import SKIP_MARKS
 
-    templates = {}
-    for name in names:
-        with tempfile.TemporaryDirectory(prefix="course-template-") as tmp:
-            generate_here(Path(tmp), [name], source=source)
-            templates[name] = {
-                "gradebook.db": (Path(tmp) / "gradebook.db").read_bytes(),
-                SKIP_MARKS: json.dumps(marks(json.loads((source / f"{name}.ipynb").read_text()))).encode(),
-            }
-    return templates
+    return {name: {"gradebook.db": fresh([name], source)["gradebook.db"],
+                   SKIP_MARKS: json.dumps(marks(json.loads((source / f"{name}.ipynb").read_text()))).encode()}
+            for name in names}
 
 
 def _merge(gradebook, course_dir: Path, sub: Submission, result: dict) -> None:

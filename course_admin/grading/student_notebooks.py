@@ -59,7 +59,28 @@ def _generate(course_dir: Path, names: list[str], source: Path = SOLUTIONS) -> d
 
 
 def generate_here(course_dir: Path, names: list[str], source: Path = SOLUTIONS) -> dict[str, Path]:
-    """``_generate`` with the gradebook, run in this process (saves nbgrader's start-up)."""
+    """``_generate`` with the gradebook, run in this process (saves nbgrader's start-up).
+
+    A course folder with no gradebook yet gets a copy of what ``fresh`` generated for the same
+    names and sources earlier in this process (its gradebook and released notebooks) instead of
+    generating them again: a grading run generated every tutorial twice (the instructor's folder
+    and each task's template), about 1 CPU-s per tutorial each time, and a process that grades
+    several classes (the tests, a term graded tutorial by tutorial) did it for every class."""
+    course_dir = Path(course_dir)
+    if not (course_dir / "gradebook.db").exists():
+        made = fresh(names, source)
+        _copy_sources(course_dir, names, source)
+        for name in names:
+            target = course_dir / "release" / name / f"{name}.ipynb"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(made[f"release/{name}"])
+        (course_dir / "gradebook.db").write_bytes(made["gradebook.db"])
+        return {name: course_dir / "release" / name / f"{name}.ipynb" for name in names}
+    _run_generate(course_dir, names, source)
+    return {name: course_dir / "release" / name / f"{name}.ipynb" for name in names}
+
+
+def _run_generate(course_dir: Path, names: list[str], source: Path) -> None:
     from nbgrader.converters import GenerateAssignment
 
     tools_on_path()
@@ -69,7 +90,27 @@ def generate_here(course_dir: Path, names: list[str], source: Path = SOLUTIONS) 
         if not result.get("success"):
             details = (result.get("error") or result.get("log") or "")[-3000:]
             raise RuntimeError(f"nbgrader generate_assignment {name} failed:\n{details}")
-    return {name: course_dir / "release" / name / f"{name}.ipynb" for name in names}
+
+
+_FRESH: dict[tuple, dict[str, bytes]] = {}
+"""``fresh``'s results by the names and the exact contents of their source notebooks."""
+
+
+def fresh(names: list[str], source: Path = SOLUTIONS) -> dict[str, bytes]:
+    """The files ``generate_assignment`` makes in an empty course folder for ``names``:
+    ``gradebook.db`` (those assignments, no students) and ``release/<name>`` (each released
+    notebook), as bytes. Generated once per process for each set of names and source contents
+    (generation is deterministic in everything grading reads; the gradebook's row ids are new
+    each time, and nothing outside it refers to them)."""
+    key = tuple((name, hashlib.sha256((Path(source) / f"{name}.ipynb").read_bytes()).hexdigest()) for name in names)
+    if key not in _FRESH:
+        with tempfile.TemporaryDirectory(prefix="course-template-") as tmp:
+            _run_generate(Path(tmp), names, source)
+            made = {"gradebook.db": (Path(tmp) / "gradebook.db").read_bytes()}
+            for name in names:
+                made[f"release/{name}"] = (Path(tmp) / "release" / name / f"{name}.ipynb").read_bytes()
+            _FRESH[key] = made
+    return _FRESH[key]
 
 
 _RELEASED: dict[tuple, dict[str, str]] = {}

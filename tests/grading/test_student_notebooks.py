@@ -72,3 +72,29 @@ def test_release_check_detects_drift(tmp_path, monkeypatch):
     (released / "99_orphan.ipynb").write_text("{}")
     assert grading.stale_notebooks() == [f"notebooks/{name} differs from solutions/{name}",
                                          "notebooks/99_orphan.ipynb has no solution notebook"]
+
+
+def test_a_new_course_folder_is_generated_once_per_source_content(tmp_path, monkeypatch):
+    """``generate_here`` copies what it generated for the same sources into a folder with no
+    gradebook; a changed source, or a folder that has a gradebook already, runs nbgrader again."""
+    from nbgrader.api import Gradebook
+
+    from course_admin.grading.synthetic import TINY, synthetic_assignment
+
+    source = tmp_path / "solutions"
+    synthetic_assignment(source)
+    calls, real = [], student_notebooks._run_generate
+    monkeypatch.setattr(student_notebooks, "_run_generate", lambda *a: (calls.append(a[0]), real(*a))[1])
+    first = student_notebooks.generate_here(tmp_path / "a", [TINY], source=source)
+    second = student_notebooks.generate_here(tmp_path / "b", [TINY], source=source)
+    assert len(calls) == 1 and first[TINY].read_bytes() == second[TINY].read_bytes()
+    assert (tmp_path / "b" / "source" / TINY / f"{TINY}.ipynb").read_bytes() == (source / f"{TINY}.ipynb").read_bytes()
+    with Gradebook(f"sqlite:///{tmp_path / 'b' / 'gradebook.db'}") as gradebook:
+        assert [n.name for n in gradebook.find_assignment(TINY).notebooks] == [TINY]
+    notebook = json.loads((source / f"{TINY}.ipynb").read_text())
+    notebook["cells"].append({"cell_type": "markdown", "id": "new-paragraph", "metadata": {}, "source": "A new paragraph."})
+    (source / f"{TINY}.ipynb").write_text(json.dumps(notebook))
+    third = student_notebooks.generate_here(tmp_path / "c", [TINY], source=source)
+    assert len(calls) == 2 and "A new paragraph." in third[TINY].read_text()
+    student_notebooks.generate_here(tmp_path / "b", [TINY], source=source)  # the instructor's gradebook is updated
+    assert len(calls) == 3 and "A new paragraph." in second[TINY].read_text()
