@@ -9,6 +9,7 @@ place exercises are written (``grading/source/`` is copied from it each time).
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import shutil
@@ -104,12 +105,16 @@ def fresh(names: list[str], source: Path = SOLUTIONS) -> dict[str, bytes]:
     each time, and nothing outside it refers to them)."""
     key = tuple((name, hashlib.sha256((Path(source) / f"{name}.ipynb").read_bytes()).hexdigest()) for name in names)
     if key not in _FRESH:
-        with tempfile.TemporaryDirectory(prefix="course-template-") as tmp:
-            _run_generate(Path(tmp), names, source)
-            made = {"gradebook.db": (Path(tmp) / "gradebook.db").read_bytes()}
-            for name in names:
-                made[f"release/{name}"] = (Path(tmp) / "release" / name / f"{name}.ipynb").read_bytes()
-            _FRESH[key] = made
+        # Not a TemporaryDirectory: nbgrader's converters chdir into the course folder while
+        # they run, and a process started meanwhile (a Dask worker of the same grading run)
+        # keeps it as its working directory; removed under it, nbgrader's os.getcwd() fails there.
+        tmp = Path(tempfile.mkdtemp(prefix="course-template-"))
+        atexit.register(shutil.rmtree, tmp, True)
+        _run_generate(tmp, names, source)
+        made = {"gradebook.db": (tmp / "gradebook.db").read_bytes()}
+        for name in names:
+            made[f"release/{name}"] = (tmp / "release" / name / f"{name}.ipynb").read_bytes()
+        _FRESH[key] = made
     return _FRESH[key]
 
 
