@@ -97,6 +97,12 @@ _FRESH: dict[tuple, dict[str, bytes]] = {}
 """``fresh``'s results by the names and the exact contents of their source notebooks."""
 
 
+def forget_generated() -> None:
+    """Empty ``fresh``'s memory (a benchmark's runs each pay their generation, as one
+    ``course autograde`` does)."""
+    _FRESH.clear()
+
+
 def fresh(names: list[str], source: Path = SOLUTIONS) -> dict[str, bytes]:
     """The files ``generate_assignment`` makes in an empty course folder for ``names``:
     ``gradebook.db`` (those assignments, no students) and ``release/<name>`` (each released
