@@ -35,7 +35,7 @@ from course_admin.grading.intake import IntakeLimits, Submission, collect, grade
 from course_admin.grading.nbgrader_run import tools_on_path
 from course_admin.grading.notebook_repair import repair
 from course_admin.grading.sandbox import Limits
-from course_admin.grading.student_notebooks import assignments, fresh, generate_here
+from course_admin.grading.student_notebooks import assignments, fresh, generate_here, generated
 from course_admin.grading.summary_html import GRADED_HERE, summary_html
 from course_utils.paths import ASSETS, COURSE_DIR, PACKAGE, ROOT, SOLUTIONS
 
@@ -273,16 +273,21 @@ def _save_index(course_dir: Path, index: dict) -> None:
     os.replace(temporary, course_dir / INDEX)
 
 
-def _template(names: list[str], source: Path) -> dict[str, dict[str, bytes]]:
-    """Per assignment, the files a grading task's throwaway course folder starts from: the
-    gradebook after ``generate_assignment`` (no students, no solution notebook), and the given
-    cells grading may skip (``skip_cells.marks`` of the instructor's notebook)."""
+def _template(wanted: list[str], names: list[str], source: Path) -> dict[str, dict[str, bytes]]:
+    """Per assignment in ``wanted``, the files a grading task's throwaway course folder starts
+    from: a gradebook after ``generate_assignment`` (no students, no solution notebook), and the
+    given cells grading may skip (``skip_cells.marks`` of the instructor's notebook).
+
+    The gradebook is the one generated for all of ``names`` where this process has it already
+    (a new course folder's, ``generate_here``): nbgrader's autograde reads only its own
+    assignment from it, and a second generation per assignment is not paid."""
     from course_admin.grading.skip_cells import marks
     from course_admin.grading.worker import SKIP_MARKS
 
-    return {name: {"gradebook.db": fresh([name], source)["gradebook.db"],
+    gradebook = fresh(names if generated(names, source) else wanted, source)["gradebook.db"]
+    return {name: {"gradebook.db": gradebook,
                    SKIP_MARKS: json.dumps(marks(json.loads((source / f"{name}.ipynb").read_text()))).encode()}
-            for name in names}
+            for name in wanted}
 
 
 def _merge(gradebook, course_dir: Path, sub: Submission, result: dict) -> None:
@@ -425,7 +430,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
                 pending[(sub.student, sub.assignment)] = sub
     jobs = []
     if pending:
-        templates = _template(sorted({a for _, a in pending}), source)
+        templates = _template(sorted({a for _, a in pending}), names, source)
         for (student, assignment), sub in pending.items():
             jobs.append(
                 {

@@ -103,13 +103,22 @@ def forget_generated() -> None:
     _FRESH.clear()
 
 
+def _fresh_key(names: list[str], source: Path) -> tuple:
+    return tuple((name, hashlib.sha256((Path(source) / f"{name}.ipynb").read_bytes()).hexdigest()) for name in names)
+
+
+def generated(names: list[str], source: Path = SOLUTIONS) -> bool:
+    """Whether ``fresh`` has these names and source contents already."""
+    return _fresh_key(names, source) in _FRESH
+
+
 def fresh(names: list[str], source: Path = SOLUTIONS) -> dict[str, bytes]:
     """The files ``generate_assignment`` makes in an empty course folder for ``names``:
     ``gradebook.db`` (those assignments, no students) and ``release/<name>`` (each released
     notebook), as bytes. Generated once per process for each set of names and source contents
     (generation is deterministic in everything grading reads; the gradebook's row ids are new
     each time, and nothing outside it refers to them)."""
-    key = tuple((name, hashlib.sha256((Path(source) / f"{name}.ipynb").read_bytes()).hexdigest()) for name in names)
+    key = _fresh_key(names, source)
     if key not in _FRESH:
         # Not a TemporaryDirectory: nbgrader's converters chdir into the course folder while
         # they run, and a process started meanwhile (a Dask worker of the same grading run)
