@@ -44,6 +44,13 @@ from course_utils.lunar.variance import ESTIMATORS, POLICIES, VARIANCE_RESULTS
 from course_utils.runtime import seed_torch
 
 
+FULL_SIZE = dict(batches=50, episodes_per_batch=16, critic_episodes=64, seed=0)
+"""The stored measurement's sizes: batches per policy, episodes per batch (the experiments'
+batch_size) and episodes the critic is fitted on, per policy, and the seed."""
+FAST_SIZE = dict(batches=6, episodes_per_batch=16, critic_episodes=16, seed=0)
+"""The sizes of the tests' quick run of the measurement."""
+
+
 def reward_to_go(rewards) -> np.ndarray:
     """Undiscounted reward-to-go (T,) of one episode's rewards (T,): the reversed running sum."""
     return np.cumsum(np.asarray(rewards, dtype=np.float64)[::-1])[::-1].copy()
@@ -272,14 +279,11 @@ def summary(results: dict[str, Measurement], **sizes) -> dict:
 
 
 def store_variance(progress: bool = True) -> dict:
-    """``course train lunar-variance``: the measurement at the notebook's full size (``SIZES``,
-    seed 0), its summary written to ``assets/lunar_variance.json``."""
+    """``course train lunar-variance``: the measurement at full size (``FULL_SIZE``), its summary
+    written to ``assets/lunar_variance.json``."""
     import json
 
-    from course_utils.lunar.sizes import SIZES
-
-    sizes = dict(batches=SIZES.full("variance_batches"), episodes_per_batch=SIZES.full("variance_episodes"),
-                 critic_episodes=SIZES.full("critic_episodes"), seed=0)
+    sizes = dict(FULL_SIZE)
     results = run_variance_experiment(**sizes, progress=progress)
     stored = {"how": "course train lunar-variance (course_admin.lunar.variance.store_variance)", **summary(results, **sizes)}
     VARIANCE_RESULTS.write_text(json.dumps(stored) + "\n")

@@ -12,10 +12,6 @@ from course_utils.runtime import Sizes
 SIZES = Sizes(
     experiment_episodes=(3000, 48),  # episodes of each Section 6 experiment (vpg, epg, bpg, cpg) and of aac
     experiment_seeds=(3, 3),  # seeds of each experiment (runs side by side; the plot shows their mean and spread)
-    # the gradient-variance measurement the notebook shows (course train lunar-variance stores it at full size)
-    variance_batches=(50, 6),  # batches of the measurement, per policy
-    variance_episodes=(16, 16),  # episodes per batch there: the experiments' batch_size
-    critic_episodes=(64, 16),  # episodes the measurement's critic is fitted on, per policy
     final_episodes=(30000, 32),  # episodes at most of the long actor-critic run of Section 8 (it stops at the bar)
     show_every=(50, 1),  # batches between two animations during that run
     eval_episodes=(100, 10),  # evaluation landscapes (lunar.EVAL_SEEDS) of the course's agent

@@ -11,7 +11,6 @@ import torch
 from course_admin.lunar import variance
 from course_utils.claims import claim
 from course_utils.lunar import variance as shown
-from course_utils.lunar.sizes import SIZES
 from course_utils.lunar.variance import ESTIMATORS, POLICIES
 
 TOTAL, TO_GO, BATCH_MEAN, CRITIC = ESTIMATORS
@@ -72,9 +71,7 @@ def _assert_the_notebooks_claims(stored: dict, full: bool):
 
 
 def _sizes(full: bool) -> dict:
-    size = SIZES.full if full else lambda name: getattr(SIZES, name)
-    return dict(batches=size("variance_batches"), episodes_per_batch=size("variance_episodes"),
-                critic_episodes=size("critic_episodes"), seed=0)
+    return dict(variance.FULL_SIZE if full else variance.FAST_SIZE)
 
 
 def test_the_stored_measurement_is_the_notebooks_full_size_and_bears_out_its_claims():
@@ -98,11 +95,10 @@ def test_the_stored_measurement_is_plotted_per_policy():
     assert len(right.collections) >= len(ESTIMATORS) * len(POLICIES)
 
 
-def test_the_notebooks_claims_hold_at_its_fast_size(monkeypatch):
-    monkeypatch.setenv("COURSE_FAST", "1")
+def test_the_notebooks_claims_hold_at_the_fast_size():
     sizes = _sizes(full=False)
     results = variance.run_variance_experiment(**sizes, progress=False)
-    assert len(results[FRESH].gradients[TOTAL]) == SIZES.variance_batches
+    assert len(results[FRESH].gradients[TOTAL]) == sizes["batches"]
     _assert_the_notebooks_claims(variance.summary(results, **sizes), full=False)
 
 
@@ -117,3 +113,14 @@ def test_the_measurement_at_full_size_gives_the_stored_result():
         assert mine["lengths"] == theirs["lengths"] and mine["truncated"] == theirs["truncated"]
         for name in ESTIMATORS:
             assert mine["estimators"][name]["variance"] == pytest.approx(theirs["estimators"][name]["variance"], rel=1e-6)
+
+
+def test_the_notebook_states_the_stored_sizes():
+    import json
+
+    from course_utils.paths import SOLUTIONS
+
+    stored = shown.stored_variance()
+    cells = json.loads((SOLUTIONS / "03_policy_gradients.ipynb").read_text())["cells"]
+    text = " ".join(" ".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown").split())
+    assert f"played {stored['batches']} batches of {stored['episodes_per_batch']} episodes" in text
