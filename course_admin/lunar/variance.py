@@ -43,7 +43,6 @@ from course_utils.lunar.harness import _progress
 from course_utils.lunar.variance import ESTIMATORS, POLICIES, VARIANCE_RESULTS
 from course_utils.runtime import seed_torch
 
-
 FULL_SIZE = dict(batches=50, episodes_per_batch=16, critic_episodes=64, seed=0)
 """The stored measurement's sizes: batches per policy, episodes per batch (the experiments'
 batch_size) and episodes the critic is fitted on, per policy, and the seed."""

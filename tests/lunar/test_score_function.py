@@ -8,9 +8,9 @@ import torch
 from verdicts import graded, not_yet
 
 from course_admin.grading import judging
+from course_admin.lunar import bandit_oracle as oracle
 from course_admin.lunar.solutions import score_function_gradient
 from course_utils import checking, records
-from course_admin.lunar import bandit_oracle as oracle
 from course_utils.lunar.checks import bandit_judge as bj
 from course_utils.lunar.checks.bandit import draw
 from course_utils.lunar.checks.score_function import EXERCISES, SCORE_FUNCTION, check_score_function
