@@ -25,6 +25,7 @@ TRAINERS = {
     "lunar": "course_admin.lunar.train:train_and_register",
     "lunar-experiments": "course_admin.lunar.reference:train_experiments",
     "lunar-student-run": "course_admin.lunar.bench:store_student_run",
+    "lunar-variance": "course_admin.lunar.variance:store_variance",
 }
 """``course train NAME`` calls ``module:function(progress=...)``, which trains, saves the
 checkpoints with ``checkpoints.save_checkpoint`` and prints what it wrote."""

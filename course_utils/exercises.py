@@ -111,10 +111,11 @@ _COLOUR_CHECKS = "course_utils.colour.checks"
 _LUNAR_CHECKS = "course_utils.lunar.checks"
 _REPLAY_CHECKS = "course_utils.replay.checks"
 _LUNAR_HINTS = "tests/lunar/test_checks.py"
-_LUNAR_ENGINE = ("course_utils.lunar.numpy_ac", "course_utils.lunar.rollouts")
-"""The course's fast lander (NumPy actor-critic, rollout workers): its softmax, log-probabilities and
-losses answer several tutorial-3 exercises, and no exercise's answer needs it (the given
-``VectorBatchDataset`` imports it where it plays)."""
+_LUNAR_ENGINE = ("course_utils.lunar.rollouts",)
+"""The rollout workers that play the notebook's batches: they sample actions from a policy's scores,
+and no exercise's answer needs them (the given ``VectorBatchDataset`` imports them where it plays).
+The course's own lander (its network, NumPy actor-critic and trainer) is instructor code
+(``course_admin.lunar``), not in the student package."""
 
 GRADED = (
     # Tutorial 1: Harlow meta-RL and the Baldwin effect
@@ -164,19 +165,19 @@ GRADED = (
     GradedCell(
         "test_policy_net", "lunar", 1, "policy_net", f"{_LUNAR_CHECKS}.agents:check_policy_net",
         hint_tests=(f"{_LUNAR_HINTS}::test_agent_and_net_checks_catch_mistakes",),
-        twins=("course_utils.lunar.aac", *_LUNAR_ENGINE),
+        twins=_LUNAR_ENGINE,
     ),
     GradedCell(
         "test_agent_distribution", "lunar", 1, "policy_agent", f"{_LUNAR_CHECKS}.agents:check_agent_distribution",
         helpers=("course_utils.lunar.harness:Experience",),
         hint_tests=(f"{_LUNAR_HINTS}::test_agent_and_net_checks_catch_mistakes",),
-        twins=("course_utils.lunar.aac", *_LUNAR_ENGINE),
+        twins=_LUNAR_ENGINE,
     ),
     GradedCell(
         "test_agent_step", "lunar", 2, "policy_agent", f"{_LUNAR_CHECKS}.agents:check_agent_step",
         helpers=("course_utils.lunar.harness:Experience", "course_utils.lunar.env:make_env"),
         hint_tests=(f"{_LUNAR_HINTS}::test_agent_and_net_checks_catch_mistakes",),
-        twins=("course_utils.lunar.aac", *_LUNAR_ENGINE),
+        twins=_LUNAR_ENGINE,
     ),
     GradedCell(
         "test_calc_qvals", "lunar", 2, "calc_qvals", f"{_LUNAR_CHECKS}.qvals:check_calc_qvals",
@@ -192,47 +193,47 @@ GRADED = (
     GradedCell(
         "test_score_function", "lunar", 3, "score_function", f"{_LUNAR_CHECKS}.score_function:check_score_function",
         hint_tests=("tests/lunar/test_score_function.py::test_each_typical_mistake_gets_its_hint",),
-        # the judge's oracle; the variance measurement's batch_gradients (the gradient of mean(w log pi)
-        # for any network); the actor-critic losses, whose autograd gradient is the estimator
+        # the judge's oracle; the variance module (the stored measurement of the estimator's variance);
+        # the actor-critic losses, whose autograd gradient is the estimator
         twins=("course_utils.lunar.checks.bandit_judge", "course_utils.lunar.variance", "course_utils.colour.agent",
-               "course_utils.lunar.aac", *_LUNAR_ENGINE),
+               *_LUNAR_ENGINE),
     ),
     GradedCell(
         "test_vpg_loss", "lunar", 1, "vpg_loss", f"{_LUNAR_CHECKS}.losses:check_vpg_loss",
         hint_tests=(f"{_LUNAR_HINTS}::test_loss_checks_catch_mistakes",),
-        twins=("course_utils.colour.agent", "course_utils.lunar.aac", *_LUNAR_ENGINE),
+        twins=("course_utils.colour.agent", *_LUNAR_ENGINE),
     ),
     GradedCell(
         "test_bpg_loss", "lunar", 1, "bpg_loss", f"{_LUNAR_CHECKS}.losses:check_bpg_loss",
         hint_tests=(f"{_LUNAR_HINTS}::test_loss_checks_catch_mistakes",),
-        twins=("course_utils.colour.agent", "course_utils.lunar.aac", *_LUNAR_ENGINE),
+        twins=("course_utils.colour.agent", *_LUNAR_ENGINE),
     ),
     GradedCell(
         "test_entropy_loss", "lunar", 2, "entropy_loss", f"{_LUNAR_CHECKS}.losses:check_entropy_loss",
         hint_tests=(f"{_LUNAR_HINTS}::test_loss_checks_catch_mistakes",),
-        twins=("course_utils.colour.agent", "course_utils.lunar.aac", *_LUNAR_ENGINE),
+        twins=("course_utils.colour.agent", *_LUNAR_ENGINE),
     ),
     GradedCell(
         "test_policy_trainer", "lunar", 2, "policy_trainer", f"{_LUNAR_CHECKS}.losses:check_policy_trainer",
         helpers=("course_utils.lunar.harness:TrainerLoop",),
         hint_tests=(f"{_LUNAR_HINTS}::test_trainer_check_catches_mistakes",),
-        twins=("course_utils.lunar.aac", *_LUNAR_ENGINE),
+        twins=_LUNAR_ENGINE,
     ),
     GradedCell(
         "test_aac_net", "lunar", 1, "aac_net", f"{_LUNAR_CHECKS}.aac_checks:check_aac_net",
         hint_tests=(f"{_LUNAR_HINTS}::test_aac_net_check_catches_a_missing_value_head_and_a_shared_output",),
-        twins=("course_utils.lunar.aac", *_LUNAR_ENGINE),
+        twins=_LUNAR_ENGINE,
     ),
     GradedCell(
         "test_aac_agent", "lunar", 1, "aac_agent", f"{_LUNAR_CHECKS}.aac_checks:check_aac_agent",
         hint_tests=(f"{_LUNAR_HINTS}::test_aac_agent_check_catches_a_softmax_over_scores_and_value",),
-        twins=("course_utils.lunar.aac", *_LUNAR_ENGINE),
+        twins=_LUNAR_ENGINE,
     ),
     GradedCell(
         "test_aac_loss", "lunar", 2, "aac_loss", f"{_LUNAR_CHECKS}.aac_checks:check_aac_loss",
         helpers=("course_utils.lunar.harness:TrainerLoop", "course_utils.lunar.harness:VectorBatchDataset"),
         hint_tests=(f"{_LUNAR_HINTS}::test_aac_loss_check_catches_mistakes",),
-        twins=("course_utils.colour.agent", "course_utils.lunar.aac", "course_utils.lunar.critic", *_LUNAR_ENGINE),
+        twins=("course_utils.colour.agent", "course_utils.lunar.critic", *_LUNAR_ENGINE),
     ),
     GradedCell("q1_baseline", "lunar", 2, "q1_baseline"),
     GradedCell("q2_value_targets", "lunar", 2, "q2_value_targets"),

@@ -21,8 +21,8 @@ MARK = re.compile(r"\s*\*\(~\d+ min\)\*\s*$")
 
 
 SECTION_8_OTHER_MINUTES = 10
-"""Tutorial 3's Section 8 besides its training cell: reading, the course's lander trained live
-(under a minute), its evaluation and the two agents side by side."""
+"""Tutorial 3's Section 8 besides its training cell: reading, the course's stored lander run,
+its evaluation and the two agents side by side."""
 SECTION_8_UNTIMED_MINUTES = 15
 """Section 8's minutes while the course has no timing of its training cell's current code
 (``assets/lunar_student_run.json`` missing): an estimate, used until the cell is timed.

@@ -12,10 +12,10 @@ import time
 import numpy as np
 import torch
 
+from course_admin.lunar.rollouts import AACRolloutCollector
 from course_admin.lunar.solutions import PolicyAgent, PolicyNet
 from course_utils.lunar.env import make_env
 from course_utils.lunar.harness import VectorBatchDataset
-from course_utils.lunar.rollouts import RolloutCollector
 from course_utils.runtime import positive_int, seed_torch
 
 
@@ -63,8 +63,8 @@ def bench_lunar(
     wall = {"vector": 0.0, "vector_one_process": 0.0, "single": 0.0}
     cpu = dict.fromkeys(wall, 0.0)
 
-    parallel = RolloutCollector(seeds, spec, shards=2, workers=2)
-    local = RolloutCollector(seeds, spec, shards=2, workers=1)
+    parallel = AACRolloutCollector(seeds, spec, shards=2, workers=2)
+    local = AACRolloutCollector(seeds, spec, shards=2, workers=1)
     with parallel, local:
         parallel.collect(net, 1)  # warm-up: worker processes started and importing done
         for _ in range(rounds):
@@ -130,7 +130,7 @@ def sb3_until_solved(max_steps: int = 2_000_000, seed: int = 0, schedule=None) -
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.env_util import make_vec_env
 
-    from course_utils.lunar.aac import evaluate
+    from course_admin.lunar.aac import evaluate
     from course_utils.lunar.env import EVAL_SEEDS
     from course_utils.lunar.solve import Schedule
 
@@ -175,7 +175,8 @@ def bench_lunar_solve(max_steps: int = 2_000_000, sb3: bool = True) -> dict:
     result says how to install it."""
     import os
 
-    from course_utils.lunar.solve import BAR, EVAL_EVERY, SCREEN, train_until_solved
+    from course_admin.lunar.solve import train_until_solved
+    from course_utils.lunar.solve import BAR, EVAL_EVERY, SCREEN
 
     _positive("max_steps", max_steps)
     if not isinstance(sb3, bool):
@@ -231,7 +232,7 @@ class InProcessDataset:
         self.batch_type, self.episode_type = batch_type, episode_type
 
     def __iter__(self):
-        from course_utils.lunar.episodes import collect_episodes
+        from course_admin.lunar.episodes import collect_episodes
 
         generator = torch.Generator().manual_seed(self.seed)
         k = 0
@@ -440,7 +441,7 @@ def bench_lunar_student(budget_s: float = 300.0, max_episodes: int | None = None
     """
     import os
 
-    from course_utils.lunar.aac import evaluate
+    from course_admin.lunar.aac import evaluate
     from course_utils.lunar.env import EVAL_SEEDS
     from course_utils.lunar.solve import BAR, score
 

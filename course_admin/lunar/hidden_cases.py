@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from course_admin.lunar.solutions import Episode
 from course_utils.lunar.checks.agents import distribution_cases, lunar_step, toy_step
-from course_utils.returns import discounted_returns
+from course_utils.lunar.harness import Experience
 
 BATCHES = [
     {"seed": 111, "lengths": [37, 12, 55, 23, 41]},
@@ -48,6 +49,12 @@ def calc_qvals() -> list[tuple[list[float], float, str]]:
     ]
 
 
+def _qvals(rewards: list[float], gamma: float) -> list[float]:
+    """The reference ``Episode.calc_qvals(gamma)`` of an episode with these rewards."""
+    experiences = [Experience(None, None, r, t == len(rewards) - 1) for t, r in enumerate(rewards)]
+    return Episode(float(sum(rewards)), experiences).calc_qvals(gamma)
+
+
 def from_episodes() -> list[dict]:
     rng = np.random.default_rng(909)
     cases = []
@@ -60,7 +67,8 @@ def from_episodes() -> list[dict]:
                 "states": states,
                 "actions": rng.integers(0, 4, length).tolist(),
                 "rewards": rewards,
-                "qvals": np.round(discounted_returns(rewards, gamma=gamma), 6).tolist(),
+                "qvals": np.round(_qvals(rewards, gamma), 6).tolist(),
+                "q_vals_undiscounted": np.round(_qvals(rewards, 1.0), 6).tolist(),
             })
         cases.append({"gamma": gamma, "episodes": episodes})
     return cases

@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from course_admin.lunar.bandit_oracle import stored_figures
+from course_admin.lunar.optional_reference import optional_expected
 from course_admin.lunar.solutions import (
     AACPolicyGradientLoss,
     AACPolicyNet,
@@ -60,6 +62,7 @@ def make_expected(seed: int = 42) -> dict:
         ]
         episodes.append(Episode(float(ep_rewards.sum()), experiences))
     batch = TrainBatch.from_episodes(episodes, 0.9)
+    undiscounted = [ep.calc_qvals(1.0) for ep in episodes]
     n = len(batch)
     action_scores = torch.as_tensor(np.round(rng.normal(0.0, 1.0, (n, 4)), 4), dtype=torch.float32)
     state_values = torch.as_tensor(np.round(rng.normal(-5.0, 10.0, n), 3), dtype=torch.float32)
@@ -79,10 +82,19 @@ def make_expected(seed: int = 42) -> dict:
                     "states": [[float(x) for x in e.state] for e in ep.experiences],
                     "actions": [e.action for e in ep.experiences],
                     "rewards": [e.reward for e in ep.experiences],
+                    # calc_qvals(1.0): the hint for a from_episodes that does not pass gamma on
+                    "q_vals_undiscounted": [round(float(q), 6) for q in qs],
                 }
-                for ep in episodes
+                for ep, qs in zip(episodes, undiscounted, strict=True)
             ],
             "q_vals": [round(float(q), 6) for q in batch.q_vals],
+            # the batch as the loss checks take it, stacked here so that no code of the student
+            # package turns episodes into a batch (Exercise 4)
+            "stacked": {
+                "states": batch.states.tolist(),
+                "actions": batch.actions.tolist(),
+                "total_rewards": batch.total_rewards.tolist(),
+            },
             "action_scores": action_scores.tolist(),
             "state_values": state_values.tolist(),
         },
@@ -95,6 +107,10 @@ def make_expected(seed: int = 42) -> dict:
             "aac_loss_p": round(aac_info["loss_p"], 6),
             "aac_loss_v": round(aac_info["loss_v"], 6),
         },
+        "optional": optional_expected(),
+        # what the score-function check needs of its cases (bandit_judge.figures): computing it takes
+        # the estimator, the exercise's answer
+        "score_function": stored_figures(),
     }
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
+from course_admin.lunar.aac import CHECKPOINT, TRAINING_CURVE, evaluate
+from course_admin.lunar.solve import train_until_solved
 from course_utils.checkpoints import save_checkpoint
-from course_utils.lunar.aac import CHECKPOINT, TRAINING_CURVE, evaluate
 from course_utils.lunar.env import EVAL_SEEDS
-from course_utils.lunar.solve import train_until_solved
 
 
 def train_and_register(progress: bool = True) -> None:

@@ -12,9 +12,8 @@ listed before it:
 - ``env``: ``CourseLunarLander-v0`` (registered on import), ``make_env``, ``LanderVectorEnv``;
   ``sizes``: the notebook's run sizes (``SIZES``); ``questions``: its concept checks and its
   ungraded Think! question
-- ``episodes``: ``play_together``/``collect_episodes`` (many environments, batched forwards)
-- ``rollouts``: rollouts and whole episodes of many environments in worker processes
-  (``course train lunar``, the experiments, the student's long run)
+- ``rollouts``: whole episodes of many environments in worker processes (the experiments, the
+  student's long run)
 - ``critic``: the critic's own regression steps that ``TrainerLoop.train(critic_steps=k)`` gives an
   actor-critic after each batch
 - ``harness``: what the notebook gives ready-made: ``Experience``, ``TrainerLoop``,
@@ -23,22 +22,27 @@ listed before it:
   ``save_checkpoint``/``load_checkpoint`` (the notebook's ``lunar.LiveView`` is ``plotting.LiveView``)
 - ``experiments``: the vpg/epg/bpg/cpg/aac experiments, every seed side by side, with their
   on-disk cache, and the course's stored runs of them (``assets/lunar_experiments.json``)
-- ``aac``: the course's own actor-critic trainer, evaluation and pretrained agent
-- ``variance``: the gradient-variance measurement (the same policy, many batches, four weights);
-  ``optional``: the checks of the optional exercises (bootstrapping at truncation, GAE)
+- ``evaluation``: the greedy evaluation (``evaluate``) and the course's pretrained agent
+  (``load_pretrained``: its checkpoint in a frozen ``PretrainedLander``, no trainable network)
+- ``solve``: the bar, ``UntilSolved`` (the student's run stopped at it) and the course's stored run
+- ``variance``: the course's stored gradient-variance measurement (the same policy, many batches,
+  four weights) and the score identity; ``optional``: the checks of the optional exercises
+  (bootstrapping at truncation, GAE), on stored cases
 - ``expected``: ``assets/lunar_expected.json`` read as data for the checks (``load_expected``,
   stored episodes; the stored test batch is ``checks.stored_batch``); it uses no solutions
 - ``checks/``: the exercise checks, one module per exercise or group of exercises
   (``from course_utils.lunar.checks.agents import check_policy_net``)
 
 The instructor's side of the tutorial is ``course_admin.lunar``: the harvested solutions, the
-expected values and stored runs computed from them (``reference``), ``course train lunar``
-(``train``) and the benchmarks (``bench``).
+expected values and stored runs computed from them (``reference``, ``optional_reference``), the
+course's own lander (``aac``: its network and trainer; ``numpy_ac``, ``rollouts``, ``episodes``,
+``solve``), ``course train lunar`` (``train``), the variance measurement (``variance``) and the
+benchmarks (``bench``). None of it ships to students: each answers one of the exercises.
 """
 
 from course_utils.lunar import questions
-from course_utils.lunar.aac import DEFAULT_AAC, TRAINING_CURVE, evaluate, load_pretrained
 from course_utils.lunar.env import ACTIONS, EVAL_SEEDS, OBSERVATIONS, make_env, make_env_for
+from course_utils.lunar.evaluation import TRAINING_CURVE, evaluate, load_pretrained
 from course_utils.lunar.experiments import (
     EXPERIMENTS,
     Experiment,
@@ -67,9 +71,8 @@ from course_utils.lunar.solve import (
     solve_report,
     student_run_report,
     summary,
-    train_until_solved,
 )
-from course_utils.lunar.variance import plot_variance, run_variance_experiment, score_identity
+from course_utils.lunar.variance import plot_variance, score_identity, stored_variance
 from course_utils.lunar.variance import report as variance_report
 from course_utils.plotting import LiveView
 
@@ -102,15 +105,13 @@ __all__ = [
     "plot_variance",
     "questions",
     "run_experiments",
-    "run_variance_experiment",
     "score_identity",
     "solve_report",
     "student_run_report",
     "stored_results",
+    "stored_variance",
     "summary",
-    "train_until_solved",
     "plot_solve_run",
     "report_evaluation",
-    "DEFAULT_AAC",
     "variance_report",
 ]

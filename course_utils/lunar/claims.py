@@ -1,6 +1,7 @@
 """Tutorial 3's claims over the course's stored runs: the lander trained until it passes the
 bar (``assets/lunar_training.json``, ``course train lunar``), the five policy-gradient
-experiments (``assets/lunar_experiments.json``, ``course train lunar-experiments``) and the timed
+experiments (``assets/lunar_experiments.json``, ``course train lunar-experiments``), the
+gradient-variance measurement (``assets/lunar_variance.json``, ``course train lunar-variance``) and the timed
 run of Section 8's cell (``assets/lunar_student_run.json``, ``course train lunar-student-run``); see
 ``course_utils.claims``. Claims in notebook order."""
 
@@ -19,7 +20,7 @@ def _lander(curve: dict) -> dict:
 def _training_curve() -> dict:
     import json
 
-    from course_utils.lunar.aac import TRAINING_CURVE
+    from course_utils.lunar.evaluation import TRAINING_CURVE
 
     return json.loads(TRAINING_CURVE.read_text())
 
@@ -36,9 +37,16 @@ def _student_run() -> dict:
     return stored_student_run()
 
 
-RESULTS = {"lunar_training": _training_curve, "lunar_experiments": _experiments, "lunar_student_run": _student_run}
+def _variance_results() -> dict:
+    from course_utils.lunar.variance import stored_variance
+
+    return stored_variance()
+
+
+RESULTS = {"lunar_training": _training_curve, "lunar_experiments": _experiments, "lunar_student_run": _student_run,
+           "lunar_variance": _variance_results}
 """Stored result name -> loader (``assets/lunar_training.json``, ``assets/lunar_experiments.json``,
-``assets/lunar_student_run.json``)."""
+``assets/lunar_student_run.json``, ``assets/lunar_variance.json``)."""
 
 
 def _seed_spread(stored: dict) -> dict:
@@ -165,16 +173,16 @@ def _first_batches(stored: dict) -> dict:
             "entropy": float(min(entropy))}
 
 
-def _variance(results: dict) -> dict:
-    """``results``: ``run_variance_experiment`` (policy name -> ``variance.Measurement``)."""
+def _variance(stored: dict) -> dict:
+    """``stored``: the stored measurement (``variance.stored_variance``)."""
     import numpy as np
 
-    from course_utils.lunar.variance import ESTIMATORS, POLICIES, summarise
+    from course_utils.lunar.variance import ESTIMATORS, POLICIES
 
     fresh_name, agent_name = POLICIES
     total, to_go, batch_mean, critic = ESTIMATORS
-
-    summary = {policy: summarise(result) for policy, result in results.items()}
+    results = stored["results"]
+    summary = {policy: result["estimators"] for policy, result in results.items()}
     figures = {}
     for key, policy in (("fresh", fresh_name), ("agent", agent_name)):
         for short, name in (("to_go", to_go), ("batch_mean", batch_mean), ("critic", critic)):
@@ -186,9 +194,9 @@ def _variance(results: dict) -> dict:
     return figures | {
         "cos_without": max(cos[total], cos[to_go]), "cos_with": min(cos[batch_mean], cos[critic]),
         "agent_best_cos": max(summary[agent_name][name]["cosine"] for name in ESTIMATORS), "fresh_critic_cos": cos[critic],
-        "agent_positive": float(np.mean(np.asarray(agent.returns) > 0)), "agent_return": float(np.mean(agent.returns)),
-        "fresh_episodes": len(fresh.lengths), "fresh_truncated": fresh.truncated,
-        "fresh_length": float(np.mean(fresh.lengths)),
+        "agent_positive": float(np.mean(np.asarray(agent["returns"]) > 0)), "agent_return": float(np.mean(agent["returns"])),
+        "fresh_episodes": len(fresh["lengths"]), "fresh_truncated": fresh["truncated"],
+        "fresh_length": float(np.mean(fresh["lengths"])),
     }
 
 
@@ -199,7 +207,7 @@ def _sanity(data: dict) -> dict:
 
 CLAIMS = (
     Claim("lunar.fresh_network_crashes_early", "Section 3, where the targets are biased",
-          "live:lunar.run_variance_experiment", _variance,
+          "lunar_variance", _variance,
           "{fresh_truncated} of the {fresh_episodes} episodes of a fresh network were cut off at 300 steps; they last "
           "{fresh_length:.0f} steps on average.",
           lambda f: f["fresh_truncated"] < 0.05 * f["fresh_episodes"] and f["fresh_length"] < 150),
@@ -207,18 +215,18 @@ CLAIMS = (
           "In the first batch of every stored run with an entropy bonus, a fresh network's policy has at least "
           "{entropy:.1%} of the largest entropy there is: it acts almost uniformly at random.",
           lambda f: f["entropy"] > 0.99),
-    Claim("lunar.baselines_cut_variance", "Section 4, what the measurement shows", "live:lunar.run_variance_experiment",
+    Claim("lunar.baselines_cut_variance", "Section 4, what the measurement shows", "lunar_variance",
           _variance,
           "Relative to the total reward's, one batch's gradient variance is {fresh_to_go:.0%} with the reward-to-go, "
           "{fresh_batch_mean:.1%} with the batch-mean baseline and {fresh_critic:.1%} with the critic for a fresh "
           "network; {agent_to_go:.0%}, {agent_batch_mean:.1%} and {agent_critic:.1%} for the course's agent.",
           lambda f: f["fresh_ordered"] and f["agent_ordered"] and f["fresh_batch_mean"] < 0.5 * f["fresh_to_go"]),
-    Claim("lunar.baselines_point_the_way", "Section 4, what the measurement shows", "live:lunar.run_variance_experiment",
+    Claim("lunar.baselines_point_the_way", "Section 4, what the measurement shows", "lunar_variance",
           _variance,
           "For a fresh network, a batch's gradient has a mean cosine of at least {cos_with:+.2f} with the mean gradient "
           "with a baseline, and at most {cos_without:+.2f} without.",
           lambda f: f["cos_with"] > f["cos_without"] + 0.2),
-    Claim("lunar.near_a_good_policy", "Section 4, what the measurement shows", "live:lunar.run_variance_experiment",
+    Claim("lunar.near_a_good_policy", "Section 4, what the measurement shows", "lunar_variance",
           _variance,
           "{agent_positive:.0%} of the course's agent's episodes end with a positive total reward (mean "
           "{agent_return:.0f}); the critic leaves it {agent_critic:.1%} of the variance (a fresh network "

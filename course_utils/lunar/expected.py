@@ -1,7 +1,7 @@
 """Expected values for tutorial 3's checks, read from ``assets/lunar_expected.json``: inputs
-and the reference implementations' outputs for ``calc_qvals``, ``from_episodes`` and the
-losses (``load_expected``), and the fixed test batch rebuilt from the file as plain data
-(``expected_batch``).
+and the reference implementations' outputs for ``calc_qvals``, ``from_episodes``, the losses and
+the optional exercises (``load_expected``), and the stored episodes (``stored_episode``; the
+stored test batch is ``checks.stored_batch``).
 
 Student side: this module only reads the file. It uses none of the exercises' solutions (the
 file is written at release time by ``course_admin.lunar.reference``), so the checks can run
@@ -33,26 +33,23 @@ class StoredEpisode:
     ``experiences`` (``Experience(state, action, reward, is_done)``), ``total_reward`` and
     ``calc_qvals(gamma)``, which returns the stored q-values.
 
-    Only the values the checks need are known: gamma 0.9 (from the file) and gamma 1.0 (the
-    plain reward-to-go, a reversed running sum of the rewards); any other gamma raises a
-    ``ValueError``. Built with keywords only (``StoredEpisode(experiences=..., ...)``), so it
-    cannot stand in for the tutorial's ``Episode(total_reward, experiences)``."""
+    Only the values the checks need are known, both stored: for the case's gamma and for gamma 1.0
+    (the plain reward-to-go); any other gamma raises a ``ValueError``. Built with keywords only
+    (``StoredEpisode(experiences=..., ...)``), so it cannot stand in for the tutorial's
+    ``Episode(total_reward, experiences)``."""
 
     experiences: list[Experience]
     total_reward: float
     stored_gamma: float
     stored_qvals: list[float]
+    stored_undiscounted: list[float]
 
     def calc_qvals(self, gamma) -> list[float]:
         gamma = float(gamma)
         if math.isclose(gamma, self.stored_gamma, rel_tol=0.0, abs_tol=1e-6):
             return list(self.stored_qvals)
         if gamma == 1.0:
-            qvals, running = [], 0.0
-            for experience in reversed(self.experiences):
-                running = experience.reward + running
-                qvals.append(running)
-            return qvals[::-1]
+            return list(self.stored_undiscounted)
         unknown_gamma = (
             f"the check's stored episodes know their q-values for gamma {self.stored_gamma:g} (and 1) only, "
             f"not for gamma {gamma:g}: pass the gamma given to from_episodes on to calc_qvals"
@@ -64,12 +61,12 @@ class StoredEpisode:
 
 
 def stored_episode(ep: dict, gamma: float, qvals) -> StoredEpisode:
-    """A ``StoredEpisode`` from its ``states``, ``actions`` and ``rewards`` (lists in ``ep``) and
-    its q-values for ``gamma``; the last step is the terminal one."""
+    """A ``StoredEpisode`` from its ``states``, ``actions``, ``rewards`` and ``q_vals_undiscounted``
+    (lists in ``ep``) and its q-values for ``gamma``; the last step is the terminal one."""
     length = len(ep["rewards"])
     experiences = [
         Experience(torch.tensor(s, dtype=torch.float32), a, r, t == length - 1)
         for t, (s, a, r) in enumerate(zip(ep["states"], ep["actions"], ep["rewards"], strict=True))
     ]
     return StoredEpisode(experiences=experiences, total_reward=float(sum(ep["rewards"])), stored_gamma=gamma,
-                         stored_qvals=list(qvals))
+                         stored_qvals=list(qvals), stored_undiscounted=list(ep["q_vals_undiscounted"]))

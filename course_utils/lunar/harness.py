@@ -245,8 +245,8 @@ class VectorBatchDataset:
         self.p_net, self.episode_batch_size, self.gamma = p_net, episode_batch_size, gamma
         self.seed, self.batch_type, self.episode_type = seed, batch_type, episode_type
         self.shards = min(2, episode_batch_size)
-        # the rollout engine is imported where it is used: it holds the NumPy actor-critic, whose
-        # softmax answers tutorial 3's agent exercise, and that exercise is graded with this module
+        # the rollout workers are imported where they are used: they sample actions from a policy's
+        # scores, as tutorial 3's agent exercise does, and that exercise is graded with this module
         from course_utils.lunar.rollouts import default_workers
 
         self.workers = default_workers(self.shards) if workers is None else workers

@@ -1,10 +1,14 @@
 """Tutorial 3's optional, ungraded exercises: bootstrapping at truncation, and GAE.
 
-The course's own trainer (``aac.train_aac``) uses both; the notebook lets a student write them
-and check them here. Nothing later in the notebook needs them. Each check runs the student's
+The course's own trainer (``course_admin.lunar.aac``) uses both; the notebook lets a student write
+them and check them here. Nothing later in the notebook needs them. Each check runs the student's
 function on a few cases, compares it with the course's answer, and when it differs names the
 typical mistake that fits (``BOOTSTRAP_HINTS``, ``GAE_HINTS``), using the same ``verdict`` as
 the graded checks (a message, True or False; never an exception that stops "Run all").
+
+The cases, the course's answers and what each typical mistake returns are stored data (the
+``"optional"`` section of ``assets/lunar_expected.json``, written at release time by
+``course_admin.lunar.optional_reference``): this module computes no return and no advantage.
 
 Shapes: ``T`` steps of one episode or one environment's rollout.
 """
@@ -12,10 +16,9 @@ Shapes: ``T`` steps of one episode or one environment's rollout.
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from course_utils.checking import Problem, call_student, fmt, verdict
-from course_utils.lunar.aac import gae_advantages
+from course_utils.lunar.expected import load_expected
 
 BOOTSTRAP_HINTS = {
     "bootstraps_termination": "a terminated episode (landed or crashed) has no future: start from 0 there, and from "
@@ -46,39 +49,25 @@ GAE_HINTS = {
 # --------------------------------------------------------------------------------------------
 
 
-def bootstrapped_reference(rewards, gamma: float, truncated: bool, last_value: float) -> np.ndarray:
-    """The course's answer: q_t = sum_k gamma^k r_t+k + gamma^(T - t) * last_value if truncated."""
-    rewards = np.asarray(rewards, dtype=float)
-    steps = np.arange(len(rewards))
-    powers = gamma ** (steps[None, :] - steps[:, None])
-    discounted = (np.triu(powers) * rewards[None, :]).sum(1)
-    return discounted + (gamma ** (len(rewards) - steps) * last_value if truncated else 0.0)
+def _cases(exercise: str) -> list[dict]:
+    """The stored cases of ``exercise`` (``"bootstrap"`` or ``"gae"``), each with ``expected`` and
+    ``mistakes``."""
+    return load_expected()["optional"][exercise]
 
 
-def _bootstrap_cases() -> list[dict]:
-    rng = np.random.default_rng(3)
-    return [
-        dict(rewards=[1.0, 2.0, 3.0], gamma=0.5, truncated=True, last_value=8.0),
-        dict(rewards=[1.0, 2.0, 3.0], gamma=0.5, truncated=False, last_value=8.0),
-        dict(rewards=list(rng.normal(0, 3, 12).round(3)), gamma=0.9, truncated=True, last_value=-20.0),
-        dict(rewards=list(rng.normal(0, 3, 7).round(3)), gamma=0.99, truncated=False, last_value=50.0),
-    ]
+_BOOTSTRAP_ARGS = ("rewards", "gamma", "truncated", "last_value")
+_GAE_ARGS = ("rewards", "values", "next_values", "ends", "gamma", "lam")
 
 
-def _bootstrap_hint(got: np.ndarray, case: dict) -> str:
-    r, g, v = case["rewards"], case["gamma"], case["last_value"]
-    plain = bootstrapped_reference(r, g, False, 0.0)
-    candidates = {
-        "bootstraps_termination": bootstrapped_reference(r, g, True, v),
-        "never_bootstraps": plain,
-        "undiscounted_value": plain + g ** (len(r) - 1 - np.arange(len(r))) * v,
-        "value_added_everywhere": plain + v,
-    }
-    want = bootstrapped_reference(**case)
-    for name, values in candidates.items():
+def _hint(got: np.ndarray, case: dict, hints: dict[str, str], default: str) -> str:
+    """The hint of the first typical mistake whose stored output ``got`` matches (and which differs
+    from the answer), else ``default``."""
+    want = np.asarray(case["expected"])
+    for name, values in case["mistakes"].items():
+        values = np.asarray(values)
         if np.allclose(got, values, atol=1e-4) and not np.allclose(values, want, atol=1e-4):
-            return BOOTSTRAP_HINTS[name]
-    return "work backwards from the end: running = (last_value if truncated else 0), then running = r_t + gamma * running."
+            return hints[name]
+    return default
 
 
 def check_bootstrapped_qvals(bootstrapped_qvals) -> bool:
@@ -86,15 +75,17 @@ def check_bootstrapped_qvals(bootstrapped_qvals) -> bool:
     named hint from ``BOOTSTRAP_HINTS`` when a typical mistake fits) and returns whether it passed."""
 
     def check():
-        for case in _bootstrap_cases():
-            what = f"bootstrapped_qvals({case})"
+        for case in _cases("bootstrap"):
+            what = f"bootstrapped_qvals({ {k: case[k] for k in _BOOTSTRAP_ARGS} })"
             got = np.asarray(call_student(what, bootstrapped_qvals, list(case["rewards"]), case["gamma"],
                                           case["truncated"], case["last_value"]), dtype=float).reshape(-1)
-            want = bootstrapped_reference(**case)
+            want = np.asarray(case["expected"])
             if got.shape != want.shape:
                 raise Problem(f"for {what}: expected {len(want)} values (one per step), got {got.size}.")
             if not np.allclose(got, want, atol=1e-4):
-                raise Problem(f"for {what}: expected {fmt(want)}, got {fmt(got)}. Hint: {_bootstrap_hint(got, case)}")
+                hint = _hint(got, case, BOOTSTRAP_HINTS, "work backwards from the end: running = (last_value if "
+                             "truncated else 0), then running = r_t + gamma * running.")
+                raise Problem(f"for {what}: expected {fmt(want)}, got {fmt(got)}. Hint: {hint}")
 
     return verdict("bootstrapped_qvals (optional)", check)
 
@@ -104,65 +95,21 @@ def check_bootstrapped_qvals(bootstrapped_qvals) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-def gae_reference(rewards, values, next_values, ends, gamma: float, lam: float) -> np.ndarray:
-    """The course's answer for one environment (arrays of length T), from ``aac.gae_advantages``."""
-    as_column = lambda x: torch.as_tensor(np.asarray(x, dtype=np.float64)).reshape(-1, 1)  # noqa: E731
-    out = gae_advantages(as_column(rewards), as_column(values), as_column(next_values), as_column(ends), gamma, lam)
-    return out.reshape(-1).numpy()
-
-
-def _gae_cases() -> list[dict]:
-    rng = np.random.default_rng(5)
-    cases = []
-    for lam, n in ((0.0, 5), (1.0, 6), (0.9, 10), (0.5, 12)):
-        rewards = rng.normal(0, 2, n).round(3)
-        values = rng.normal(0, 4, n).round(3)
-        ends = np.zeros(n)
-        ends[[n // 2, n - 1]] = 1.0  # two episodes end in this stream
-        following = np.append(values[1:], rng.normal(0, 4))
-        next_values = np.where(ends.astype(bool), [0.0 if i == n // 2 else 3.0 for i in range(n)], following)
-        cases.append(dict(rewards=list(rewards), values=list(values), next_values=list(next_values.round(3)),
-                          ends=list(ends), gamma=0.9, lam=lam))
-    return cases
-
-
-def _gae_mistakes(case: dict) -> dict[str, np.ndarray]:
-    r, v, nv, e = (np.asarray(case[k], dtype=float) for k in ("rewards", "values", "next_values", "ends"))
-    g, lam = case["gamma"], case["lam"]
-
-    def recursion(carry, delta, backwards=True):
-        out, running = np.zeros(len(r)), 0.0
-        order = range(len(r) - 1, -1, -1) if backwards else range(len(r))
-        for t in order:
-            running = delta[t] + carry(t) * running
-            out[t] = running
-        return out
-
-    delta = r + g * nv - v
-    return {
-        "no_episode_mask": recursion(lambda t: g * lam, delta),
-        "lambda_ignored": recursion(lambda t: g * (1.0 - e[t]), delta),
-        "wrong_td_error": recursion(lambda t: g * lam * (1.0 - e[t]), r + g * nv - 0 * v),
-        "forward_order": recursion(lambda t: g * lam * (1.0 - e[t]), delta, backwards=False),
-    }
-
-
 def check_gae(gae) -> bool:
     """Check ``gae(rewards, values, next_values, ends, gamma, lam)``: prints a verdict (with a named
     hint from ``GAE_HINTS`` when a typical mistake fits) and returns whether it passed."""
 
     def check():
-        for case in _gae_cases():
+        for case in _cases("gae"):
             what = f"gae(...) with lam={case['lam']:g} on {len(case['rewards'])} steps"
-            got = np.asarray(call_student(what, gae, *(list(case[k]) for k in ("rewards", "values", "next_values", "ends")),
+            got = np.asarray(call_student(what, gae, *(list(case[k]) for k in _GAE_ARGS[:4]),
                                           case["gamma"], case["lam"]), dtype=float).reshape(-1)
-            want = gae_reference(**case)
+            want = np.asarray(case["expected"])
             if got.shape != want.shape:
                 raise Problem(f"for {what}: expected {len(want)} advantages (one per step), got {got.size}.")
             if not np.allclose(got, want, atol=1e-4):
-                hint = next((GAE_HINTS[name] for name, values in _gae_mistakes(case).items()
-                             if np.allclose(got, values, atol=1e-4) and not np.allclose(values, want, atol=1e-4)),
-                            "A_t = delta_t + gamma * lam * (1 - ends[t]) * A_t+1, computed from the last step backwards.")
+                hint = _hint(got, case, GAE_HINTS, "A_t = delta_t + gamma * lam * (1 - ends[t]) * A_t+1, computed "
+                             "from the last step backwards.")
                 raise Problem(f"for {what}: expected {fmt(want)}, got {fmt(got)}. Hint: {hint}")
 
     return verdict("gae (optional)", check)

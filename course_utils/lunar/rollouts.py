@@ -1,7 +1,10 @@
-"""Rollouts of many LunarLanders on every core: the collection behind ``course train lunar``
-and ``course bench lunar`` (``RolloutCollector.collect``: ``T`` steps of every environment)
-and behind the notebook's experiments and long run (``RolloutCollector.play_episodes``: one
-whole episode per seed, the batches of ``harness.VectorBatchDataset``).
+"""Whole episodes of many LunarLanders on every core: the batches of the notebook's experiments
+and long run (``RolloutCollector.play_episodes``: one whole episode per seed, the batches of
+``harness.VectorBatchDataset``), played with the student's own network.
+
+The course's trainer collects fixed-length rollouts with values and log-probabilities on the
+same shards and workers (``course_admin.lunar.rollouts``, which extends ``Shard`` and
+``RolloutCollector``): that is actor-critic machinery, so it is instructor code.
 
 The ``E`` environments are split into ``shards`` (a fixed number, part of the training
 configuration). Each shard owns a ``LanderVectorEnv`` of its environments, its own copy of
@@ -13,7 +16,7 @@ same bit for bit whatever ``workers`` is (a test checks it), so ``workers`` only
 Why processes and whole rollouts: box2d holds Python's global lock, so threads do not help,
 and one message per environment step (gymnasium's ``AsyncVectorEnv``) cost more than the
 step itself here (4.7k-6.8k steps/s against 29k in one process). A shard's process gets
-the weights once per rollout and sends back its ``T`` steps at the end.
+the weights once per batch and sends back its episodes at the end.
 
 Shapes: ``T`` steps, ``E`` environments, ``d`` observation features (8, or 9 with the time
 feature).
@@ -31,11 +34,7 @@ import numpy as np
 import torch
 
 from course_utils.lunar.env import MAX_EPISODE_STEPS, LanderVectorEnv
-from course_utils.lunar.numpy_ac import NumpyActorCritic, log_softmax
 from course_utils.runtime import positive_int
-
-KEYS = ("states", "actions", "logps", "rewards", "values", "final_values", "terms", "ends")
-"""Per-step arrays of a rollout, each (T, E) except ``states`` (T, E, d)."""
 
 
 def default_workers(shards: int = 2) -> int:
@@ -69,6 +68,9 @@ class Shard:
     random stream.
     """
 
+    COMMANDS = ("play_episodes",)
+    """What a worker process runs for its parent: these methods."""
+
     def __init__(self, seeds, net_spec, generator_seed: int, time_feature: bool = False):
         if isinstance(net_spec, torch.nn.Module):
             self.net = copy.deepcopy(net_spec)
@@ -78,61 +80,7 @@ class Shard:
         self.envs = LanderVectorEnv(len(seeds), time_feature)
         self.obs = torch.as_tensor(self.envs.reset(seed=[int(s) for s in seeds])[0]).clone()
         self.generator = torch.Generator().manual_seed(generator_seed)
-        self.ep_return = np.zeros(len(seeds))
-        self.ep_length = np.zeros(len(seeds), dtype=int)
-        # A network with a NumPy twin (``numpy_twin = True``: the course's ActorCriticNet) is run
-        # in NumPy, with actions drawn from a NumPy generator: per step, torch's per-call overhead
-        # cost about as much as the network itself on 8 environments.
-        self.twin = NumpyActorCritic(self.net.state_dict()) if getattr(self.net, "numpy_twin", False) else None
-        self.np_rng = np.random.default_rng(generator_seed)
-
-    def collect(self, state_dict, steps: int) -> dict:
-        """Play ``steps`` steps with the weights ``state_dict``; returns the rollout.
-
-        The rollout holds the ``KEYS`` arrays (float32, ``actions`` int64), ``last_value``
-        (E,) = V of the observation after the last step, and ``finished``: one
-        ``(step, env, return, length)`` per episode that ended, in the order they ended.
-        ``final_values`` is V(final observation) where an episode was cut off by the time
-        limit and 0 elsewhere (a terminated episode has no future). For a network without a
-        value head, ``values``, ``final_values`` and ``last_value`` stay 0.
-        """
-        if self.twin is not None:
-            self.twin.load(state_dict)
-            act, values_of = self._act_numpy, lambda obs: self.twin.forward(obs)[1]
-        else:
-            self.net.load_state_dict(state_dict)
-            act, values_of = self._act_torch, self._values_torch
-        obs = self.obs.numpy().copy()
-        n, d = obs.shape
-        out = {key: np.zeros((steps, n), dtype=np.float32) for key in KEYS}
-        out["states"] = np.zeros((steps, n, d), dtype=np.float32)
-        out["actions"] = np.zeros((steps, n), dtype=np.int64)
-        finished = []
-        for t in range(steps):
-            action, logp, value = act(obs)
-            out["states"][t] = obs
-            out["actions"][t] = action
-            out["logps"][t] = logp
-            if value is not None:
-                out["values"][t] = value
-            next_obs, reward, terminated, truncated, info = self.envs.step(action)
-            out["rewards"][t] = reward
-            out["terms"][t] = terminated
-            done = terminated | truncated
-            out["ends"][t] = done
-            cut = np.flatnonzero(truncated & ~terminated)
-            if value is not None and cut.size:
-                out["final_values"][t, cut] = values_of(np.stack([info["final_obs"][i] for i in cut]).astype(np.float32))
-            self.ep_return += reward
-            self.ep_length += 1
-            for i in np.flatnonzero(done):
-                finished.append((t, int(i), float(self.ep_return[i]), int(self.ep_length[i])))
-                self.ep_return[i], self.ep_length[i] = 0.0, 0
-            obs = next_obs.copy()
-        self.obs = torch.from_numpy(obs)
-        last = values_of(obs)
-        return {**out, "last_value": np.zeros(n, np.float32) if last is None else last.astype(np.float32),
-                "finished": finished}
+        self.generator_seed = generator_seed
 
     def play_episodes(self, state_dict, seeds, deterministic: bool = False) -> list[tuple]:
         """One whole episode per seed (at most one per environment of the shard), all stepped
@@ -180,8 +128,8 @@ class Shard:
                 for i, r in enumerate(rewards)]
 
     def _actions(self, obs: np.ndarray, deterministic: bool = False) -> list[int]:
-        """``_act_torch``'s actions alone, as ints (what ``play_episodes`` needs): the same draws
-        from the shard's generator, without the log-probabilities and values it does not use."""
+        """Actions (n,) as ints for observations (n, d): drawn from the network's policy with the
+        shard's generator, or the most probable if ``deterministic``."""
         with torch.no_grad():
             output = self.net(torch.from_numpy(obs))
             log_probs = torch.log_softmax(output[0] if isinstance(output, tuple) else output, -1)
@@ -189,52 +137,17 @@ class Shard:
                 return log_probs.argmax(-1).tolist()
             return torch.multinomial(log_probs.exp(), 1, generator=self.generator).view(-1).tolist()
 
-    def _act_torch(self, obs: np.ndarray, deterministic: bool = False):
-        """Actions (n,) sampled with the torch network and generator (or the most probable, if
-        ``deterministic``), their log-probabilities (n,) and the state values (n,), or None
-        without a value head."""
-        with torch.no_grad():
-            output = self.net(torch.from_numpy(obs))
-            logits, value = output if isinstance(output, tuple) else (output, None)
-            log_probs = torch.log_softmax(logits, -1)
-            if deterministic:
-                action = log_probs.argmax(-1, keepdim=True)
-            else:
-                action = torch.multinomial(log_probs.exp(), 1, generator=self.generator)
-        logp = log_probs.gather(1, action).squeeze(-1).numpy()
-        return action.squeeze(-1).numpy(), logp, None if value is None else value.numpy()
-
-    def _values_torch(self, obs: np.ndarray):
-        """State values (n,) of ``obs`` (n, d), or None for a network without a value head."""
-        with torch.no_grad():
-            output = self.net(torch.from_numpy(obs))
-        return output[1].numpy() if isinstance(output, tuple) else None
-
-    def _act_numpy(self, obs: np.ndarray):
-        """``_act_torch`` with the network's NumPy twin: actions drawn by inverting the cumulative
-        probabilities with uniforms from the shard's NumPy generator (a different random stream)."""
-        logits, value = self.twin.forward(obs)
-        log_probs = log_softmax(logits)
-        cdf = np.cumsum(np.exp(log_probs), axis=1)
-        u = self.np_rng.random(len(obs)) * cdf[:, -1]
-        action = np.minimum((cdf < u[:, None]).sum(axis=1), logits.shape[1] - 1)
-        return action, log_probs[np.arange(len(obs)), action], value
-
     def close(self) -> None:
         self.envs.close()
 
 
-_COMMANDS = ("collect", "play_episodes")
-"""What a worker process runs for its parent: these ``Shard`` methods."""
-
-
-def _serve(pipe, args) -> None:
-    """A worker process: build a shard, then answer ``collect`` and ``play_episodes`` requests
-    until ``close``. A stop by hand (Ctrl-C, Jupyter's stop button) is the parent's to handle:
+def _serve(pipe, shard_type, args) -> None:
+    """A worker process: build a ``shard_type`` shard, then run the methods its ``COMMANDS`` name
+    for the parent until ``close``. A stop by hand (Ctrl-C, Jupyter's stop button) is the parent's to handle:
     the worker ignores it, and the parent closes it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        shard = Shard(*args)
+        shard = shard_type(*args)
         pipe.send(("ready", None))
     except Exception as error:  # noqa: BLE001 - the parent re-raises it with context
         pipe.send(("error", repr(error)))
@@ -246,7 +159,7 @@ def _serve(pipe, args) -> None:
             pipe.send(("closed", None))
             return
         try:
-            if command not in _COMMANDS:
+            if command not in shard.COMMANDS:
                 raise ValueError(f"unknown command {command!r}")
             pipe.send(("rollout", getattr(shard, command)(*data)))
         except Exception as error:  # noqa: BLE001
@@ -262,6 +175,9 @@ class RolloutCollector:
     (and, being daemons, with this process).
     """
 
+    shard_type = Shard
+    """The class of the shards (a subclass adds what its workers can run)."""
+
     def __init__(self, seeds, net_spec, generator_seed: int = 0, shards: int = 2, workers: int = 2, time_feature=False):
         seeds = [int(s) for s in seeds]
         positive_int("workers", workers)
@@ -272,7 +188,7 @@ class RolloutCollector:
         self.pipes = []
         self.processes = []
         if workers == 1:
-            self.local = [Shard(*a) for a in args]
+            self.local = [self.shard_type(*a) for a in args]
             return
         if workers != shards:
             raise ValueError(f"Run the {shards} shards with workers=1 (in this process) or workers={shards}.")
@@ -281,7 +197,7 @@ class RolloutCollector:
         context = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
         for a in args:
             parent, child = context.Pipe()
-            process = context.Process(target=_serve, args=(child, a), daemon=True, name="lunar-rollout-shard")
+            process = context.Process(target=_serve, args=(child, self.shard_type, a), daemon=True, name="lunar-rollout-shard")
             process.start()
             child.close()
             self.pipes.append(parent)
@@ -300,24 +216,6 @@ class RolloutCollector:
             raise RuntimeError(f"A rollout worker failed: {payload}")
         assert kind == expected, (kind, expected)
         return payload
-
-    def collect(self, net: torch.nn.Module, steps: int) -> dict:
-        """Every shard plays ``steps`` steps with ``net``'s current weights; returns the
-        rollout with arrays (T, E[, d]) as tensors, ``last_value`` (E,), and ``finished``
-        sorted by (step, environment)."""
-        state = {k: v.detach().clone() for k, v in net.state_dict().items()}
-        if self.local:
-            parts = [shard.collect(state, steps) for shard in self.local]
-        else:
-            for pipe in self.pipes:
-                pipe.send(("collect", (state, steps)))
-            parts = [self._receive(pipe, "rollout") for pipe in self.pipes]
-        rollout = {key: torch.as_tensor(np.concatenate([p[key] for p in parts], axis=1)) for key in KEYS}
-        rollout["last_value"] = torch.as_tensor(np.concatenate([p["last_value"] for p in parts]))
-        rollout["finished"] = sorted(
-            (t, r.start + i, ret, length) for p, r in zip(parts, self.ranges, strict=True) for t, i, ret, length in p["finished"]
-        )
-        return rollout
 
     def play_episodes(self, net: torch.nn.Module, seeds, deterministic: bool = False) -> list[tuple]:
         """One whole episode per seed with ``net``'s current weights (``Shard.play_episodes``):

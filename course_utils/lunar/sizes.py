@@ -12,12 +12,8 @@ from course_utils.runtime import Sizes
 SIZES = Sizes(
     experiment_episodes=(3000, 48),  # episodes of each Section 6 experiment (vpg, epg, bpg, cpg) and of aac
     experiment_seeds=(3, 3),  # seeds of each experiment (runs side by side; the plot shows their mean and spread)
-    variance_batches=(50, 6),  # batches of the gradient-variance measurement, per policy
-    variance_episodes=(16, 16),  # episodes per batch there: the experiments' batch_size
-    critic_episodes=(64, 16),  # episodes the measurement's critic is fitted on, per policy
     final_episodes=(30000, 32),  # episodes at most of the long actor-critic run of Section 8 (it stops at the bar)
     show_every=(50, 1),  # batches between two animations during that run
-    lander_steps=(1_000_000, 32_768),  # budget of the course's lander trained live (it stops at the bar)
     eval_episodes=(100, 10),  # evaluation landscapes (lunar.EVAL_SEEDS) of the course's agent
 )
 """Tutorial 3's sizes; ``SIZES.name`` is the full or the fast one (``runtime.Sizes``)."""

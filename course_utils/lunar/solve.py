@@ -1,12 +1,14 @@
-"""Train the course's lander until it solves LunarLander, and the bar it must pass.
+"""The bar a lander must pass to solve LunarLander, and training until it does.
 
 The bar is the one the Hugging Face Deep RL course uses: over one greedy episode on each of the
 100 held-out ``EVAL_SEEDS``, the mean total reward minus its standard deviation is at least
-``BAR`` (200). ``train_until_solved`` runs ``aac.train_aac`` and, every ``eval_every``
-environment steps (once the mean training return of the last 100 episodes has reached
-``screen``, so that hopeless early policies cost no evaluation), plays those 100 episodes and
-stops as soon as the bar is passed. ``course bench lunar-solve`` runs the same schedule for
-Stable-Baselines3's PPO.
+``BAR`` (200). ``UntilSolved`` stops the notebook's training of the student's own actor-critic
+there (``TrainerLoop.train(stop_when=...)``): every ``eval_every`` episodes (once the mean
+training return of the last 100 episodes has reached ``screen``, so that hopeless early policies
+cost no evaluation) it plays those 100 episodes and stops as soon as the bar is passed.
+``Schedule`` is that schedule; the course's own trainer (``course_admin.lunar.solve``) and
+``course bench lunar-solve`` (Stable-Baselines3's PPO) run it too. ``summary`` and
+``plot_solve_run`` show the course's stored run (``evaluation.TRAINING_CURVE``).
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ import time
 
 import numpy as np
 
-from course_utils.lunar.aac import evaluate, train_aac
 from course_utils.lunar.env import EVAL_SEEDS
+from course_utils.lunar.evaluation import evaluate
 from course_utils.paths import ASSETS
 
 BAR = 200.0
@@ -101,70 +103,6 @@ class Schedule:
         return bool(self.evaluations) and self.evaluations[-1]["score"] >= self.bar
 
 
-def evaluate_greedy(net, seeds=EVAL_SEEDS) -> np.ndarray:
-    """Total reward of one greedy episode per seed: what ``aac.evaluate(net, seeds)`` returns,
-    computed faster for a network with a NumPy twin (``aac.ActorCriticNet``), whose episodes are
-    played together in one ``LanderVectorEnv`` (the same dynamics, seeding and time limit as
-    ``make_env()``) with NumPy forwards. Other networks go to ``aac.evaluate``.
-
-    Returns float array (len(seeds),). A test checks both ways give the same totals.
-    """
-    if getattr(net, "time_feature", False):
-        return evaluate(net, seeds, deterministic=True)
-    if not getattr(net, "numpy_twin", False):
-        return _greedy_lean(net, seeds)
-    from course_utils.lunar.env import MAX_EPISODE_STEPS, LanderVectorEnv
-    from course_utils.lunar.numpy_ac import NumpyActorCritic
-
-    twin = NumpyActorCritic(net.state_dict())
-    envs = LanderVectorEnv(len(seeds))
-    obs, _ = envs.reset(seed=[int(s) for s in seeds])
-    totals = np.zeros(len(seeds))
-    playing = np.ones(len(seeds), dtype=bool)
-    for _ in range(MAX_EPISODE_STEPS):
-        logits, _ = twin.forward(obs)
-        obs, rewards, terminated, truncated, _ = envs.step(logits.argmax(axis=1))
-        totals += np.where(playing, rewards, 0.0)
-        playing &= ~(terminated | truncated)
-        if not playing.any():
-            break
-    envs.close()
-    return totals
-
-
-def _greedy_lean(net, seeds) -> np.ndarray:
-    """``aac.evaluate(net, seeds, deterministic=True)`` for a network without the time feature
-    (a notebook's), the same totals to the last bit: the same batched forwards on the landers
-    still playing, in the same order, but each lander a bare ``LeanLunarLander`` (the physics
-    and seeding of ``make_env()``, its 300-step limit counted here) instead of one behind
-    gymnasium's wrappers, whose checks cost a fifth of a step."""
-    import torch
-
-    from course_utils.lunar.env import MAX_EPISODE_STEPS, VECTOR_LANDER
-
-    envs = [VECTOR_LANDER() for _ in seeds]
-    obs = np.stack([env.reset(seed=int(s))[0] for env, s in zip(envs, seeds, strict=True)]).astype(np.float32)
-    totals = np.zeros(len(envs))
-    active, t = list(range(len(envs))), 0
-    while active:
-        with torch.no_grad():
-            scores = net(torch.from_numpy(obs[active]))
-        scores = scores[0] if isinstance(scores, tuple) else scores
-        actions = scores.argmax(-1).tolist()
-        t += 1
-        still = []
-        for i, action in zip(active, actions, strict=True):
-            state, reward, terminated, _, _ = envs[i].step(action)
-            totals[i] += float(reward)
-            if not terminated and t < MAX_EPISODE_STEPS:
-                obs[i] = state
-                still.append(i)
-        active = still
-    for env in envs:
-        env.close()
-    return totals
-
-
 class UntilSolved:
     """``stop_when`` for the notebook's ``TrainerLoop.train``: the student's own agent trained
     until it passes the course's bar, on the same schedule as the course's lander.
@@ -172,7 +110,7 @@ class UntilSolved:
     Every ``eval_every`` episodes (once the mean return of the last 100 training episodes has
     reached ``screen``: in the course's runs of the reference classes it was 156-175 when the
     greedy policy first passed, and an evaluation costs about as much as 100 training episodes)
-    it plays one greedy episode on each of ``seeds`` (``aac.evaluate``,
+    it plays one greedy episode on each of ``seeds`` (``evaluation.evaluate``,
     most probable action) and returns True once mean minus standard deviation reaches ``bar``.
     ``evaluations`` keeps each evaluation (``Schedule.record``'s entries, with ``episodes``);
     ``on_evaluation(entry)`` is called after each (the notebook prints it).
@@ -203,7 +141,7 @@ class UntilSolved:
         if not self.schedule.due(episodes, training_data["mean_reward"][-1]):
             return False
         e0, c0 = time.perf_counter(), time.process_time()
-        returns = evaluate_greedy(model, self.seeds)
+        returns = evaluate(model, self.seeds)
         self.schedule.record(episodes, returns, time.perf_counter() - self.t0, time.process_time() - self.c0,
                              time.perf_counter() - e0, time.process_time() - c0)
         entry = self.schedule.evaluations[-1]
@@ -213,60 +151,8 @@ class UntilSolved:
         return self.schedule.solved
 
 
-def train_until_solved(config: dict | None = None, max_steps: int | None = None, eval_every: int = EVAL_EVERY,
-                       screen: float = SCREEN, bar: float = BAR, progress: bool = True, workers: int | None = None,
-                       on_evaluation=None, seeds=EVAL_SEEDS):
-    """Train the course's lander (``aac.DEFAULT_AAC`` updated by ``config``) until it passes
-    the bar, or ``max_steps`` environment steps (the learning rate decays over ``max_steps``).
-
-    ``on_evaluation(entry)`` is called after each evaluation (the notebook prints it);
-    ``seeds`` are the evaluation episodes (the bar is defined on the 100 ``EVAL_SEEDS``).
-    Returns ``(net, result)``: the network when it stopped, and a dict with ``solved``,
-    ``steps``, ``wall_s`` and ``cpu_s`` (every process, evaluations included) at the stop,
-    the ``evaluations`` and the training ``curve``.
-    """
-    schedule = Schedule(eval_every, screen, bar)
-    t0 = time.perf_counter()
-
-    def stop_when(net, steps, curve):
-        recent = curve["mean_reward"][-1] if curve["mean_reward"] else -np.inf
-        if not schedule.due(steps, recent):
-            return False
-        e0, c0 = time.perf_counter(), time.process_time()
-        returns = evaluate_greedy(net, seeds)
-        eval_wall, eval_cpu = time.perf_counter() - e0, time.process_time() - c0
-        schedule.record(steps, returns, time.perf_counter() - t0,
-                        curve["cpu_s"][-1] + schedule.eval_cpu_s + eval_cpu, eval_wall, eval_cpu)
-        if on_evaluation is not None:
-            on_evaluation(schedule.evaluations[-1])
-        return schedule.solved
-
-    from course_utils.lunar.aac import DEFAULT_AAC
-
-    max_steps = max_steps or {**DEFAULT_AAC, **(config or {})}["total_steps"]
-    net, curve = train_aac({**(config or {}), "total_steps": max_steps}, progress=progress, log_every=1,
-                           workers=workers, stop_when=stop_when)
-    last = schedule.evaluations[-1] if schedule.evaluations else None
-    curve["solve"] = {"solved": schedule.solved, "steps": curve["steps"][-1], "bar": bar,
-                      "wall_s": round(time.perf_counter() - t0, 2),
-                      "cpu_s": round(curve["cpu_s"][-1] + schedule.eval_cpu_s, 2), "evaluations": schedule.evaluations}
-    result = {
-        "solved": schedule.solved,
-        "steps": curve["steps"][-1],
-        "wall_s": round(time.perf_counter() - t0, 2),
-        "cpu_s": round(curve["cpu_s"][-1] + schedule.eval_cpu_s, 2),
-        "eval_wall_s": round(schedule.eval_wall_s, 2),
-        "eval_cpu_s": round(schedule.eval_cpu_s, 2),
-        "final": last,
-        "evaluations": schedule.evaluations,
-        "curve": curve,
-    }
-    return net, result
-
-
 def report_evaluation(entry: dict) -> None:
-    """Print one evaluation of ``train_until_solved`` or ``UntilSolved`` (their ``on_evaluation``
-    in the notebook)."""
+    """Print one evaluation of ``UntilSolved`` or of the course's trainer (their ``on_evaluation``)."""
     verdict = "passes the bar" if entry["score"] >= BAR else f"below the bar of {BAR:g}"
     when = f"{entry['episodes']:,} episodes" if "episodes" in entry else f"{entry['steps']:,} steps"
     print(f"after {when} ({entry['wall_s']:.0f} s): greedy return {entry['mean']:.1f} ± "
@@ -289,7 +175,8 @@ def solve_report(until: UntilSolved) -> str:
 
 
 def summary(curve: dict) -> str:
-    """One sentence on a run of ``train_until_solved``: steps, episodes, wall-clock and CPU time."""
+    """One sentence on a run of the course's trainer (``course_admin.lunar.solve.train_until_solved``,
+    stored in ``evaluation.TRAINING_CURVE``): steps, episodes, wall-clock and CPU time."""
     run = curve["solve"]
     how = "passed the bar" if run["solved"] else "did not pass the bar"
     return (f"It {how} after {run['steps']:,} environment steps ({curve['episodes'][-1]:,} episodes) in "

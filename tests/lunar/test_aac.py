@@ -1,4 +1,5 @@
-"""The course's actor-critic (``lunar.aac``): deterministic training, GAE, evaluation, the pretrained agent and its curve."""
+"""The course's actor-critic (``course_admin.lunar.aac``): deterministic training, GAE, evaluation; the
+pretrained agent the student package loads (``course_utils.lunar.evaluation``) and its curve."""
 
 import json
 
@@ -6,20 +7,29 @@ import pytest
 import torch
 from torch import nn
 
-from course_admin.lunar.solutions import Episode
-from course_utils.lunar.aac import (
+from course_admin.lunar.aac import (
+    CHECKPOINT,
     DEFAULT_AAC,
     FAST_EVAL_THRESHOLD,
-    TRAINING_CURVE,
     ActorCriticNet,
     evaluate,
     gae_advantages,
-    load_pretrained,
     train_aac,
 )
+from course_admin.lunar.episodes import collect_episodes
+from course_admin.lunar.solutions import Episode
+from course_utils import checkpoints
+from course_utils.lunar import evaluation
 from course_utils.lunar.env import EVAL_SEEDS, make_env_for
-from course_utils.lunar.episodes import collect_episodes
+from course_utils.lunar.evaluation import TRAINING_CURVE, PretrainedLander, load_pretrained
 from course_utils.lunar.harness import greedy_policy
+
+
+def _course_net() -> ActorCriticNet:
+    """The checkpoint in the course's own network (instructor side)."""
+    net = ActorCriticNet()
+    net.load_state_dict(checkpoints.load_checkpoint(CHECKPOINT))
+    return net.eval()
 
 
 def test_aac_training_is_deterministic_and_bootstraps_only_on_truncation():
@@ -43,7 +53,7 @@ def test_pretrained_agent_lands_on_fixed_seeds():
     notebook animates ("This landing", the first seed) ends at rest on the ground (the +100 of
     a landing, not the -100 of a crash) before the time limit."""
     net = load_pretrained()
-    returns = evaluate(net, EVAL_SEEDS[:10], deterministic=True)
+    returns = evaluation.evaluate(net, EVAL_SEEDS[:10])
     assert returns.mean() >= FAST_EVAL_THRESHOLD
     env = make_env_for(net)
     obs, _ = env.reset(seed=EVAL_SEEDS[0])
@@ -59,7 +69,7 @@ def test_pretrained_agent_lands_on_fixed_seeds():
 @pytest.mark.slow
 def test_pretrained_agent_solves_lunar_lander_over_100_episodes():
     net = load_pretrained()
-    returns = evaluate(net, EVAL_SEEDS, deterministic=True)
+    returns = evaluation.evaluate(net, EVAL_SEEDS)
     assert len(returns) == 100 and returns.mean() - returns.std() >= 200  # the bar (solve.BAR)
     curve = json.loads(TRAINING_CURVE.read_text())
     assert curve["evaluation"]["deterministic_mean"] == pytest.approx(returns.mean(), abs=1e-6)
@@ -88,15 +98,27 @@ def test_notebook_description_of_the_final_agent_matches_its_training():
     assert tuple(cfg["hidden"]) == (64, 64) and cfg["bootstrap_truncated"] and not cfg["time_feature"]
     curve = json.loads(TRAINING_CURVE.read_text())
     assert curve["config"] == {**cfg, "hidden": list(cfg["hidden"])}
-    net = load_pretrained()
+    net = _course_net()
     assert isinstance(net.policy[1], nn.Tanh) and net.hidden == (64, 64)
+
+
+def test_the_student_package_loads_the_checkpoint_into_a_network_that_only_flies():
+    """``load_pretrained`` (student package): the checkpoint's policy, frozen (no parameters, no
+    gradient, action scores only: no answer to the network exercises), giving the course network's
+    action scores bit for bit, and so its greedy returns."""
+    frozen, course = load_pretrained(), _course_net()
+    assert isinstance(frozen, PretrainedLander) and list(frozen.parameters()) == []
+    states = torch.randn(64, 8)
+    scores = frozen(states)
+    assert not scores.requires_grad and torch.equal(scores, course(states)[0])
+    seeds = EVAL_SEEDS[:6]
+    assert evaluation.evaluate(frozen, seeds).tolist() == evaluate(course, seeds, deterministic=True).tolist()
 
 
 @pytest.mark.slow
 def test_course_train_lunar_reproduces_the_registry(tmp_path):
     """Training is deterministic: retraining gives the registered checkpoint bit for bit (~5 min of CPU)."""
-    from course_utils import checkpoints
-    from course_utils.lunar.solve import train_until_solved
+    from course_admin.lunar.solve import train_until_solved
 
     net, result = train_until_solved(progress=False)
     curve = result["curve"]

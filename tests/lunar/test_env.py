@@ -4,7 +4,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from course_utils.lunar.aac import ActorCriticNet
+from course_admin.lunar.aac import ActorCriticNet
 from course_utils.lunar.env import ACTIONS, ENV_ID, OBSERVATIONS, make_env, make_env_for, make_vector_env
 
 

@@ -1,5 +1,5 @@
-"""``assets/lunar_expected.json`` is what ``reference.make_expected`` produces, and
-``expected_batch`` rebuilds the reference's test batch from it as plain data."""
+"""``assets/lunar_expected.json`` is what ``reference.make_expected`` produces, ``stored_batch``
+reads the reference's test batch from it as plain data, and its stored episodes know their q-values."""
 
 import json
 
@@ -8,8 +8,14 @@ import torch
 
 from course_admin.lunar import reference
 from course_admin.lunar.solutions import Episode, TrainBatch
-from course_utils.lunar.checks.stored_batch import expected_batch
+from course_utils.lunar.checks.episodes import _from_episodes_cases, _stored_episodes
+from course_utils.lunar.checks.stored_batch import stored_batch
 from course_utils.lunar.expected import StoredEpisode, load_expected
+
+
+def _stored():
+    """The stored episodes of the test batch, as the from_episodes check hands them in."""
+    return _stored_episodes(_from_episodes_cases()[0])
 
 
 def test_expected_file_is_what_make_expected_produces():
@@ -39,9 +45,9 @@ def _reference_episodes(episodes):
     return [Episode(ep.total_reward, ep.experiences) for ep in episodes]
 
 
-def test_expected_batch_is_the_reference_batch():
-    episodes, batch, scores, values = expected_batch()
-    ref = TrainBatch.from_episodes(_reference_episodes(episodes), 0.9)
+def test_stored_batch_is_the_reference_batch():
+    batch, scores, values = stored_batch()
+    ref = TrainBatch.from_episodes(_reference_episodes(_stored()), 0.9)
     assert len(batch) == len(ref) == 210
     assert torch.equal(batch.states, ref.states) and batch.states.dtype == torch.float32
     assert torch.equal(batch.actions, ref.actions) and batch.actions.dtype == torch.long
@@ -51,9 +57,9 @@ def test_expected_batch_is_the_reference_batch():
 
 
 def test_stored_episodes_give_the_qvals_the_checks_use():
-    episodes, _, _, _ = expected_batch()
+    episodes = _stored()
     for episode, ref in zip(episodes, _reference_episodes(episodes), strict=True):
-        assert episode.calc_qvals(1.0) == ref.calc_qvals(1.0)  # the same sums, in the same order
+        assert episode.calc_qvals(1.0) == pytest.approx(ref.calc_qvals(1.0), rel=1e-6, abs=1e-6)  # stored, rounded
         assert episode.calc_qvals(0.9) == pytest.approx(ref.calc_qvals(0.9), rel=1e-6, abs=1e-6)  # stored float32, rounded
         assert episode.calc_qvals(torch.tensor(0.9)) == episode.calc_qvals(0.9)  # a float32 gamma
         with pytest.raises(ValueError, match="gamma 0.99"):
@@ -61,11 +67,11 @@ def test_stored_episodes_give_the_qvals_the_checks_use():
 
 
 def test_stored_episodes_are_no_episode_class():
-    episode = expected_batch()[0][0]
+    episode = _stored()[0]
     with pytest.raises(TypeError):
         StoredEpisode(episode.total_reward, episode.experiences)
     episode.calc_qvals(0.9).reverse()  # callers get their own list
-    assert episode.calc_qvals(0.9) == expected_batch()[0][0].calc_qvals(0.9)
+    assert episode.calc_qvals(0.9) == _stored()[0].calc_qvals(0.9)
 
 
 def test_course_release_writes_and_checks_the_expected_values(monkeypatch, tmp_path, capsys):

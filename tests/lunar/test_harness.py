@@ -10,6 +10,7 @@ import pytest
 import torch
 from torch import nn
 
+from course_admin.lunar.episodes import collect_episodes
 from course_admin.lunar.solutions import (
     ActionEntropyLoss,
     BaselinePolicyGradientLoss,
@@ -21,7 +22,6 @@ from course_admin.lunar.solutions import (
 )
 from course_utils.claims import claim
 from course_utils.lunar.env import make_env
-from course_utils.lunar.episodes import collect_episodes
 from course_utils.lunar.harness import VectorBatchDataset, monitor_episode
 from course_utils.paths import SOLUTIONS
 

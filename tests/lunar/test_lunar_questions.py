@@ -60,12 +60,17 @@ def test_the_hand_graded_questions_stay_markdown_answer_cells():
 
 
 def test_the_reward_to_go_question_agrees_with_the_course_returns():
-    """Its answer, and two of its mistakes, are the course's discounted returns of its rewards."""
-    from course_utils.returns import discounted_returns
+    """Its answer, and two of its mistakes, are the reference calc_qvals of its rewards."""
+    from course_admin.lunar.solutions import Episode
+    from course_utils.lunar.harness import Experience
+
+    def qvals(gamma):
+        rewards = [-1.0, -1.0, 100.0]
+        return Episode(sum(rewards), [Experience(None, None, r, t == 2) for t, r in enumerate(rewards)]).calc_qvals(gamma)
 
     question = questions.REWARD_TO_GO
     assert "-1, -1 and +100" in question.question and "gamma = 0.9" in question.question
-    returns = discounted_returns([-1.0, -1.0, 100.0], gamma=0.9)
+    returns = qvals(0.9)
     assert question.is_right(returns[0])
     assert "the middle step" in question.feedback(returns[1])
-    assert "without the discount" in question.feedback(discounted_returns([-1.0, -1.0, 100.0], gamma=1.0)[0])
+    assert "without the discount" in question.feedback(qvals(1.0)[0])

@@ -5,8 +5,8 @@ import pytest
 import torch
 from torch import nn
 
-from course_utils.lunar.aac import ActorCriticNet
-from course_utils.lunar.numpy_ac import Adam, NumpyActorCritic
+from course_admin.lunar.aac import ActorCriticNet
+from course_admin.lunar.numpy_ac import Adam, NumpyActorCritic
 
 
 def _batch(b=64, seed=0):

@@ -1,10 +1,12 @@
-"""The optional exercises' checks (``lunar.optional``): the notebook's solutions pass, each typical
+"""The optional exercises' checks (``lunar.optional``, on the cases and answers
+``course_admin.lunar.optional_reference`` stores): the notebook's solutions pass, each typical
 mistake gets its named hint, and an unanswered exercise prints a message and never raises (so
 "Run all" goes on: nothing later needs these exercises)."""
 
 import numpy as np
 import pytest
 
+from course_admin.lunar import optional_reference as reference
 from course_admin.lunar.solutions import bootstrapped_qvals, gae
 from course_utils.lunar import optional
 
@@ -17,12 +19,21 @@ def test_the_notebooks_solutions_pass(capsys):
 
 def test_the_references_agree_with_the_definitions():
     # bootstrapped: q_t = sum_k gamma^k r_t+k + gamma^(T-t) v
-    assert optional.bootstrapped_reference([1.0, 2.0], 0.5, True, 4.0).tolist() == [1 + 0.5 * 2 + 0.25 * 4, 2 + 0.5 * 4]
-    assert optional.bootstrapped_reference([1.0, 2.0], 0.5, False, 4.0).tolist() == [2.0, 2.0]
+    assert reference.bootstrapped_reference([1.0, 2.0], 0.5, True, 4.0).tolist() == [1 + 0.5 * 2 + 0.25 * 4, 2 + 0.5 * 4]
+    assert reference.bootstrapped_reference([1.0, 2.0], 0.5, False, 4.0).tolist() == [2.0, 2.0]
     # GAE with lam = 1 and no ends is the bootstrapped return minus v
     r, v, last = [1.0, 2.0, 3.0], [0.5, -1.0, 2.0], 4.0
-    got = optional.gae_reference(r, v, v[1:] + [last], [0.0, 0.0, 0.0], 0.9, 1.0)
-    assert got == pytest.approx(optional.bootstrapped_reference(r, 0.9, True, last) - np.array(v))
+    got = reference.gae_reference(r, v, v[1:] + [last], [0.0, 0.0, 0.0], 0.9, 1.0)
+    assert got == pytest.approx(reference.bootstrapped_reference(r, 0.9, True, last) - np.array(v))
+
+
+def test_every_stored_mistake_has_its_hint_and_differs_from_the_answer_somewhere():
+    stored = optional.load_expected()["optional"]
+    for exercise, hints in (("bootstrap", optional.BOOTSTRAP_HINTS), ("gae", optional.GAE_HINTS)):
+        for case in stored[exercise]:
+            assert set(case["mistakes"]) == set(hints)
+        for name in hints:
+            assert any(not np.allclose(case["mistakes"][name], case["expected"]) for case in stored[exercise]), name
 
 
 def _wrong_bootstrap(kind):

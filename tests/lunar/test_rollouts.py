@@ -1,12 +1,14 @@
-"""Rollouts of many LunarLanders in worker processes (``lunar.rollouts``)."""
+"""Rollouts of many LunarLanders in worker processes: whole episodes (``course_utils.lunar.rollouts``) and
+the course trainer's rollouts (``course_admin.lunar.rollouts``)."""
 
 import numpy as np
 import pytest
 import torch
 from torch import nn
 
-from course_utils.lunar.aac import ActorCriticNet
-from course_utils.lunar.rollouts import KEYS, RolloutCollector, split
+from course_admin.lunar.aac import ActorCriticNet
+from course_admin.lunar.rollouts import KEYS, AACRolloutCollector, AACShard
+from course_utils.lunar.rollouts import RolloutCollector, split
 
 
 class MainEngineNet(nn.Module):
@@ -26,7 +28,7 @@ def test_rollouts_are_identical_with_one_or_two_worker_processes():
     net = ActorCriticNet(hidden=(16, 16))
     rollouts = []
     for workers in (1, 2):
-        with RolloutCollector([5, 6, 7, 8, 9], spec, generator_seed=3, shards=2, workers=workers) as collector:
+        with AACRolloutCollector([5, 6, 7, 8, 9], spec, generator_seed=3, shards=2, workers=workers) as collector:
             rollouts.append([collector.collect(net, 150) for _ in range(2)])
     for a, b in zip(*rollouts, strict=True):
         assert a["states"].shape == (150, 5, 8) and a["actions"].dtype == torch.long
@@ -39,7 +41,7 @@ def test_rollouts_are_identical_with_one_or_two_worker_processes():
 def test_rollout_bootstraps_the_value_at_time_limits_only():
     """From seed 20 the main engine alone climbs until step 300 (truncated: V(final) = 7 is
     kept); from seed 12 it leaves the screen at step 79 (terminated: no value after it)."""
-    with RolloutCollector([20, 12], (MainEngineNet, {}), shards=1, workers=1) as collector:
+    with AACRolloutCollector([20, 12], (MainEngineNet, {}), shards=1, workers=1) as collector:
         roll = collector.collect(MainEngineNet(), 300)
     assert (roll["actions"] == 2).all()
     assert roll["ends"][:, 0].nonzero().view(-1).tolist() == [299] and roll["terms"][299, 0] == 0
@@ -70,10 +72,10 @@ def test_where_fork_is_missing_the_workers_are_spawned_and_give_the_same_rollout
     spec = (ActorCriticNet, dict(hidden=(8,)))
     torch.manual_seed(1)
     net = ActorCriticNet(hidden=(8,))
-    with RolloutCollector([3, 4, 5], spec, generator_seed=2, shards=2, workers=1) as local:
+    with AACRolloutCollector([3, 4, 5], spec, generator_seed=2, shards=2, workers=1) as local:
         expected = local.collect(net, 60)
     monkeypatch.setattr(rollouts.mp, "get_all_start_methods", lambda: ["spawn"])
-    with RolloutCollector([3, 4, 5], spec, generator_seed=2, shards=2, workers=2) as spawned:
+    with AACRolloutCollector([3, 4, 5], spec, generator_seed=2, shards=2, workers=2) as spawned:
         assert [type(p).__name__ for p in spawned.processes] == ["SpawnProcess", "SpawnProcess"]
         got = spawned.collect(net, 60)
     for key in (*KEYS, "last_value"):
@@ -83,13 +85,12 @@ def test_where_fork_is_missing_the_workers_are_spawned_and_give_the_same_rollout
 def test_numpy_collection_matches_the_torch_network_it_mirrors():
     """The NumPy rollout of an ActorCriticNet: log-probabilities and values are the torch
     network's at the recorded states, and actions follow its probabilities."""
-    from course_utils.lunar.rollouts import Shard
 
     torch.manual_seed(3)
     net = ActorCriticNet(hidden=(16, 16))
     with torch.no_grad():
         net.policy[-1].bias.copy_(torch.tensor([1.5, 0.0, -1.0, 0.5]))  # a clearly uneven policy
-    shard = Shard(list(range(6)), (ActorCriticNet, dict(hidden=(16, 16))), generator_seed=0)
+    shard = AACShard(list(range(6)), (ActorCriticNet, dict(hidden=(16, 16))), generator_seed=0)
     assert shard.twin is not None
     roll = shard.collect(net.state_dict(), 400)
     states = torch.as_tensor(roll["states"]).reshape(-1, 8)
@@ -143,7 +144,7 @@ def test_sampled_episodes_draw_the_actions_one_forward_per_step_would():
     shard = Shard(range(4), net, generator_seed=9)
     played = shard.play_episodes(net.state_dict(), seeds)
     shard.close()
-    reference = Shard(range(4), net, generator_seed=9)
+    reference = AACShard(range(4), net, generator_seed=9)
     envs = [LunarLander() for _ in seeds]
     obs = np.stack([env.reset(seed=seed)[0] for env, seed in zip(envs, seeds, strict=True)])
     trails = [([], [], []) for _ in seeds]

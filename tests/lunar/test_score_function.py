@@ -8,6 +8,7 @@ import torch
 from verdicts import graded, not_yet
 
 from course_admin.grading import judging
+from course_admin.lunar import bandit_oracle as oracle
 from course_admin.lunar.solutions import score_function_gradient
 from course_utils import checking, records
 from course_utils.lunar.checks import bandit_judge as bj
@@ -142,7 +143,7 @@ def test_the_exact_gradient_is_the_gradient_of_the_expected_reward():
         theta = torch.tensor(case["theta"], dtype=torch.float64, requires_grad=True)
         performance = (torch.softmax(theta, -1) * torch.tensor(case["mu"], dtype=torch.float64)).sum()
         (gradient,) = torch.autograd.grad(performance, theta)
-        assert np.allclose(bj.exact_gradient(case["theta"], case["mu"]), gradient.numpy())
+        assert np.allclose(oracle.exact_gradient(case["theta"], case["mu"]), gradient.numpy())
 
 
 def test_the_oracles_terms_average_to_the_course_answer_within_three_standard_errors():
@@ -153,16 +154,16 @@ def test_the_oracles_terms_average_to_the_course_answer_within_three_standard_er
         answers = records.load(SCORE_FUNCTION.record(score_function_gradient, hidden=hidden))
         for case, answer in zip(cases, answers, strict=True):
             actions, rewards = draw(case)
-            terms = bj.terms(case["theta"], actions, rewards, bj.baseline_value(case))
+            terms = oracle.terms(case["theta"], actions, rewards, oracle.baseline_value(case))
             assert np.allclose(terms.mean(0), answer.double().numpy(), atol=1e-5)
-            distance = np.abs(answer.double().numpy() - bj.exact_gradient(case["theta"], case["mu"]))
-            assert np.all(distance <= 3 * bj.standard_error(terms))
+            distance = np.abs(answer.double().numpy() - oracle.exact_gradient(case["theta"], case["mu"]))
+            assert np.all(distance <= 3 * oracle.standard_error(terms))
 
 
 def test_each_mistakes_variant_differs_from_the_right_answer_where_it_is_named():
     for case in SCORE_FUNCTION.cases() + SCORE_FUNCTION.cases_for(True):
-        right = bj.terms(case["theta"], *draw(case), bj.baseline_value(case)).mean(0)
-        for value, hint in bj.mistakes(case):
+        right = oracle.terms(case["theta"], *draw(case), oracle.baseline_value(case)).mean(0)
+        for value, hint in oracle.mistakes(case):
             assert not bj.close_arrays(value, right, bj.RTOL, bj._atol(right)), (case["what"], hint)
 
 
@@ -178,3 +179,15 @@ def test_it_is_judged_from_records_and_the_hidden_cases_are_not_the_public_ones(
     assert SCORE_FUNCTION.cases_for(True) != SCORE_FUNCTION.cases()
     hidden, public = judging.reference_record(SCORE_FUNCTION.grade_id), checking.stored_record(SCORE_FUNCTION.grade_id)
     assert records.dump(hidden) != records.dump(public)
+
+
+def test_the_check_cells_cases_are_judged_from_stored_figures_the_oracle_computes():
+    """The student package judges its own cases from ``assets/lunar_expected.json`` (it has no
+    estimator to compute them with); the figures stored are the oracle's."""
+    stored = {entry["key"]: entry for entry in bj.load_expected()["score_function"]}
+    for case in SCORE_FUNCTION.cases():
+        fresh = oracle.figures(case)
+        mine = stored[bj.case_key(case)]
+        assert np.allclose(mine["exact"], fresh["exact"]) and np.allclose(mine["margin"], fresh["margin"])
+        assert [hint for _, hint in mine["mistakes"]] == [hint for _, hint in fresh["mistakes"]]
+    assert bj.case_key(SCORE_FUNCTION.cases_for(True)[0]) not in stored  # hidden cases: the grader's oracle

@@ -1,8 +1,10 @@
-"""The bar and the evaluation schedule of ``course bench lunar-solve`` and the live lander."""
+"""The bar and the evaluation schedule (``course_utils.lunar.solve``) of the student's run, the course's
+trainer (``course_admin.lunar.solve``) and ``course bench lunar-solve``."""
 
 import numpy as np
 import pytest
 
+from course_admin.lunar import solve as course_solve
 from course_utils.lunar import solve
 
 
@@ -27,11 +29,11 @@ def test_train_until_solved_stops_at_the_bar(monkeypatch):
     """A bar every policy passes stops training at the first evaluation; an impossible one runs
     out the step budget (tiny runs: 2 environments, short rollouts)."""
     config = {"num_envs": 2, "rollout_steps": 64, "minibatches": 4, "shards": 1}
-    _, easy = solve.train_until_solved(config, max_steps=1024, eval_every=256, screen=-np.inf, bar=-np.inf,
+    _, easy = course_solve.train_until_solved(config, max_steps=1024, eval_every=256, screen=-np.inf, bar=-np.inf,
                                        progress=False, workers=1, seeds=[1, 2])
     assert easy["solved"] and easy["steps"] == 256 and len(easy["evaluations"]) == 1
     seen = []
-    _, hard = solve.train_until_solved(config, max_steps=1024, eval_every=512, screen=-np.inf, bar=np.inf,
+    _, hard = course_solve.train_until_solved(config, max_steps=1024, eval_every=512, screen=-np.inf, bar=np.inf,
                                        progress=False, workers=1, on_evaluation=seen.append,
                                        seeds=[1, 2])
     assert not hard["solved"] and hard["steps"] == 1024 and [e["steps"] for e in seen] == [512, 1024]
@@ -42,13 +44,17 @@ def test_fast_greedy_evaluation_plays_the_same_episodes_as_evaluate():
     for the course's lander (landings) and for an untrained network (time-outs and crashes)."""
     import torch
 
-    from course_utils.lunar import aac
+    from course_admin.lunar import aac
+    from course_utils.checkpoints import load_checkpoint
     from course_utils.lunar.env import EVAL_SEEDS
 
     torch.manual_seed(0)
-    for net in (aac.load_pretrained(), aac.ActorCriticNet()):
+    agent = aac.ActorCriticNet()
+    agent.load_state_dict(load_checkpoint(aac.CHECKPOINT))
+    for net in (agent, aac.ActorCriticNet()):
         seeds = EVAL_SEEDS[:8]
-        assert np.allclose(solve.evaluate_greedy(net, seeds), aac.evaluate(net, seeds, deterministic=True), atol=1e-6)
+        assert np.allclose(course_solve.evaluate_greedy(net, seeds), aac.evaluate(net, seeds, deterministic=True),
+                           atol=1e-6)
 
 
 def test_notebook_networks_are_evaluated_on_bare_landers_with_the_same_totals():
@@ -57,15 +63,17 @@ def test_notebook_networks_are_evaluated_on_bare_landers_with_the_same_totals():
     and policy network (crashes, flights off the screen)."""
     import torch
 
+    from course_admin.lunar import aac
     from course_admin.lunar.solutions import AACPolicyNet, PolicyNet
-    from course_utils.lunar import aac
     from course_utils.lunar.env import EVAL_SEEDS
+    from course_utils.lunar.evaluation import evaluate
 
     seeds = EVAL_SEEDS[:12]
     for seed, net_type in ((0, AACPolicyNet), (1, PolicyNet)):
         torch.manual_seed(seed)
         net = net_type(8, 4, (32, 32))
-        assert np.array_equal(solve.evaluate_greedy(net, seeds), aac.evaluate(net, seeds, deterministic=True))
+        assert np.array_equal(evaluate(net, seeds), aac.evaluate(net, seeds, deterministic=True))
+        assert np.array_equal(course_solve.evaluate_greedy(net, seeds), evaluate(net, seeds))
 
 
 def test_until_solved_evaluates_the_greedy_policy_on_schedule_and_stops_at_the_bar():
@@ -74,12 +82,12 @@ def test_until_solved_evaluates_the_greedy_policy_on_schedule_and_stops_at_the_b
     import torch
 
     from course_admin.lunar.solutions import AACPolicyNet
-    from course_utils.lunar.aac import evaluate, load_pretrained
     from course_utils.lunar.env import EVAL_SEEDS
+    from course_utils.lunar.evaluation import evaluate, load_pretrained
 
     seeds = EVAL_SEEDS[:10]
     agent = load_pretrained()
-    returns = evaluate(agent, seeds, deterministic=True)
+    returns = evaluate(agent, seeds)
     bar = solve.score(returns) - 1.0  # on these 10 landscapes, a bar the course's agent just passes
     seen = []
     until = solve.UntilSolved(eval_every=32, bar=bar, seeds=seeds, on_evaluation=seen.append)

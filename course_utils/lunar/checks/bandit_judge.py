@@ -1,22 +1,33 @@
-"""The judge of tutorial 3's score-function exercise (``score_function.SCORE_FUNCTION``): a numpy
-oracle of the estimator on a case's samples (``terms``), the exact gradient, what each typical
-mistake gives (``mistakes``), and the check cell's report of the estimate and the baseline.
+"""The judge of tutorial 3's score-function exercise (``score_function.SCORE_FUNCTION``): the
+estimate must be within ``SIGMAS`` standard errors of the exact gradient and be the estimator on
+the case's samples (the course's answer's record), else a hint names the typical mistake; and the
+check cell's report of the estimate and the baseline.
 
-Apart from the drive because the oracle computes what the exercise asks: the grader judges in its
-own process, and its child that drives the student's function cannot read this module
-(``grading.drive_apart.JUDGE_ONLY``). The student's check cell imports it to judge there.
+What it needs of a case (``figures``: the exact gradient, the margin of ``SIGMAS`` standard errors,
+what each typical mistake returns) comes from stored data for the check cell's cases (the
+``"score_function"`` section of ``assets/lunar_expected.json``) and, for the hidden cases, from the
+course's oracle (``course_admin.lunar.bandit_oracle``), which only the grader has: computing them
+takes the estimator itself, the exercise's answer, which the student package does not ship.
+
+Apart from the drive: the grader judges in its own process, and its child that drives the
+student's function cannot read this module (``grading.drive_apart.JUDGE_ONLY``). The student's
+check cell imports it to judge there.
 
 Shapes: ``K`` actions, ``S`` samples. Everything here is float64.
 """
 
 from __future__ import annotations
 
+import importlib
+import json
+
 import numpy as np
 import torch
 
 from course_utils.check_helpers import close_arrays, tensor_of
 from course_utils.checking import Problem, fmt, raise_if_error
-from course_utils.lunar.checks.bandit import _PUBLIC, call, draw, policy
+from course_utils.lunar.checks.bandit import call
+from course_utils.lunar.expected import load_expected
 
 SIGMAS = 3.0
 """How many standard errors an estimate may be from the exact gradient, per component."""
@@ -26,63 +37,27 @@ RTOL, ATOL = 1e-3, 1e-4
 what a typical mistake gives: ``ATOL`` is scaled by the largest component compared with, when
 that is above 1 (``_atol``)."""
 
-
-def exact_gradient(theta, mu) -> np.ndarray:
-    """dJ/dtheta of J = sum_k pi_k mu_k for pi = softmax(theta): pi_k (mu_k - J), (K,)."""
-    pi, mu = policy(theta), np.asarray(mu, dtype=float)
-    return pi * (mu - pi @ mu)
+ORACLE = "course_admin.lunar.bandit_oracle"
+"""The module, in the instructor package, that computes ``figures`` of a case that is not stored."""
 
 
-def baseline_value(case: dict) -> float:
-    """The case's baseline as a number (``"value"``: J(theta))."""
-    if case["baseline"] == "value":
-        return float(policy(case["theta"]) @ np.asarray(case["mu"], dtype=float))
-    return float(case["baseline"])
+def case_key(case: dict) -> str:
+    """A case's identity: its bandit, samples, baseline and seed (as JSON)."""
+    return json.dumps({k: case[k] for k in ("theta", "mu", "noise", "samples", "baseline", "seed")}, sort_keys=True)
 
 
-def terms(theta, actions: np.ndarray, rewards: np.ndarray, baseline: float) -> np.ndarray:
-    """Each sample's term (r_i - b) grad log pi(a_i) = (r_i - b)(onehot(a_i) - pi), (S, K): their mean
-    is the estimate, their spread its standard error."""
-    pi = policy(theta)
-    onehot = np.eye(len(pi))[actions]
-    return (rewards - baseline)[:, None] * (onehot - pi)
-
-
-def standard_error(samples: np.ndarray) -> np.ndarray:
-    """The standard error (K,) of the mean of (S, K) terms."""
-    return samples.std(axis=0, ddof=1) / np.sqrt(len(samples))
-
-
-def mistakes(case: dict) -> list[tuple[np.ndarray, str]]:
-    """(what the answer would return, the hint) for each typical mistake on ``case``'s samples."""
-    actions, rewards = draw(case)
-    theta, b = case["theta"], baseline_value(case)
-    pi = policy(theta)
-    right = terms(theta, actions, rewards, b).mean(0)
-    found = [
-        (-right, "the sign is flipped: this function returns the gradient of J itself, +mean((r - b) grad log pi(a)) "
-                 "(a loss to minimise is its negative; this is not a loss)."),
-        (right * len(rewards), "take the mean over the samples, not the sum."),
-        ((pi[actions] * (rewards - b))[:, None] * (np.eye(len(pi))[actions] - pi),
-         "you differentiated pi(a), not log pi(a): the score is grad log pi(a) = grad pi(a) / pi(a) "
-         "(use torch.log_softmax, not torch.softmax)."),
-        (-pi[None, :] * (rewards - b)[:, None],
-         "the sampled action's one-hot is missing: grad log pi(a) = onehot(a) - pi. With autograd, pick "
-         "log_softmax(theta)[a] for each sample (not the log-sum-exp alone, nor the sum over actions)."),
-    ]
-    found = [(f, h) if f.ndim == 1 else (f.mean(0), h) for f, h in found]
-    if case["baseline"] == "value":
-        # d/dtheta of mean((r - J(theta)) log pi(a)): the estimate minus mean(log pi(a)) * grad J
-        log_pi = np.log(pi)[actions]
-        found.append((right - log_pi.mean() * exact_gradient(theta, case["mu"]),
-                      "the weight r - b let the gradient through: the estimator treats each sample's reward and "
-                      "baseline as plain numbers, and here b = J(theta) is computed from theta (as an actor-critic's "
-                      "value is): detach the weight."))
-    if b != 0.0:
-        found.append((terms(theta, actions, rewards, 0.0).mean(0),
-                      "the baseline changed nothing: subtract it from the reward, (r - b) * log pi(a). "
-                      "Applied to the log-probability (log pi(a) - b) it is a constant with no gradient."))
-    return found
+def figures(case: dict) -> dict:
+    """``exact`` (K,), ``margin`` (K,) and ``mistakes`` ([values (K,), hint] pairs) of ``case``: stored
+    for the check cell's cases, else from the course's oracle (in the grader)."""
+    key = case_key(case)
+    for stored in load_expected().get("score_function", []):
+        if stored["key"] == key:
+            return stored
+    try:
+        oracle = importlib.import_module(ORACLE)
+    except ImportError:
+        raise Problem("this case can only be judged by the course's grader.") from None
+    return oracle.figures(case)
 
 
 def _atol(b: np.ndarray) -> float:
@@ -90,7 +65,8 @@ def _atol(b: np.ndarray) -> float:
 
 
 def _hint(case: dict, estimate: np.ndarray) -> str:
-    return next((hint for value, hint in mistakes(case) if close_arrays(estimate, value, RTOL, _atol(value))),
+    found = ((np.asarray(value), hint) for value, hint in figures(case)["mistakes"])
+    return next((hint for value, hint in found if close_arrays(estimate, value, RTOL, _atol(value))),
                 "compare with the mean over samples of (r - b) * grad log pi(a), grad log pi(a) = onehot(a) - pi.")
 
 
@@ -104,9 +80,8 @@ def judge(got, expected, cases) -> None:
         want = tensor_of("the course's estimate", reference, (k,)).double().numpy()
         if not np.all(np.isfinite(estimate)):
             raise Problem(f"on {case['what']} the estimate is {fmt(estimate)}: it should hold finite numbers.")
-        actions, rewards = draw(case)
-        exact = exact_gradient(case["theta"], case["mu"])
-        margin = SIGMAS * standard_error(terms(case["theta"], actions, rewards, baseline_value(case)))
+        known = figures(case)
+        exact, margin = np.asarray(known["exact"]), np.asarray(known["margin"])
         if np.any(np.abs(estimate - exact) > margin + 1e-6):
             raise Problem(
                 f"on {case['what']} ({case['samples']} samples), your estimate {fmt(estimate)} is not within "
@@ -128,20 +103,19 @@ def _estimate(score_function_gradient, case: dict, actions=None, rewards=None) -
 
 
 def report(score_function_gradient, batches: int = 400, batch_samples: int = 10, seed: int = 0) -> str:
-    """What the student's estimator does on the check's bandit (``score_function._PUBLIC``): its
+    """What the student's estimator does on the check's bandit (``bandit._PUBLIC``): its
     estimate from the first two public cases' samples beside the exact gradient, and the total
     variance (summed over the K components) of one estimate from ``batch_samples`` samples, over
     ``batches`` batches, without a baseline and with b = 6."""
     from course_utils.lunar.checks.bandit import _score_cases
 
     plain, with_b = _score_cases()[:2]
-    exact = exact_gradient(_PUBLIC["theta"], _PUBLIC["mu"])
+    exact = np.asarray(figures(plain)["exact"])
     lines = [f"exact gradient pi_k (mu_k - J):            {fmt(exact)}"]
     for case in (plain, with_b):
-        actions, rewards = draw(case)
         estimate = _estimate(score_function_gradient, case)
-        margin = SIGMAS * standard_error(terms(case["theta"], actions, rewards, baseline_value(case)))
-        label = f"your estimate, {case['samples']} samples, b = {baseline_value(case):g}:"
+        margin = np.asarray(figures(case)["margin"])
+        label = f"your estimate, {case['samples']} samples, b = {case['baseline']:g}:"
         lines.append(f"{label:<43}{fmt(estimate)}  ({SIGMAS:g} standard errors: {fmt(margin)})")
     rng = np.random.default_rng(seed)
     variances = {}
@@ -150,12 +124,12 @@ def report(score_function_gradient, batches: int = 400, batch_samples: int = 10,
         for _ in range(batches):
             small = {**case, "samples": batch_samples, "seed": int(rng.integers(2**31))}
             estimates.append(_estimate(score_function_gradient, small))
-        variances[baseline_value(case)] = float(np.var(np.stack(estimates), axis=0, ddof=1).sum())
-    without, with_baseline = variances[baseline_value(plain)], variances[baseline_value(with_b)]
+        variances[case["baseline"]] = float(np.var(np.stack(estimates), axis=0, ddof=1).sum())
+    without, with_baseline = variances[plain["baseline"]], variances[with_b["baseline"]]
     change = "lowers" if with_baseline < without else "raises"
     lines.append(f"variance of one estimate from {batch_samples} samples (over {batches} batches, summed over the "
                  f"{len(exact)} actions):")
     lines.append(f"  without a baseline: {without:.4g}")
-    lines.append(f"  with b = {baseline_value(with_b):g}:          {with_baseline:.4g}  (the baseline {change} it to "
+    lines.append(f"  with b = {with_b['baseline']:g}:          {with_baseline:.4g}  (the baseline {change} it to "
                  f"{with_baseline / without:.0%} of that)")
     return "\n".join(lines)

@@ -13,20 +13,21 @@ import torch
 from course_utils.check_helpers import attribute, is_error, method, tensor_of
 from course_utils.checking import Exercise, Problem, fmt, raise_if_error
 from course_utils.lunar.expected import StoredEpisode, load_expected, stored_episode
-from course_utils.returns import discounted_returns
 
 # ---------------------------------------------------------------------------------------------
 # 4. TrainBatch.from_episodes
 
 
 def _from_episodes_cases() -> list[dict]:
-    """Batches of episodes (states, actions, rewards and the q-values their calc_qvals(gamma) returns) and gamma."""
+    """Batches of episodes (states, actions, rewards and the q-values their calc_qvals returns for
+    gamma and for 1) and gamma."""
     data = load_expected()["batch"]
     episodes, start = [], 0
     for ep in data["episodes"]:
         length = len(ep["rewards"])
         episodes.append(
-            {**{key: ep[key] for key in ("states", "actions", "rewards")}, "qvals": data["q_vals"][start : start + length]}
+            {**{key: ep[key] for key in ("states", "actions", "rewards", "q_vals_undiscounted")},
+             "qvals": data["q_vals"][start : start + length]}
         )
         start += length
     return [{"gamma": data["gamma"], "episodes": episodes}]
@@ -66,9 +67,7 @@ def _judge_from_episodes(got, expected, cases) -> None:
         if actions.dtype not in (torch.int64, torch.int32) or not torch.equal(actions.long(), want["actions"].long()):
             raise Problem("batch.actions should hold the actions (integers, dtype torch.long) in order.")
         if not torch.allclose(q_vals, want["q_vals"].float(), atol=1e-4):
-            undiscounted = torch.tensor(
-                [q for ep in episodes for q in discounted_returns(ep["rewards"], gamma=1.0)], dtype=torch.float32
-            )
+            undiscounted = torch.tensor([q for ep in episodes for q in ep["q_vals_undiscounted"]], dtype=torch.float32)
             hint = " Hint: pass gamma to calc_qvals." if torch.allclose(q_vals, undiscounted, atol=1e-3) else ""
             raise Problem(
                 f"batch.q_vals should be each episode's calc_qvals(gamma), concatenated: expected starting "

@@ -17,7 +17,7 @@ import torch
 from course_utils import facts
 from course_utils.check_helpers import close, is_error, shown
 from course_utils.checking import Problem, attempt, raise_if_error
-from course_utils.lunar.checks.stored_batch import StoredBatch, expected_batch
+from course_utils.lunar.checks.stored_batch import StoredBatch, stored_batch
 from course_utils.lunar.expected import load_expected
 from course_utils.records import StudentError, encode
 
@@ -67,7 +67,7 @@ def make_inputs(spec, n_actions: int = 4, shift: float = 0.0) -> tuple[StoredBat
     """Fresh (batch, action scores (N, n_actions), state values (N,)) for ``spec``; with ``shift``,
     every q-value and state value raised by it."""
     if spec == "stored":
-        _, batch, scores, values = expected_batch()
+        batch, scores, values = stored_batch()
     else:
         steps, episodes = batch_size(spec)
         if "uniform" in spec:

@@ -2,8 +2,9 @@
 cases, judge the record; see ``course_utils.checking``), and its ``check_calc_qvals``.
 
 A module of its own that imports no discounted-return code: the grader's child that drives this
-exercise loads it alone, and ``course_utils.returns`` (which computes what the exercise asks)
-cannot be read there (``exercises.GradedCell.twins``).
+exercise loads it alone, and can read no module that computes what the exercise asks
+(``exercises.GradedCell.twins``). The expected q-values come from the reference solution
+(``Exercise.reference``) and, for the check cell's stored case, ``assets/lunar_expected.json``.
 """
 
 from __future__ import annotations

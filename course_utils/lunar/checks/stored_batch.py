@@ -1,8 +1,8 @@
 """The stored test batch as a ``TrainBatch``: the inputs of tutorial 3's loss checks.
 
-Stacking stored episodes into a batch is what ``TrainBatch.from_episodes`` (exercise 5) asks, so
-this lives apart from ``expected`` (which the episode checks read): only the loss checks import it,
-and the grader's child that drives exercise 5 cannot read it (``exercises.GradedCell.twins``).
+The batch is stored already stacked (``assets/lunar_expected.json``, ``batch.stacked``, written
+by ``course_admin.lunar.reference``): stacking episodes into a batch is what
+``TrainBatch.from_episodes`` (Exercise 4) asks, so no code here turns episodes into a batch.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from course_utils.lunar.expected import EXPECTED_FILE, StoredEpisode, load_expected, stored_episode
+from course_utils.lunar.expected import EXPECTED_FILE, load_expected
 
 
 @dataclass(eq=False)
@@ -38,23 +38,18 @@ class StoredBatch:
         )
 
 
-def expected_batch(expected: dict | None = None) -> tuple[list[StoredEpisode], StoredBatch, torch.Tensor, torch.Tensor]:
-    """The fixed test batch from the expected file: (episodes, batch, action_scores (N, 4), state_values (N,)).
+def stored_batch(expected: dict | None = None) -> tuple[StoredBatch, torch.Tensor, torch.Tensor]:
+    """The fixed test batch from the expected file: (batch, action_scores (N, 4), state_values (N,)).
 
     Fresh objects on every call, so code that changes them does not change the next check's."""
     data = (expected or load_expected())["batch"]
-    gamma, q_vals = data["gamma"], data["q_vals"]
-    episodes, start = [], 0
-    for ep in data["episodes"]:
-        length = len(ep["rewards"])
-        episodes.append(stored_episode(ep, gamma, q_vals[start : start + length]))
-        start += length
-    if start != len(q_vals):
-        raise ValueError(f"{EXPECTED_FILE.name}: {len(q_vals)} stored q-values for {start} steps")
+    stacked = data["stacked"]
     batch = StoredBatch(
-        states=torch.stack([e.state for ep in episodes for e in ep.experiences]),
-        actions=torch.tensor([e.action for ep in episodes for e in ep.experiences], dtype=torch.long),
-        q_vals=torch.tensor(q_vals, dtype=torch.float32),
-        total_rewards=torch.tensor([ep.total_reward for ep in episodes], dtype=torch.float32),
+        states=torch.tensor(stacked["states"], dtype=torch.float32),
+        actions=torch.tensor(stacked["actions"], dtype=torch.long),
+        q_vals=torch.tensor(data["q_vals"], dtype=torch.float32),
+        total_rewards=torch.tensor(stacked["total_rewards"], dtype=torch.float32),
     )
-    return episodes, batch, torch.tensor(data["action_scores"]), torch.tensor(data["state_values"])
+    if not len(batch.states) == len(batch.actions) == len(batch) == len(data["action_scores"]):
+        raise ValueError(f"{EXPECTED_FILE.name}: the stored batch's arrays differ in length")
+    return batch, torch.tensor(data["action_scores"]), torch.tensor(data["state_values"])

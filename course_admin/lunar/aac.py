@@ -1,6 +1,10 @@
 """The course's own LunarLander agent, ``course train lunar``: advantage actor-critic with the
 engineering that makes it fast and steady, in one file to read top to bottom.
 
+Instructor code: the network, GAE and the trainer answer tutorial 3's exercises (the policy MLP,
+the actor-critic network, the AAC loss), so the student package does not ship them; the notebook
+shows this trainer's stored run and loads its checkpoint (``course_utils.lunar.evaluation``).
+
 1. ``DEFAULT_AAC``: every hyperparameter, with what it does.
 2. ``ActorCriticNet``: two small tanh MLPs, the policy (action logits) and the value V(s).
 3. ``gae_advantages``: generalised advantage estimates of one rollout.
@@ -12,12 +16,13 @@ engineering that makes it fast and steady, in one file to read top to bottom.
    steps on it with the clipped probability ratio (PPO's form of the AAC policy loss),
    normalised advantages, a value loss, an entropy bonus and gradient clipping, under a
    learning rate that decays linearly to zero.
-5. ``evaluate``: total rewards on the held-out ``EVAL_SEEDS``; ``train_and_register`` trains,
-   evaluates and saves the checkpoint and the curve; ``load_pretrained`` loads it back.
+5. ``evaluate``: total rewards on the held-out ``EVAL_SEEDS``, greedy or sampled;
+   ``course_admin.lunar.train`` trains, evaluates and saves the checkpoint and the curve;
+   ``course_utils.lunar.evaluation.load_pretrained`` loads it back for the notebook.
 
 The update and the rollouts run the network's weights in NumPy (``numpy_ac``): the same
 arithmetic as autograd and torch's Adam, without their per-call overhead, which on these
-64-unit networks was nearly all of the cost. ``solve.train_until_solved`` stops training at
+64-unit networks was nearly all of the cost. ``course_admin.lunar.solve.train_until_solved`` stops training at
 the bar (``course train lunar``). Deterministic given the seed: retraining reproduces the
 registered checkpoint bit for bit. Shapes: ``T`` steps of a rollout, ``E`` environments, ``N`` samples.
 """
@@ -31,18 +36,15 @@ import numpy as np
 import torch
 from torch import nn
 
+from course_admin.lunar.episodes import play_together
+from course_admin.lunar.numpy_ac import Adam, NumpyActorCritic
+from course_admin.lunar.rollouts import AACRolloutCollector
 from course_utils.lunar.env import EVAL_SEEDS, make_env_for
-from course_utils.lunar.episodes import play_together
+from course_utils.lunar.evaluation import CHECKPOINT, TRAINING_CURVE
 from course_utils.lunar.harness import _progress
-from course_utils.lunar.numpy_ac import Adam, NumpyActorCritic
-from course_utils.lunar.rollouts import RolloutCollector
-from course_utils.paths import ASSETS
 from course_utils.runtime import seed_torch
 
-CHECKPOINT = "lunar_aac"
-"""The name of the trained weights in the checkpoint registry (``assets/checkpoints/lunar_aac.pt``)."""
-TRAINING_CURVE = ASSETS / "lunar_training.json"
-"""The training curve, configuration and evaluation written by ``course train lunar``."""
+__all__ = ["CHECKPOINT", "DEFAULT_AAC", "TRAINING_CURVE", "ActorCriticNet", "evaluate", "gae_advantages", "train_aac"]
 
 # --------------------------------------------------------------------------------------------
 # 1. Hyperparameters
@@ -195,7 +197,7 @@ def train_aac(
     bar = _progress(num_updates, progress, "course train lunar")
     if workers is None:
         workers = cfg["shards"] if (os.cpu_count() or 1) >= cfg["shards"] else 1
-    collector = RolloutCollector(
+    collector = AACRolloutCollector(
         [cfg["seed"] * 1000 + i for i in range(E)],
         (ActorCriticNet, net_kwargs),
         generator_seed=cfg["seed"],
@@ -297,14 +299,3 @@ FAST_EVAL_THRESHOLD = 200.0
 (greedy actions). Measured: 240.2 (lowest episode 130.0); over all 100 seeds 257.7 ± 37.7,
 so a 10-episode mean has a standard error of about 12 and 200 sits 3.4 of them below. The
 full claim, checked by a slow test, is the bar: mean - std >= 200 over the 100 seeds."""
-
-
-def load_pretrained() -> ActorCriticNet:
-    """The AAC agent trained by ``course train lunar``, from the checkpoint registry (eval mode)."""
-    from course_utils.checkpoints import load_checkpoint
-
-    state = load_checkpoint(CHECKPOINT)
-    hidden = tuple(state[k].shape[0] for k in sorted(state) if k.startswith("policy.") and k.endswith(".weight"))[:-1]
-    net = ActorCriticNet(hidden=hidden, time_feature=state["policy.0.weight"].shape[1] == 9)
-    net.load_state_dict(state)
-    return net.eval()
