@@ -25,6 +25,7 @@ Modules, from the bottom up (each imports only those above it in this list):
 - ``nbgrader_run``: the course's nbgrader configuration and converters run in process
 - ``student_notebooks``: student notebooks from ``solutions/`` (``course release``)
 - ``feedback_policy``: what a student's feedback page shows of the hidden tests
+- ``feedback_page``: the feedback page's exporter (templates compiled once, no BeautifulSoup pass)
 - ``worker``: grading one submission (the Dask task)
 - ``dispatch``: many submissions on a Dask cluster
 - ``class_list``: each submission's student (LMS ids, the roster, the latest upload), and the

@@ -147,7 +147,7 @@ def test_an_answer_that_wraps_course_code_is_told_which_module():
 def test_the_feedback_page_gives_every_image_alternative_text_without_nbconvert_s_soup_pass():
     from nbconvert.exporters import HTMLExporter
 
-    from course_admin.grading.worker import NO_ALT, FeedbackExporter
+    from course_admin.grading.feedback_page import NO_ALT, FeedbackExporter
 
     png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
     nb = new_notebook(cells=[
