@@ -92,6 +92,20 @@ def answer_cells(notebook: dict) -> dict[str, str]:
     return found
 
 
+def _answer_print(code: str, given: frozenset):
+    """``_fingerprint(code, given)``, once per answer: the class comparison and the comparison
+    with the course package read the same answers."""
+    key = (code, given)
+    if key not in _PRINTS:
+        if len(_PRINTS) > 4096:
+            _PRINTS.clear()
+        _PRINTS[key] = _fingerprint(code, list(given))
+    return _PRINTS[key]
+
+
+_PRINTS: dict = {}
+
+
 def _fingerprint(code: str, boilerplate=None):
     from copydetect import CodeFingerprint
 
@@ -124,14 +138,14 @@ def similar_pairs(answers: dict[str, dict[str, str]], released: dict[str, str], 
     pairs = []
     exercises = sorted({grade_id for cells in answers.values() for grade_id in cells})
     for exercise in exercises:
-        given = _fingerprint(released.get(exercise, "")).hashes
+        given = frozenset(_fingerprint(released.get(exercise, "")).hashes)
         prints = {}
         for student in sorted(answers):
             code = answers[student].get(exercise)
             if code is None or code.strip() == released.get(exercise, "").strip():
                 continue  # not answered: the stub is the same for everyone
             try:
-                found = _fingerprint(code, list(given))
+                found = _answer_print(code, given)
             except Exception:  # code pygments or copydetect cannot read: nothing to compare
                 continue
             if found.token_coverage >= MIN_TOKENS:
@@ -227,13 +241,13 @@ def course_pairs(answers: dict[str, dict[str, str]], released: dict[str, str], a
     everything = set().union(*(h for _, h in course.values())) if course else set()
     pairs = []
     for exercise in sorted({grade_id for cells in answers.values() for grade_id in cells}):
-        given = list(_fingerprint(released.get(exercise, "")).hashes)
+        given = frozenset(_fingerprint(released.get(exercise, "")).hashes)
         for student in sorted(answers):
             code = answers[student].get(exercise)
             if code is None or code.strip() == released.get(exercise, "").strip():
                 continue
             try:
-                found = _fingerprint(code, given)
+                found = _answer_print(code, given)
             except Exception:
                 continue
             if found.token_coverage < MIN_TOKENS or share_of(found, found.hashes & everything) < threshold:
