@@ -1,6 +1,7 @@
 """Stored data for tutorial 4's checks, from the course's own code: ``assets/replay_expected.json``
 holds what each typical mistake of the TD loss gives on the public cases (``td_judge.variants``),
-which the check cell's hints read (``course_utils.replay.td_judge``). ``course release`` writes it
+which the check cell's hints read (``course_utils.replay.td_judge``), and the total of the segment
+trees' speed part for the public seed (``tree_judge.speed_total``). ``course release`` writes it
 (``write_expected``) and ``course release --check`` fails when it is stale (``stale_expected``).
 """
 
@@ -9,9 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from course_admin.replay import td_judge
+from course_admin.replay import td_judge, tree_judge
+from course_utils.replay.checks import TREES
 from course_utils.replay.checks_td import TD
-from course_utils.replay.td_judge import EXPECTED_FILE, case_key
+from course_utils.replay.expected import EXPECTED_FILE, case_key
 
 
 def _rounded(value):
@@ -27,8 +29,11 @@ def _rounded(value):
 
 
 def make_expected() -> dict:
-    """``{"td_loss": {case_key(case): td_judge.variants(case)}}`` over the TD loss's public cases."""
-    return {"td_loss": {case_key(case): _rounded(td_judge.variants(case)) for case in TD.cases_for(hidden=False)}}
+    """``{"td_loss": {case_key(case): td_judge.variants(case)}}`` over the TD loss's public cases, and
+    ``{"segment_trees": {case_key([speed, seed]): total}}`` for the trees' public speed part."""
+    speed = TREES.cases_for(hidden=False)["speed"]
+    return {"td_loss": {case_key(case): _rounded(td_judge.variants(case)) for case in TD.cases_for(hidden=False)},
+            "segment_trees": {case_key([speed, speed["seed"]]): tree_judge.speed_total(speed, speed["seed"])}}
 
 
 def _dump(expected: dict) -> str:

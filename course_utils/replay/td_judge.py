@@ -8,7 +8,7 @@ mask, and the gradient that flows through an undetached target (``variants``). T
 them with its reference (``course_admin.replay.td_judge``), which the student's package does not
 hold: for the public cases they are stored in ``assets/replay_expected.json`` (``course release``
 writes it), and the grader, which judges the hidden cases, loads that module by name
-(``GRADER_ORACLE``). Where neither has them, the verdict stands without the specific hint.
+(``expected.grader_oracle``). Where neither has them, the verdict stands without the specific hint.
 
 Apart from the drive: the grader judges in its own process, and its child that drives the student's
 loss cannot read this module (``grading.drive_apart.JUDGE_ONLY``).
@@ -16,51 +16,26 @@ loss cannot read this module (``grading.drive_apart.JUDGE_ONLY``).
 
 from __future__ import annotations
 
-import hashlib
-import importlib
-import json
-
 import numpy as np
 
 from course_utils.check_helpers import close_arrays, number, numbers
 from course_utils.checking import Problem, fmt
-from course_utils.paths import ASSETS
+from course_utils.replay import expected as stored_values
 from course_utils.replay.check_log import _seen
 
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}
 """How close (``close_arrays``) an answer's loss, priorities and gradients must be to the course's,
 and a wrong answer's to a typical mistake's."""
 
-EXPECTED_FILE = ASSETS / "replay_expected.json"
-"""The typical mistakes' values on the public cases (``course_admin.replay.reference`` writes it)."""
-
-GRADER_ORACLE = "course_admin.replay.td_judge"
-"""The module, in the instructor's package only, that computes them on any case (the hidden ones)."""
-
-
-def case_key(case: dict) -> str:
-    """A case's name in the stored file: the SHA-256 of its JSON text."""
-    return hashlib.sha256(json.dumps(case, sort_keys=True).encode()).hexdigest()
-
-
-def _stored() -> dict:
-    try:
-        return json.loads(EXPECTED_FILE.read_text()).get("td_loss", {})
-    except (OSError, ValueError):
-        return {}
-
 
 def variants(case: dict) -> dict | None:
     """The typical mistakes' values on ``case`` (``course_admin.replay.td_judge.variants``): stored
     for a public case, computed by the grader's oracle for any other, None where neither exists."""
-    found = _stored().get(case_key(case))
+    found = stored_values.stored("td_loss").get(stored_values.case_key(case))
     if found is not None:
         return found
-    try:
-        oracle = importlib.import_module(GRADER_ORACLE)
-    except ImportError:
-        return None
-    return oracle.variants(case)
+    oracle = stored_values.grader_oracle("td_judge")
+    return None if oracle is None else oracle.variants(case)
 
 
 def _huber(x: np.ndarray) -> np.ndarray:

@@ -140,18 +140,29 @@ def test_the_public_cases_hints_are_stored_and_current():
     """The check cell's hints read the typical mistakes' values on the public cases from the stored
     file, not from the course's oracle (which the student's package does not hold)."""
     from course_admin.replay import reference
-    from course_utils.replay import td_judge
+    from course_utils.replay import expected
 
     assert reference.stale_expected() == []
-    stored = td_judge._stored()
-    assert all(td_judge.case_key(case) in stored for case in TD.cases())
+    assert all(expected.case_key(case) in expected.stored("td_loss") for case in TD.cases())
+
+
+@pytest.mark.parametrize("wrong, hint", WRONG_LOSSES, ids=[w.__name__ for w, _ in WRONG_LOSSES])
+def test_the_check_cell_hints_without_the_instructor_package(wrong, hint, capsys, monkeypatch):
+    """Where ``course_admin`` is not installed (the student's kernel) the check cell judges and hints
+    from the stored values alone."""
+    from course_utils.replay import expected
+
+    monkeypatch.setattr(expected, "grader_oracle", lambda name: None)
+    assert check_td_loss(solutions.prioritized_td_loss)
+    assert not check_td_loss(wrong)
+    assert hint in capsys.readouterr().out
 
 
 def test_the_student_package_holds_no_td_oracle():
     import course_utils.replay.td_judge as judge
 
     assert not hasattr(judge, "td_quantities")
-    assert judge.GRADER_ORACLE == oracle.__name__
+    assert oracle.__name__ == "course_admin.replay.td_judge"
 
 
 def _linear_oracle(q_net, target_net, batch, gamma, prior_eps=1e-6):

@@ -316,6 +316,18 @@ def test_tree_check_accepts_the_course_trees_and_flags_mistakes(capsys):
     assert "❌" in capsys.readouterr().out
 
 
+def test_the_check_cell_judges_from_stored_values_without_the_instructor_package(monkeypatch):
+    """Where ``course_admin`` is not installed (the student's kernel), the retrieves are judged
+    against the course's stored record and the speed part's total is read from the stored file."""
+    from course_utils.replay import expected, tree_judge
+
+    monkeypatch.setattr(expected, "grader_oracle", lambda name: None)
+    speed = TREES.cases()["speed"]
+    assert tree_judge.speed_total(speed, speed["seed"]) is not None
+    assert check_segment_trees(SumSegmentTree, MinSegmentTree)
+    assert "retrieve" in not_yet(check_segment_trees, _NoZeroGuard, MinSegmentTree)
+
+
 def test_the_buffer_s_stand_in_trees_agree_with_the_course_trees_but_fail_the_tree_check(capsys):
     rng = np.random.default_rng(3)
     values = rng.uniform(0.0, 2.0, 16) * (rng.random(16) > 0.3)
