@@ -106,23 +106,24 @@ def test_honest_answers_keep_their_marks_apart(tmp_path):
 
 def test_a_module_another_exercise_s_cell_loads_is_not_this_exercise_s_reason(tmp_path):
     """Every answer cell runs in every exercise's child. The replay memory's cell loading the
-    course's trees (code the memory exercise does not give) is the memory exercise's reason; the
-    untouched segment-tree exercise fails for its own stub, and its reason does not name the
-    trees module the other cell loaded."""
+    buffer's stand-in memory (code the memory exercise does not give) is the memory exercise's
+    reason; the untouched segment-tree exercise fails for its own stub, and its reason does not name
+    the module the other cell loaded."""
     nb = _notebook("replay")
     memory, trees = _graded("test_memory_add"), _graded("test_segment_trees")
     source = next(c.source for c in nb.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == memory.solution)
-    nb = _with_answer(nb, memory.solution, "import course_utils.replay.trees as _trees\n" + source)
+    nb = _with_answer(nb, memory.solution, "import course_utils.replay.standin_memory as _filling\n" + source)
     stub = next(c.source for c in nbformat.reads((NOTEBOOKS / f"{TUTORIALS['replay']}.ipynb").read_text(), as_version=4).cells
                 if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == trees.solution)
     nb = _with_answer(nb, trees.solution, stub)
     verdicts = drive(nb, ["test_memory_add", "test_segment_trees"], tmp_path)
-    assert not verdicts["test_memory_add"][0] and "course_utils.replay.trees is not available" in verdicts["test_memory_add"][1]
+    passed, message = verdicts["test_memory_add"]
+    assert not passed and "course_utils.replay.standin_memory is not available" in message
     passed, message = verdicts["test_segment_trees"]
     assert not passed and "not available to this exercise" not in message, message
     assert drive_apart.course_code_problems(_judged(nb, verdicts)) == [
         "test_memory_add: 0 points, its answer uses course code the exercise does not give it "
-        "(course_utils.replay.trees); an instructor who allows it can override the score in formgrader"]
+        "(course_utils.replay.standin_memory); an instructor who allows it can override the score in formgrader"]
 
 
 def _judged(nb, verdicts: dict) -> dict:

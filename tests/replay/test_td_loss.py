@@ -12,6 +12,7 @@ from verdicts import graded
 from course_admin.grading import judging
 from course_admin.replay import solutions
 from course_admin.replay import td_judge as oracle
+from course_admin.replay.train import make_memory
 from course_utils import checking
 from course_utils.replay import dqn
 from course_utils.replay.checks_td import TD, build_q_network, check_td_loss
@@ -221,6 +222,7 @@ def test_a_loss_with_the_same_values_trains_the_same_agent():
         loss, priorities = solutions.prioritized_td_loss(*args)
         return loss * 1.0, priorities.clone()
 
-    mine = dqn.train_dqn(seed=4, config=config, loss_fn=wrapped)
-    course = dqn.train_dqn(seed=4, config=config, loss_fn=solutions.prioritized_td_loss)
+    mine = dqn.train_dqn(seed=4, config=config, memory=make_memory("prioritized", config), loss_fn=wrapped)
+    course = dqn.train_dqn(seed=4, config=config, memory=make_memory("prioritized", config),
+                           loss_fn=solutions.prioritized_td_loss)
     assert mine.losses == course.losses and mine.scores == course.scores

@@ -7,15 +7,15 @@ from verdicts import graded, not_yet
 
 from course_admin.grading import judging
 from course_admin.replay.solutions import MinSegmentTree, SumSegmentTree  # the exercise's reference (instructor side)
-from course_utils.checking import Problem
-from course_utils.replay import checks
-from course_utils.replay.checks import SPEED, TREES, check_segment_trees
-from course_utils.replay.standin_trees import SlowMinTree, SlowSumTree
-from course_utils.replay.trees import (
+from course_admin.replay.trees import (
     VectorMinTree,
     VectorSumTree,
     validate_priorities,
 )
+from course_utils.checking import Problem
+from course_utils.replay import checks
+from course_utils.replay.checks import SPEED, TREES, check_segment_trees
+from course_utils.replay.standin_trees import SlowMinTree, SlowSumTree
 
 GROWS = "your sum grows with the capacity: it is not O(log n)"
 """The speed part's hint for a tree whose cost grows faster than log(capacity)."""
