@@ -251,3 +251,30 @@ def test_the_runner_server_takes_its_folder_with_it_when_stopped():
     assert home is not None and home.is_dir() and server.poll() is None
     drive_apart._SERVER.stop()
     assert server.poll() is not None and not home.exists() and drive_apart._SERVER.home is None
+
+
+RING_ADAPTER = '''
+class CircularMemory(CircularReplayMemory):
+    def add(self, batch):
+        batch, n = self.prepare(batch)
+        ring = ReplayBuffer(1, self.capacity, 1)
+        ring.ptr, ring.size = self.pointer, self.size
+        for t in range(n):
+            slot = ring.store([0], 0, 0.0, [0], False)
+            for key, value in batch.items():
+                self.memory[key][slot] = value[t]
+        self.pointer, self.size = ring.ptr, ring.size
+        return self
+'''
+"""The red team's answer to tutorial 4's memory exercise when the given ``ReplayBuffer`` was a
+ring: the ring arithmetic of its ``store``, one transition at a time."""
+
+
+def test_tutorial_4s_given_replay_buffer_is_no_ring_to_wrap(tmp_path):
+    """The ``ReplayBuffer`` every answer of tutorial 4 is given keeps its transitions in the
+    student's own memory (it has no ring of its own): the adapter around its ring has nothing to
+    call."""
+    graded = _graded("test_memory_add")
+    nb = _with_answer(_notebook("replay"), graded.solution, RING_ADAPTER)
+    passed, message = drive(nb, ["test_memory_add"], tmp_path)["test_memory_add"]
+    assert not passed and "ReplayBuffer keeps its transitions in a memory" in message, message
