@@ -143,9 +143,8 @@ def package_files(grade_id: str, hidden_source: str | None = None) -> dict[str, 
 
 def exercise_header(tutorial: str, twins: tuple[str, ...]) -> str:
     """The tutorial's header (``SOLUTION_IMPORTS``) without its imports from ``twins``: a module
-    the header gives every answer (tutorial 4's ``ReplayBuffer``, the prioritized buffer's base)
-    can be the drop-in answer to another exercise of the same notebook, and that exercise's
-    answer is then driven without it."""
+    the header gives every answer can be the drop-in answer to another exercise of the same
+    notebook, and that exercise's answer is then driven without it."""
     header = SOLUTION_IMPORTS[tutorial]
     lines = header.splitlines(keepends=True)
     for node in reversed(ast.parse(header).body):

@@ -1,6 +1,6 @@
 """Checks for tutorial 4's Exercises 1-2: the circular memory's batch insert and the segment
 trees. Exercise 3, the prioritized replay buffer, is checked in ``checks_buffer`` (its hidden test
-builds the buffer on ``standin_trees``), Exercise 4, the importance-weighted TD loss, in
+builds the buffer on ``standin_trees`` and ``standin_memory``), Exercise 4, the importance-weighted TD loss, in
 ``checks_td``; the record their drives write is ``check_log``'s.
 
 Each exercise is an ``Exercise`` (see ``checking``): ``drive`` runs the student's answer on a
