@@ -61,6 +61,7 @@ RELEASE = (
     ("wrote", "course_utils.notebook:write_names", "course_utils.notebook:stale_names"),
     # after the harvest: the expected values and the check records come from the solutions just written
     ("wrote", "course_admin.lunar.reference:write_expected", "course_admin.lunar.reference:stale_expected"),
+    ("wrote", "course_admin.replay.reference:write_expected", "course_admin.replay.reference:stale_expected"),
     ("wrote", "course_admin.grading.judging:write_check_records", "course_admin.grading.judging:stale_check_records"),
 )
 """What ``course release`` writes, in order, as (verb, ``module:write``, ``module:stale``): each

@@ -55,8 +55,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from course_utils.replay.buffer import ReplayBuffer
 from course_utils.replay.memory import CircularReplayMemory
-from course_utils.replay.per import ReplayBuffer
 
 
 def SumTree(capacity):  # noqa: N802 (the notebook's name): the harvested SumSegmentTree below
@@ -65,13 +65,19 @@ def SumTree(capacity):  # noqa: N802 (the notebook's name): the harvested SumSeg
 
 def MinTree(capacity):  # noqa: N802 (the notebook's name): the harvested MinSegmentTree below
     return MinSegmentTree(capacity)
+
+
+def Memory(capacity, batch_size, warmup):  # noqa: N802 (the notebook's name): the harvested CircularMemory below
+    return CircularMemory(capacity, batch_size, warmup)
 """,
 }
 """The header of each harvested ``solutions.py``: the imports the notebook's setup cell gives the
 solution cells (solution cells use these names bare). Tutorial 4's buffer cell builds its trees
-from ``SumTree``/``MinTree``, which the notebook binds to the student's trees (and the buffer's
-hidden test to the check's slow stand-in trees, so the buffer is graded on its own); the
-harvested buffer uses the harvested trees."""
+from ``SumTree``/``MinTree`` and its memory from ``Memory``, which the notebook binds to the
+student's trees and memory (and the buffer's hidden test to the check's slow stand-in trees and
+filling memory, so the buffer is graded on its own); the harvested buffer uses the harvested
+trees and memory. Its base, ``buffer.ReplayBuffer``, has no ring of its own (it keeps its
+transitions in that memory), so giving it to every answer gives no exercise its answer."""
 
 
 @dataclass(frozen=True)
@@ -151,7 +157,7 @@ GRADED = (
         "test_replay_memory", "colour", 3, "replay_memory", f"{_COLOUR_CHECKS}:check_replay_memory",
         helpers=("course_utils.colour.agent:Experience", "course_utils.colour.training:train_agent"),
         hint_tests=("tests/colour/test_checks.py::test_replay_memory_mistakes_get_hints",),
-        twins=("course_utils.replay.per", "course_utils.replay.memory"),
+        twins=("course_utils.replay.standin_memory", "course_utils.replay.memory"),
     ),
     GradedCell(
         # the idea that makes replay work, so it carries most of the tutorial's points
@@ -243,21 +249,22 @@ GRADED = (
         "test_memory_add", "replay", 3, "memory_add", f"{_REPLAY_CHECKS}:check_memory_add",
         helpers=("course_utils.replay.memory:CircularReplayMemory",),
         hint_tests=("tests/replay/test_memory.py::test_check_rejects_common_mistakes_with_a_hint",),
-        # the given prioritized buffer's ring (store) is the pointer arithmetic this exercise asks for
-        twins=("course_utils.replay.per", "course_utils.replay.vector_per"),
+        # the prioritized buffer's hidden test's stand-in memory fills slots as this exercise's add does
+        # (without the wrap this exercise asks for)
+        twins=("course_utils.replay.standin_memory",),
     ),
     GradedCell(
         "test_segment_trees", "replay", 4, "segment_trees", f"{_REPLAY_CHECKS}:check_segment_trees",
         hint_tests=("tests/replay/test_trees.py::test_tree_check_accepts_the_course_trees_and_flags_mistakes",),
         # the prioritized buffer's hidden test's stand-in trees have the interface this exercise asks for
-        twins=("course_utils.replay.trees", "course_utils.replay.vector_per", "course_utils.replay.standin_trees"),
+        twins=("course_utils.replay.standin_trees",),
     ),
     GradedCell(
         "test_prioritized_buffer", "replay", 4, "prioritized_buffer",
         "course_utils.replay.checks_buffer:check_prioritized_buffer",
-        helpers=("course_utils.replay.per:ReplayBuffer",),
+        helpers=("course_utils.replay.buffer:ReplayBuffer",),
         hint_tests=("tests/replay/test_per.py::test_buffer_check_flags_the_pitfalls",),
-        twins=("course_utils.replay.vector_per", "course_utils.replay.dqn"),
+        twins=("course_utils.replay.dqn",),
     ),
     GradedCell(
         "test_td_loss", "replay", 3, "td_loss", "course_utils.replay.checks_td:check_td_loss",

@@ -97,7 +97,7 @@ def test_a_drive_stops_calling_an_answer_once_it_ran_out_of_time(short_limit, ca
 
 NOTEBOOK = """
 from course_utils import colour
-from course_utils.replay.vector_per import VectorPrioritizedReplayBuffer
+from course_utils.replay.standin_memory import FillingMemory
 from course_utils.returns import discounted_returns as _d
 
 def through_an_alias(rewards, gamma):
@@ -106,7 +106,7 @@ def through_an_alias(rewards, gamma):
 def through_the_setup_module(log_pi, mu, advantage, rho_max):
     return colour.agent.a2c_loss(log_pi, mu)
 
-class Subclassed(VectorPrioritizedReplayBuffer):
+class Subclassed(FillingMemory):
     pass
 """
 
@@ -119,7 +119,7 @@ def test_an_answer_that_wraps_a_twin_or_a_setup_module_is_warned_about():
     borrowed = checking.borrowed_course_code
     assert "course_utils.returns" in borrowed("test_calc_qvals", cells["through_an_alias"])[0]
     assert "`colour`" in borrowed("test_replay_actor_loss", cells["through_the_setup_module"])[0]
-    assert "vector_per" in borrowed("test_prioritized_buffer", cells["Subclassed"])[0]
+    assert "standin_memory" in borrowed("test_memory_add", cells["Subclassed"])[0]
     assert borrowed("test_replay_memory", cells["through_an_alias"]) == []  # no twin of that exercise
     own = importlib.import_module("course_admin.colour.solutions").replay_actor_loss
     assert borrowed("test_replay_actor_loss", own) == []

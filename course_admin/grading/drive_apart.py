@@ -48,7 +48,7 @@ SUBMITS = re.compile(r"\.submit\(")
 HIDDEN_PLACEHOLDER = "# The hidden tests of this cell run apart from the notebook when it is graded.\n"
 ALWAYS = ("course_utils", "course_utils.runtime", "course_utils.checking", "course_utils.records")
 """Modules every child may load: the package's root (threads, seeding) and the check framework."""
-JUDGE_ONLY = ("course_utils.replay.td_judge", "course_utils.replay.memory_judge", "course_utils.replay.tree_judge",
+JUDGE_ONLY = ("course_utils.replay.td_judge", "course_utils.replay.expected", "course_utils.replay.tree_judge",
               "course_utils.lunar.checks.bandit_judge", "course_utils.colour.rho_judge")
 """Modules only a check's judge imports (numpy oracles of what an exercise asks, for the hints):
 the grader judges in its own process, so no child may read them."""
@@ -143,9 +143,8 @@ def package_files(grade_id: str, hidden_source: str | None = None) -> dict[str, 
 
 def exercise_header(tutorial: str, twins: tuple[str, ...]) -> str:
     """The tutorial's header (``SOLUTION_IMPORTS``) without its imports from ``twins``: a module
-    the header gives every answer (tutorial 4's ``ReplayBuffer``, the prioritized buffer's base)
-    can be the drop-in answer to another exercise of the same notebook, and that exercise's
-    answer is then driven without it."""
+    the header gives every answer can be the drop-in answer to another exercise of the same
+    notebook, and that exercise's answer is then driven without it."""
     header = SOLUTION_IMPORTS[tutorial]
     lines = header.splitlines(keepends=True)
     for node in reversed(ast.parse(header).body):

@@ -1,11 +1,11 @@
 """``course bench per``: the course's vectorised trees and prioritized buffer against the plain
 ones of the exercises' reference solutions (and cpprb when it is installed), measured by
-``course_utils.replay.timing.bench_per``."""
+``timing.bench_per``."""
 
 from __future__ import annotations
 
 from course_admin.replay import solutions
-from course_utils.replay.timing import bench_per as _bench_per
+from course_admin.replay.timing import bench_per as _bench_per
 
 
 def bench_per(**kwargs) -> dict:

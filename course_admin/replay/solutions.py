@@ -13,8 +13,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from course_utils.replay.buffer import ReplayBuffer
 from course_utils.replay.memory import CircularReplayMemory
-from course_utils.replay.per import ReplayBuffer
 
 
 def SumTree(capacity):  # noqa: N802 (the notebook's name): the harvested SumSegmentTree below
@@ -23,6 +23,10 @@ def SumTree(capacity):  # noqa: N802 (the notebook's name): the harvested SumSeg
 
 def MinTree(capacity):  # noqa: N802 (the notebook's name): the harvested MinSegmentTree below
     return MinSegmentTree(capacity)
+
+
+def Memory(capacity, batch_size, warmup):  # noqa: N802 (the notebook's name): the harvested CircularMemory below
+    return CircularMemory(capacity, batch_size, warmup)
 
 
 # Solution cell 'memory_add'
@@ -120,7 +124,7 @@ class PrioritizedReplayBuffer(ReplayBuffer):
     '''Proportional prioritized replay: transition i is drawn with probability p_i^alpha / sum_k p_k^alpha.'''
 
     def __init__(self, obs_dim, size, batch_size=32, alpha=0.6):
-        super().__init__(obs_dim, size, batch_size)
+        super().__init__(obs_dim, size, batch_size, memory=Memory)
         self.alpha = alpha
         self.max_priority = 1.0
         capacity = 1

@@ -2,8 +2,9 @@
 stored uniform-vs-prioritized comparison (``assets/per_results.json``).
 
 Both train with the reference answer to Exercise 4, ``solutions.prioritized_td_loss`` (harvested
-from the notebook by ``course release``): ``dqn`` holds no copy of the loss, and the student
-bundle leaves this module out, as it leaves out every module that imports ``solutions``.
+from the notebook by ``course release``), and the course's own fast buffers (``make_memory``: the
+ring of ``per`` and the vectorised prioritized buffer of ``vector_per``): ``course_utils.replay.dqn``
+holds no copy of the loss and no buffer, and the student's package holds none of this package.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import numpy as np
 import torch
 
 from course_admin.replay import solutions
+from course_admin.replay.per import ReplayBuffer
+from course_admin.replay.vector_per import VectorPrioritizedReplayBuffer
 from course_utils.replay.dqn import (
     CHECKPOINT,
     MAX_EPISODE_STEPS,
@@ -36,10 +39,24 @@ EVAL_SEEDS = tuple(range(100, 110))
 """Episode starts the checkpoint must balance the pole on (``random_and_trained`` plays 100)."""
 
 
+def make_memory(kind: str, config: DQNConfig, obs_dim: int = 4):
+    """The course's replay memory of a kind: ``"prioritized"`` (the vectorised buffer) or ``"uniform"``."""
+    if kind == "prioritized":
+        return VectorPrioritizedReplayBuffer(obs_dim, config)
+    if kind == "uniform":
+        return ReplayBuffer(obs_dim, config.memory_size, config.batch_size)
+    raise ValueError(f'memory kind must be "prioritized" or "uniform", got {kind!r}.')
+
+
+COURSE_MEMORIES = {kind: (lambda config, kind=kind: make_memory(kind, config)) for kind in ("uniform", "prioritized")}
+"""``dqn.learning_curves``' ``memories`` for the stored comparison: the course's buffers."""
+
+
 def train_cartpole(num_frames: int = 10_000, seed: int = CHECKPOINT_SEED) -> TrainResult:
     """A prioritized DQN trained with the reference loss for at most ``num_frames`` environment
     steps, stopped once solved (the mean score of the last 10 episodes reaches 195)."""
-    return train_dqn(seed=seed, config=DQNConfig(num_frames=num_frames), memory="prioritized",
+    config = DQNConfig(num_frames=num_frames)
+    return train_dqn(seed=seed, config=config, memory=make_memory("prioritized", config),
                      stop_when_solved=True, loss_fn=solutions.prioritized_td_loss)
 
 
@@ -84,7 +101,7 @@ def measure_and_save(seeds=(0, 1, 2, 3, 4), path: Path = RESULTS) -> dict:
     """Full-size uniform vs prioritized runs over ``seeds`` with the reference loss; written to
     ``assets/per_results.json`` (what the notebook's Section 4 shows)."""
     config = DQNConfig()
-    curves = learning_curves(seeds, config, loss_fn=solutions.prioritized_td_loss)
+    curves = learning_curves(seeds, config, memories=COURSE_MEMORIES, loss_fn=solutions.prioritized_td_loss)
     results = {"config": asdict(config), "torch_threads": torch.get_num_threads(), "curves": curves}
     Path(path).write_text(json.dumps(results, indent=1) + "\n")
     return results

@@ -1,6 +1,7 @@
 """Tutorial 4's Exercise 3 check (the prioritized replay buffer, ``BUFFER``); its hidden test builds
-the buffer on ``standin_trees``. The drive writes a ``check_log._Log``, as the tutorial's other
-checks do.
+the buffer on ``standin_trees`` and ``standin_memory`` (no hidden part stores more transitions than
+the buffer holds: the stand-in memory never wraps). The drive writes a ``check_log._Log``, as the
+tutorial's other checks do.
 """
 
 from __future__ import annotations

@@ -20,10 +20,10 @@ score of 195 is nearly perfect. "Solved" is the course's lenient criterion: the 
 the last 10 episodes reaches 195 (Gym's CartPole-v0 averages over 100 consecutive episodes);
 ``frames_to_solve`` is the environment step at which that first happens.
 
-Speed: one gradient step per environment step, and everything in a step is a handful of
-small numpy/torch calls (batched tree descent in ``vector_per.VectorPrioritizedReplayBuffer``, no
-per-sample Python loops, no gradient bookkeeping while acting), so 10 000 frames take a
-few seconds on one CPU thread.
+The agent learns from the memory it is given (``train_dqn``'s ``memory``): in the notebook the
+student's own buffers (``buffer.ReplayBuffer`` on their memory, their prioritized buffer on their
+trees). The course's fast buffers, which produced the stored comparison, are instructor code
+(``course_admin.replay``).
 
 The agent watched at the start of the notebook is the checkpoint ``cartpole_dqn`` (its
 Q-network's state_dict), trained by ``course train cartpole`` (``replay.train``).
@@ -45,8 +45,7 @@ from torch import nn
 
 from course_utils.animation import side_by_side
 from course_utils.paths import ASSETS
-from course_utils.replay.per import ReplayBuffer, beta_schedule
-from course_utils.replay.vector_per import VectorPrioritizedReplayBuffer
+from course_utils.replay.buffer import beta_schedule
 from course_utils.runtime import positive_int, seed_torch
 
 ENV_ID = "CartPole-v1"
@@ -226,21 +225,21 @@ def solved_at(scores, episode_ends, threshold: float = SOLVED_SCORE, window: int
     return None if hits.size == 0 else int(episode_ends[hits[0] + window - 1])
 
 
-def make_memory(kind: str, config: DQNConfig, obs_dim: int = 4):
-    """A replay memory: ``"prioritized"`` (the course's vectorised buffer) or ``"uniform"``.
-    (The plain-Python prioritized buffer is the tutorial's Exercise 3; ``bench`` compares the
-    two.)"""
-    if kind == "prioritized":
-        return VectorPrioritizedReplayBuffer(obs_dim, config)
-    if kind == "uniform":
-        return ReplayBuffer(obs_dim, config.memory_size, config.batch_size)
-    raise ValueError(f'memory kind must be "prioritized" or "uniform", got {kind!r}.')
+def require_memory(memory):
+    """``memory`` if it is a replay buffer (``store``, ``sample_batch``, ``len``); otherwise a
+    TypeError that says what to pass."""
+    if isinstance(memory, str) or not all(hasattr(memory, name) for name in ("store", "sample_batch", "__len__")):
+        raise TypeError(
+            f"memory must be a replay buffer object, got {memory!r}: pass your PrioritizedReplayBuffer (Exercise 3), or "
+            "ReplayBuffer(4, size, batch_size, memory=CircularMemory) for uniform replay."
+        )
+    return memory
 
 
 def train_dqn(
     seed: int = 0,
     config: DQNConfig | None = None,
-    memory="prioritized",
+    memory=None,
     live_every: int | None = None,
     stop_when_solved: bool = False,
     loss_fn=None,
@@ -248,11 +247,11 @@ def train_dqn(
 ) -> TrainResult:
     """Train a fresh DQN agent on CartPole for ``config.num_frames`` environment steps.
 
-    ``memory``: ``"prioritized"``, ``"uniform"`` (see ``make_memory``) or a
-    buffer object with ``store``, ``sample_batch`` and ``len`` (and ``update_priorities``
-    if it is prioritized: then ``sample_batch(beta, rng=...)`` must return ``weights`` and
-    ``indices``). One gradient step per frame once the memory holds a batch; beta is
-    annealed linearly from ``beta0`` to 1 over the run (``per.beta_schedule``).
+    ``memory`` (required): a buffer object with ``store``, ``sample_batch`` and ``len`` (and
+    ``update_priorities`` if it is prioritized: then ``sample_batch(beta, rng=...)`` must return
+    ``weights`` and ``indices``), empty, of ``config.batch_size`` transitions per batch. One
+    gradient step per frame once the memory holds a batch; beta is annealed linearly from
+    ``beta0`` to 1 over the run (``buffer.beta_schedule``).
     ``live_every``: redraw the score/loss/epsilon plots in place every so many frames
     (in a notebook); None: no plots. ``live=True`` (the notebook): redraw every
     ``LIVE_EVERY`` frames where someone watches, or draw the plots once at the end where nobody
@@ -262,6 +261,7 @@ def train_dqn(
     with the agent.
     """
     require_loss(loss_fn)
+    buffer = require_memory(memory)
     config = config or DQNConfig()
     if live:
         from course_utils.runtime import headless
@@ -271,7 +271,6 @@ def train_dqn(
     rng = np.random.default_rng(seed)
     env = make_env()
     obs_dim, n_actions = env.observation_space.shape[0], int(env.action_space.n)
-    buffer = make_memory(memory, config, obs_dim) if isinstance(memory, str) else memory
     prioritized = hasattr(buffer, "update_priorities")
     agent = DQNAgent(obs_dim, n_actions, config, loss_fn)
     result = TrainResult(seed=seed, prioritized=prioritized, agent=agent)
@@ -391,17 +390,23 @@ def running_score(result: TrainResult, frames) -> np.ndarray:
     return out
 
 
-def learning_curves(seeds=(0, 1, 2), config: DQNConfig | None = None, kinds=("uniform", "prioritized"), grid: int = 250,
+def learning_curves(seeds=(0, 1, 2), config: DQNConfig | None = None, memories: dict | None = None, grid: int = 250,
                     loss_fn=None) -> dict:
-    """Train one agent per seed and memory kind with ``loss_fn`` (required: see ``train_dqn``);
-    returns per kind the running score on a grid of frames, the frames to solve and the wall/CPU
-    seconds of every run (JSON-ready)."""
+    """Train one agent per seed and memory kind with ``loss_fn`` (required: see ``train_dqn``).
+    ``memories`` (required): ``{kind: make(config)}``, a function per kind (``"uniform"``,
+    ``"prioritized"``) that returns a new empty buffer for a run. Returns per kind the running
+    score on a grid of frames, the frames to solve and the wall/CPU seconds of every run
+    (JSON-ready)."""
     require_loss(loss_fn)
+    if not memories:
+        raise TypeError('memories must map each memory kind to a function of the config that makes a new buffer, e.g. '
+                        '{"prioritized": lambda config: PrioritizedReplayBuffer(4, config.memory_size, config.batch_size, '
+                        'config.alpha)}.')
     config = config or DQNConfig()
     frames = list(range(grid, config.num_frames + 1, grid))
     curves = {}
-    for kind in kinds:
-        runs = [train_dqn(seed, config, memory=kind, loss_fn=loss_fn) for seed in seeds]
+    for kind, make in memories.items():
+        runs = [train_dqn(seed, config, memory=make(config), loss_fn=loss_fn) for seed in seeds]
         curves[kind] = {
             "seeds": list(seeds),
             "frames": frames,
@@ -414,7 +419,8 @@ def learning_curves(seeds=(0, 1, 2), config: DQNConfig | None = None, kinds=("un
 
 
 def load_results(path: Path = RESULTS) -> dict:
-    """The stored comparison (written by ``replay.train.measure_and_save``)."""
+    """The stored comparison (written by ``course_admin.replay.train.measure_and_save`` with the
+    course's own buffers)."""
     return json.loads(Path(path).read_text())
 
 

@@ -1,9 +1,12 @@
 """The slow stand-in trees the prioritized buffer's hidden test builds the buffer on, so that the
-buffer is graded on its own, whatever the student's trees do.
+buffer is graded on its own, whatever the student's trees do; the notebook's timing (``timing``)
+also times the student's tree against them, as the plain list they are.
 
-Only that hidden test imports this module: the segment trees' exercise may not read it (it is one
-of that exercise's ``twins`` in ``course_utils.exercises``), since these trees have the interface
-that exercise asks for."""
+They are no answer to the segment trees' exercise: they keep no tree (a list of leaves, no
+``self.tree`` of nodes) and every sum and search walks the leaves, O(capacity), so that exercise's
+check fails them on its layout and on its speed part (``tests/replay/test_trees.py``). Its graded
+child may not read them either (they are one of its ``twins`` in ``course_utils.exercises``).
+"""
 
 from __future__ import annotations
 

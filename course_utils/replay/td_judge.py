@@ -1,9 +1,17 @@
-"""The judge of tutorial 4's TD-loss check (``checks_td.TD``): a numpy oracle of everything a right
-answer gives on a case (``td_quantities``), and the hints that name each typical mistake.
+"""The judge of tutorial 4's TD-loss check (``checks_td.TD``): what the answer gave on each case,
+compared with the course's record of its own answer on the same case (``expected``: the stored
+record in the check cell, the reference driven on the hidden cases in the grader), and the hints
+that name each typical mistake.
 
-Apart from the drive because the oracle computes what the exercise asks: the grader judges in its
-own process, and its child that drives the student's loss cannot read this module
-(``grading.drive_apart.JUDGE_ONLY``). The student's check cell imports it to judge there.
+The hints need what each mistake would give: the TD errors with their sign, without the terminal
+mask, and the gradient that flows through an undetached target (``variants``). The course computes
+them with its reference (``course_admin.replay.td_judge``), which the student's package does not
+hold: for the public cases they are stored in ``assets/replay_expected.json`` (``course release``
+writes it), and the grader, which judges the hidden cases, loads that module by name
+(``expected.grader_oracle``). Where neither has them, the verdict stands without the specific hint.
+
+Apart from the drive: the grader judges in its own process, and its child that drives the student's
+loss cannot read this module (``grading.drive_apart.JUDGE_ONLY``).
 """
 
 from __future__ import annotations
@@ -12,46 +20,26 @@ import numpy as np
 
 from course_utils.check_helpers import close_arrays, number, numbers
 from course_utils.checking import Problem, fmt
+from course_utils.replay import expected as stored_values
 from course_utils.replay.check_log import _seen
 
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}
-"""How close (``close_arrays``) an answer's loss, priorities and gradients must be to the oracle's,
+"""How close (``close_arrays``) an answer's loss, priorities and gradients must be to the course's,
 and a wrong answer's to a typical mistake's."""
+
+
+def variants(case: dict) -> dict | None:
+    """The typical mistakes' values on ``case`` (``course_admin.replay.td_judge.variants``): stored
+    for a public case, computed by the grader's oracle for any other, None where neither exists."""
+    found = stored_values.stored("td_loss").get(stored_values.case_key(case))
+    if found is not None:
+        return found
+    oracle = stored_values.grader_oracle("td_judge")
+    return None if oracle is None else oracle.variants(case)
 
 
 def _huber(x: np.ndarray) -> np.ndarray:
     return np.where(np.abs(x) < 1.0, 0.5 * x**2, np.abs(x) - 0.5)
-
-
-def td_quantities(case: dict, mask: bool = True, detached: bool = True) -> dict:
-    """What a right answer gives on ``case``, in numpy (float64): the TD errors ``delta`` (B,),
-    the ``loss``, the ``priorities`` (B,) and the gradient of the loss with respect to the
-    Q-network's weight (2, obs_dim) and bias (2,). ``mask=False``: as if the terminal mask were
-    missing; ``detached=False``: as if the gradient also flowed through the target (only
-    different when the target network is the Q-network)."""
-    w_q, b_q = np.array(case["q"]["weight"]), np.array(case["q"]["bias"])
-    target_params = case["q"] if case["same_net"] else case["target"]
-    w_t, b_t = np.array(target_params["weight"]), np.array(target_params["bias"])
-    obs, next_obs = np.array(case["obs"]), np.array(case["next_obs"])
-    acts, rews, done, weights = np.array(case["acts"]), np.array(case["rews"]), np.array(case["done"]), np.array(case["weights"])
-    q_taken = (obs @ w_q.T + b_q)[np.arange(len(acts)), acts]
-    next_q = next_obs @ w_t.T + b_t
-    best = next_q.argmax(axis=1)
-    alive = 1.0 - done if mask else np.ones_like(done)
-    target = rews + case["gamma"] * alive * next_q.max(axis=1)
-    delta = target - q_taken
-    n = len(acts)
-    # d loss / d q_taken = -w * clip(delta, -1, 1) / n; through the target: + gamma * alive * the same
-    d_q = weights * np.clip(delta, -1.0, 1.0) / n
-    grad_w, grad_b = np.zeros_like(w_q), np.zeros_like(b_q)
-    for i in range(n):
-        grad_w[acts[i]] -= d_q[i] * obs[i]
-        grad_b[acts[i]] -= d_q[i]
-        if not detached and case["same_net"]:
-            grad_w[best[i]] += d_q[i] * case["gamma"] * alive[i] * next_obs[i]
-            grad_b[best[i]] += d_q[i] * case["gamma"] * alive[i]
-    return {"delta": delta, "loss": float((weights * _huber(delta)).mean()), "priorities": np.abs(delta) + case["prior_eps"],
-            "grad_weight": grad_w, "grad_bias": grad_b}
 
 
 def _hint(got, mistakes: list[tuple[list, str]], otherwise: str) -> str:
@@ -60,13 +48,15 @@ def _hint(got, mistakes: list[tuple[list, str]], otherwise: str) -> str:
                 otherwise)
 
 
-def _loss_mistakes(case: dict) -> list[tuple[list, str]]:
-    """(the losses a typical mistake gives on ``case``, its hint), in the order they are tried."""
-    right, weights = td_quantities(case), np.array(case["weights"])
-    delta = right["delta"]
+def _loss_mistakes(case: dict, found: dict | None) -> list[tuple[list, str]]:
+    """(the losses a typical mistake gives on ``case``, its hint), in the order they are tried;
+    none without the mistakes' values (``found``)."""
+    if found is None:
+        return []
+    weights, delta = np.array(case["weights"]), np.array(found["delta"])
     squared = (weights * delta**2).mean()
     return [
-        ([td_quantities(case, mask=False)["loss"]],
+        ([(weights * _huber(np.array(found["unmasked_delta"]))).mean()],
          "Hint: the terminal mask is missing. Where the episode ended (done = 1) there is no next state to bootstrap "
          "from: the target is r alone, r + gamma * (1 - done) * max_a' Q_target(s', a')."),
         ([_huber(delta).mean()],
@@ -85,11 +75,14 @@ LOSS_OTHERWISE = ("Hint: Q(s, a) is the Q-network's value of the action taken (g
                   "batch['acts']); the target uses the target network's largest value at the next state.")
 
 
-def _priority_mistakes(case: dict) -> list[tuple[list, str]]:
-    """(the priorities a typical mistake gives on ``case``, its hint), in the order they are tried."""
-    delta, eps = td_quantities(case)["delta"], case["prior_eps"]
+def _priority_mistakes(case: dict, found: dict | None) -> list[tuple[list, str]]:
+    """(the priorities a typical mistake gives on ``case``, its hint), in the order they are tried;
+    none without the mistakes' values (``found``)."""
+    if found is None:
+        return []
+    delta, eps = np.array(found["delta"]), case["prior_eps"]
     return [
-        ([np.abs(td_quantities(case, mask=False)["delta"]) + eps],
+        ([np.abs(np.array(found["unmasked_delta"])) + eps],
          "Hint: the terminal mask is missing from the target, so the TD errors of the last steps of episodes are wrong."),
         ([_huber(delta) + eps, _huber(delta)],
          "Hint: the priority is |delta| + prior_eps, from the TD error itself, not from the element-wise loss "
@@ -104,10 +97,22 @@ def _priority_mistakes(case: dict) -> list[tuple[list, str]]:
 PRIORITY_OTHERWISE = "Hint: the priority of each transition is |delta| + prior_eps with delta = target - Q(s, a)."
 
 
+def _network(case: dict) -> str:
+    units = len(case["q"]["hidden"]["bias"]) if "hidden" in case["q"] else 0
+    return f", a Q-network with a hidden layer of {units} tanh units" if units else ""
+
+
+def _right(want: dict) -> tuple[float, np.ndarray, list[np.ndarray]]:
+    """The course's loss, priorities and Q-network gradients on a case, from its record."""
+    grads = _seen(want, "q grads")
+    return (number(_seen(want, "loss"), "the course's loss"), numbers(_seen(want, "priorities"), "the course's priorities"),
+            [numbers(g, "the course's gradient").reshape(-1) for g in grads])
+
+
 def judge_td(got: list, expected: list, cases: list[dict]) -> None:
-    for log, case in zip(got, cases, strict=True):
+    for log, want, case in zip(got, expected, cases, strict=True):
         what = (f"a batch of {len(case['acts'])} transitions (done = {case['done']}, weights = {fmt(case['weights'])}, "
-                f"gamma = {case['gamma']}, prior_eps = {case['prior_eps']}"
+                f"gamma = {case['gamma']}, prior_eps = {case['prior_eps']}{_network(case)}"
                 + (", the target network being the Q-network itself)" if case["same_net"] else ")"))
         if _seen(log, "shape") != "pair":
             raise Problem(f"{what}: expected a pair (loss, priorities), got something else. Hint: `return loss, priorities`.")
@@ -117,30 +122,29 @@ def judge_td(got: list, expected: list, cases: list[dict]) -> None:
         if _seen(log, "loss has a gradient") is not True:
             raise Problem(f"{what}: the loss has no gradient. Hint: compute Q(s, a) with q_net outside torch.no_grad(); only the "
                           "target goes inside it.")
-        right = td_quantities(case)
+        right_loss, right_priorities, right_grads = _right(want)
         loss = number(_seen(log, "loss"), "float(loss)")
-        if not close_arrays(loss, right["loss"], **TOLERANCE):
-            hint = _hint(loss, _loss_mistakes(case), LOSS_OTHERWISE)
-            raise Problem(f"{what}: the loss is {loss:.6g}, expected {right['loss']:.6g}. {hint}")
+        if not close_arrays(loss, right_loss, **TOLERANCE):
+            hint = _hint(loss, _loss_mistakes(case, variants(case)), LOSS_OTHERWISE)
+            raise Problem(f"{what}: the loss is {loss:.6g}, expected {right_loss:.6g}. {hint}")
         priorities = numbers(_seen(log, "priorities"), f"{what}: the priorities")
-        if priorities.shape != right["priorities"].shape:
-            raise Problem(f"{what}: the priorities have shape {priorities.shape}, expected {right['priorities'].shape} (one per "
+        if priorities.shape != right_priorities.shape:
+            raise Problem(f"{what}: the priorities have shape {priorities.shape}, expected {right_priorities.shape} (one per "
                           "transition). Hint: squeeze Q(s, a) to shape (B,) after the gather.")
-        if not close_arrays(priorities, right["priorities"], **TOLERANCE):
-            raise Problem(f"{what}: the priorities are {fmt(priorities)}, expected {fmt(right['priorities'])}. "
-                          f"{_hint(priorities, _priority_mistakes(case), PRIORITY_OTHERWISE)}")
+        if not close_arrays(priorities, right_priorities, **TOLERANCE):
+            raise Problem(f"{what}: the priorities are {fmt(priorities)}, expected {fmt(right_priorities)}. "
+                          f"{_hint(priorities, _priority_mistakes(case, variants(case)), PRIORITY_OTHERWISE)}")
         if _seen(log, "priorities have a gradient") is not False:
             raise Problem(f"{what}: the priorities still carry a gradient. Hint: .detach() them: they are stored, not learned.")
         grads = _seen(log, "q grads")
-        if type(grads) is not list or len(grads) != 2 or any(g is None for g in grads):
+        if type(grads) is not list or len(grads) != len(right_grads) or any(g is None for g in grads):
             raise Problem(f"{what}: the loss gives the Q-network no gradient. "
                           "Hint: Q(s, a) must come from q_net, with gradients on.")
-        grad_w, grad_b = numbers(grads[0], "the weight's gradient"), numbers(grads[1], "the bias's gradient")
-        if not (close_arrays(grad_w, right["grad_weight"], **TOLERANCE)
-                and close_arrays(grad_b, right["grad_bias"], **TOLERANCE)):
-            undetached = td_quantities(case, detached=False)
-            if (close_arrays(grad_w, undetached["grad_weight"], **TOLERANCE)
-                    and close_arrays(grad_b, undetached["grad_bias"], **TOLERANCE)):
+        grads = [numbers(g, "the Q-network's gradient").reshape(-1) for g in grads]
+        if not all(close_arrays(g, r, **TOLERANCE) for g, r in zip(grads, right_grads, strict=True)):
+            found = variants(case)
+            undetached = (found or {}).get("undetached_grads")
+            if undetached is not None and all(close_arrays(g, u, **TOLERANCE) for g, u in zip(grads, undetached, strict=True)):
                 raise Problem(f"{what}: the gradient also flows through the target. Hint: compute the target under "
                               "torch.no_grad() (or .detach() it): the network learns to move Q(s, a) towards the target, "
                               "not the target towards Q(s, a).")

@@ -1,9 +1,11 @@
-"""The judge's oracles for the segment trees (``checks.TREES``): the leaf ``retrieve`` finds, the
-total of the speed part's sums, and the layout of a tree's list of nodes.
+"""The judge's parts of the segment trees' check (``checks.TREES``) that the course's record of
+its own answer does not hold: the layout of a tree's list of nodes (checked against the tree's own
+leaves, ``judge_layout``) and the total of the speed part's sums (``speed_total``), whose steps the
+grader draws afresh for every submission.
 
-Apart from the drive because they compute what the exercise asks: the grader judges in its own
-process, and its child that drives the student's trees cannot read this module
-(``grading.drive_apart.JUDGE_ONLY``). The student's check cell imports it to judge there.
+Apart from the drive: the grader judges in its own process, and its child that drives the
+student's trees cannot read this module (``grading.drive_apart.JUDGE_ONLY``). The student's check
+cell imports it to judge there.
 """
 
 from __future__ import annotations
@@ -13,31 +15,18 @@ import numpy as np
 from course_utils.check_helpers import numbers
 from course_utils.checking import Problem, fmt
 from course_utils.records import Opaque
+from course_utils.replay import expected
 
 
-def cumsum_retrieve(values: np.ndarray, prefix_sum: float) -> int:
-    """Smallest i with values[0] + ... + values[i] > prefix_sum (the last positive leaf at the total)."""
-    index = int(np.searchsorted(np.cumsum(values), prefix_sum, side="right"))
-    if index >= len(values):
-        index = int(np.flatnonzero(values > 0)[-1])
-    return index
-
-
-def speed_total(work: dict, capacity: int) -> float:
-    """The total of the speed part's sums (``work``: ``checks._speed_work``'s), for the judge: each
-    sum is the leaves' changes so far that fall in its range (every leaf starts at 0; whole numbers,
-    so every sum is exact)."""
-    leaves = np.array(work["leaves"])
-    current: dict[int, float] = {}
-    deltas = np.zeros(len(leaves))
-    for k, (leaf, value) in enumerate(zip(work["leaves"], work["values"], strict=True)):
-        deltas[k] = value - current.get(leaf, 0.0)
-        current[leaf] = float(value)
-    total = 0.0
-    for k, (start, end) in enumerate(zip(work["starts"], work["ends"], strict=True)):
-        inside = (leaves[: k + 1] >= start) & (leaves[: k + 1] < end)
-        total += float(deltas[: k + 1][inside].sum())
-    return total
+def speed_total(speed: dict, seed: int) -> float | None:
+    """The total of the speed part's sums drawn from ``seed`` (``speed``: the case's speed part):
+    stored for the public seed, computed by the grader's oracle (``course_admin.replay.tree_judge``)
+    for the seed the grader draws; None where neither exists."""
+    found = expected.stored("segment_trees").get(expected.case_key([speed, seed]))
+    if found is not None:
+        return found
+    oracle = expected.grader_oracle("tree_judge")
+    return None if oracle is None else oracle.speed_total(speed, seed)
 
 
 def judge_layout(nodes, values: np.ndarray, name: str) -> None:

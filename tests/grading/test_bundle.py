@@ -258,8 +258,9 @@ print(json.dumps({"candidates": len(candidates), "tried": tried, "leaks": sorted
 KNOWN_ANSWER_LEAKS = set()
 """Public names of the student package that pass an exercise's hidden test when handed in as the
 answer: none. Tutorial 4's ``CircularReplayMemory.add`` raises ``NotImplementedError`` (Exercise 1),
-the plain trees and buffer are gone, and the vectorised buffer is built from a DQN config (and the
-shared discounted-return helper takes its discount by keyword); any such name fails this test."""
+its buffer's stand-in memory never wraps, and the course's trees and buffers are instructor code
+(and the shared discounted-return helper takes its discount by keyword); any such name fails this
+test."""
 
 
 def _call_shapes() -> dict[str, dict]:

@@ -106,23 +106,24 @@ def test_honest_answers_keep_their_marks_apart(tmp_path):
 
 def test_a_module_another_exercise_s_cell_loads_is_not_this_exercise_s_reason(tmp_path):
     """Every answer cell runs in every exercise's child. The replay memory's cell loading the
-    course's trees (code the memory exercise does not give) is the memory exercise's reason; the
-    untouched segment-tree exercise fails for its own stub, and its reason does not name the
-    trees module the other cell loaded."""
+    buffer's stand-in memory (code the memory exercise does not give) is the memory exercise's
+    reason; the untouched segment-tree exercise fails for its own stub, and its reason does not name
+    the module the other cell loaded."""
     nb = _notebook("replay")
     memory, trees = _graded("test_memory_add"), _graded("test_segment_trees")
     source = next(c.source for c in nb.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == memory.solution)
-    nb = _with_answer(nb, memory.solution, "import course_utils.replay.trees as _trees\n" + source)
+    nb = _with_answer(nb, memory.solution, "import course_utils.replay.standin_memory as _filling\n" + source)
     stub = next(c.source for c in nbformat.reads((NOTEBOOKS / f"{TUTORIALS['replay']}.ipynb").read_text(), as_version=4).cells
                 if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == trees.solution)
     nb = _with_answer(nb, trees.solution, stub)
     verdicts = drive(nb, ["test_memory_add", "test_segment_trees"], tmp_path)
-    assert not verdicts["test_memory_add"][0] and "course_utils.replay.trees is not available" in verdicts["test_memory_add"][1]
+    passed, message = verdicts["test_memory_add"]
+    assert not passed and "course_utils.replay.standin_memory is not available" in message
     passed, message = verdicts["test_segment_trees"]
     assert not passed and "not available to this exercise" not in message, message
     assert drive_apart.course_code_problems(_judged(nb, verdicts)) == [
         "test_memory_add: 0 points, its answer uses course code the exercise does not give it "
-        "(course_utils.replay.trees); an instructor who allows it can override the score in formgrader"]
+        "(course_utils.replay.standin_memory); an instructor who allows it can override the score in formgrader"]
 
 
 def _judged(nb, verdicts: dict) -> dict:
@@ -250,3 +251,30 @@ def test_the_runner_server_takes_its_folder_with_it_when_stopped():
     assert home is not None and home.is_dir() and server.poll() is None
     drive_apart._SERVER.stop()
     assert server.poll() is not None and not home.exists() and drive_apart._SERVER.home is None
+
+
+RING_ADAPTER = '''
+class CircularMemory(CircularReplayMemory):
+    def add(self, batch):
+        batch, n = self.prepare(batch)
+        ring = ReplayBuffer(1, self.capacity, 1)
+        ring.ptr, ring.size = self.pointer, self.size
+        for t in range(n):
+            slot = ring.store([0], 0, 0.0, [0], False)
+            for key, value in batch.items():
+                self.memory[key][slot] = value[t]
+        self.pointer, self.size = ring.ptr, ring.size
+        return self
+'''
+"""The red team's answer to tutorial 4's memory exercise when the given ``ReplayBuffer`` was a
+ring: the ring arithmetic of its ``store``, one transition at a time."""
+
+
+def test_tutorial_4s_given_replay_buffer_is_no_ring_to_wrap(tmp_path):
+    """The ``ReplayBuffer`` every answer of tutorial 4 is given keeps its transitions in the
+    student's own memory (it has no ring of its own): the adapter around its ring has nothing to
+    call."""
+    graded = _graded("test_memory_add")
+    nb = _with_answer(_notebook("replay"), graded.solution, RING_ADAPTER)
+    passed, message = drive(nb, ["test_memory_add"], tmp_path)["test_memory_add"]
+    assert not passed and "ReplayBuffer keeps its transitions in a memory" in message, message

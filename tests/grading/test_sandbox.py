@@ -95,7 +95,7 @@ def test_a_kernel_reads_the_course_package_but_not_its_solutions_or_the_grader(t
 kr.restrict_self(Path({str(work)!r}))
 sys.path.remove({str(SCRIPT.parent)!r})
 from course_utils.colour.checks import ACTOR
-from course_utils.replay.per import ReplayBuffer
+from course_utils.replay.buffer import ReplayBuffer
 print("checks import", ACTOR.name)
 for module in ("course_admin.colour.solutions", "course_admin.replay.solutions", "course_admin.lunar.reference",
                "course_admin.grading.judging"):
@@ -121,7 +121,7 @@ def test_the_package_rules_open_the_student_package_and_only_the_synthetic_exerc
     student = kernel_restrictions.PACKAGE
     package = {path.relative_to(student).as_posix() for path in files if path.is_relative_to(student)}
     assert {p.relative_to(student).as_posix() for p in student.rglob("*.py")} <= package
-    assert {"colour/checks.py", "checking.py", "records.py", "replay/per.py"} <= package
+    assert {"colour/checks.py", "checking.py", "records.py", "replay/buffer.py"} <= package
     admin = {path.relative_to(kernel_restrictions.ADMIN).as_posix() for path in files if path.suffix == ".py"
              and path.is_relative_to(kernel_restrictions.ADMIN)}
     assert admin == set(kernel_restrictions.ADMIN_FILES_A_KERNEL_READS)

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from course_admin.replay import solutions, train
+from course_admin.replay import solutions, train, vector_per
 from course_utils import animation
 from course_utils.claims import claim
 from course_utils.paths import PACKAGE
-from course_utils.replay import dqn, vector_per
+from course_utils.replay import dqn
 
 LOSS = solutions.prioritized_td_loss  # the reference answer to Exercise 4: dqn holds no loss of its own
 
@@ -122,21 +122,23 @@ def test_training_anneals_beta_linearly_and_feeds_back_abs_td_error_plus_eps():
 @pytest.mark.parametrize("memory", ["uniform", "prioritized"])
 def test_every_memory_kind_trains(memory):
     config = dqn.DQNConfig(num_frames=300, memory_size=100, batch_size=16)
-    run = dqn.train_dqn(seed=2, config=config, memory=memory, loss_fn=LOSS)
+    run = dqn.train_dqn(seed=2, config=config, memory=train.make_memory(memory, config), loss_fn=LOSS)
     assert run.prioritized == (memory != "uniform")
     assert len(run.losses) == 300 - 16 + 1 and np.all(np.isfinite(run.losses))
 
 
 def test_same_seed_same_run():
     config = dqn.DQNConfig(num_frames=200, batch_size=16)
-    a, b = dqn.train_dqn(seed=5, config=config, loss_fn=LOSS), dqn.train_dqn(seed=5, config=config, loss_fn=LOSS)
+    a, b = (dqn.train_dqn(seed=5, config=config, memory=train.make_memory("prioritized", config), loss_fn=LOSS)
+            for _ in range(2))
     assert a.scores == b.scores and a.losses == b.losses
 
 
 def test_prioritized_dqn_solves_cartpole_within_10k_frames_for_one_seed():
     """Fast-size check of Section 0 and Section 4's seed: seed 1 solves (the 5-seed comparison is in the slow suite)."""
     stored = dqn.load_results()["curves"]["prioritized"]
-    run = dqn.train_dqn(seed=1, config=dqn.DQNConfig(), stop_when_solved=True, loss_fn=LOSS)
+    run = dqn.train_dqn(seed=1, config=dqn.DQNConfig(), memory=train.make_memory("prioritized", dqn.DQNConfig()),
+                        stop_when_solved=True, loss_fn=LOSS)
     assert run.frames_to_solve == stored["frames_to_solve"][stored["seeds"].index(1)]
     assert run.solved and run.frames_to_solve <= 10_000
     assert np.mean(run.scores[-dqn.SOLVED_WINDOW :]) >= dqn.SOLVED_SCORE
@@ -145,14 +147,22 @@ def test_prioritized_dqn_solves_cartpole_within_10k_frames_for_one_seed():
 def test_memory_kind_must_be_known():
     for kind in ("random", "plain"):  # the plain prioritized buffer is the exercise: bench compares it
         with pytest.raises(ValueError, match="memory kind"):
-            dqn.make_memory(kind, dqn.DQNConfig())
+            train.make_memory(kind, dqn.DQNConfig())
+
+
+def test_the_student_s_trainer_takes_a_buffer_not_the_name_of_a_course_buffer():
+    """The student's package holds no buffer: the notebook trains on the student's own."""
+    for memory in ("prioritized", "uniform", None):
+        with pytest.raises(TypeError, match="memory must be a replay buffer object"):
+            dqn.train_dqn(seed=0, config=dqn.DQNConfig(num_frames=20, batch_size=4), memory=memory, loss_fn=LOSS)
+    assert not hasattr(dqn, "make_memory")
 
 
 def test_plots_and_curves():
     import matplotlib.pyplot as plt
 
     config = dqn.DQNConfig(num_frames=200, memory_size=100, batch_size=16)
-    run = dqn.train_dqn(seed=1, config=config, loss_fn=LOSS)
+    run = dqn.train_dqn(seed=1, config=config, memory=train.make_memory("prioritized", config), loss_fn=LOSS)
     fig = dqn.plot_training(run)
     assert [ax.get_title().split(" (")[0] for ax in fig.axes] == ["Score", "Loss", "Epsilon"]
     plt.close(fig)
@@ -162,7 +172,7 @@ def test_plots_and_curves():
     ends, values = np.array(run.episode_ends), np.array(run.scores)
     finished = np.searchsorted(ends, 200, side="right")
     assert scores[-1] == pytest.approx(values[max(0, finished - 10) : finished].mean())
-    curves = dqn.learning_curves(seeds=(0,), config=config, grid=100, loss_fn=LOSS)
+    curves = dqn.learning_curves(seeds=(0,), config=config, memories=train.COURSE_MEMORIES, grid=100, loss_fn=LOSS)
     assert set(curves) == {"uniform", "prioritized"}
     assert curves["uniform"]["frames"] == [100, 200] and len(curves["prioritized"]["scores"][0]) == 2
     json.dumps(curves)  # JSON-ready
@@ -233,7 +243,7 @@ def test_the_agent_learns_with_the_loss_it_is_given():
         return LOSS(*args)
 
     config = dqn.DQNConfig(num_frames=60, memory_size=50, batch_size=16)
-    run = dqn.train_dqn(seed=0, config=config, loss_fn=spy)
+    run = dqn.train_dqn(seed=0, config=config, memory=train.make_memory("uniform", config), loss_fn=spy)
     assert len(calls) == len(run.losses) == 60 - 16 + 1 and set(calls) == {config.gamma}
 
 

@@ -5,13 +5,14 @@ import numpy as np
 import pytest
 from verdicts import not_yet
 
+from course_admin.replay.per import ReplayBuffer
 from course_admin.replay.solutions import PrioritizedReplayBuffer  # the exercise's reference (instructor side)
+from course_admin.replay.trees import validate_priorities
+from course_admin.replay.vector_per import VectorPrioritizedReplayBuffer
 from course_utils.claims import claim
+from course_utils.replay.buffer import beta_schedule
 from course_utils.replay.checks_buffer import check_prioritized_buffer
 from course_utils.replay.dqn import DQNConfig
-from course_utils.replay.per import ReplayBuffer, beta_schedule
-from course_utils.replay.trees import validate_priorities
-from course_utils.replay.vector_per import VectorPrioritizedReplayBuffer
 
 
 def _prioritized(obs_dim: int, size: int, batch_size: int = 32, alpha: float = 0.6) -> VectorPrioritizedReplayBuffer:

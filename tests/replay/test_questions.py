@@ -4,9 +4,11 @@ connect Section 1's memory to the agent's."""
 import numpy as np
 import pytest
 
-from course_admin.replay import solutions
+from course_admin.replay import solutions, vector_per
+from course_admin.replay import solutions as _solutions
 from course_utils.questions import ConceptCheck, ThinkQuestion
-from course_utils.replay import dqn, per, questions, vector_per
+from course_utils.replay import dqn, questions
+from course_utils.replay.buffer import ReplayBuffer
 from course_utils.replay.sizes import SIZES
 
 CHECKS = [questions.TERMINAL_TARGET, questions.UNIFORM_WEIGHTS, questions.BETA_BIAS]
@@ -65,12 +67,16 @@ def test_sizes_full_and_fast(monkeypatch):
     assert SIZES.train_frames < SIZES.full("train_frames")
 
 
-def test_the_agents_ring_wraps_like_the_circular_memory():
-    """Section 1's closing cell: 1005 transitions into 1000 slots."""
-    ring = per.ReplayBuffer(obs_dim=1, size=1000, batch_size=32)
-    for t in range(1005):
-        ring.store([t], 0, float(t), [t + 1], False)
-    assert (len(ring), ring.ptr, ring.obs_buf[0, 0], ring.obs_buf[5, 0]) == (1000, 5, 1000, 5)
+def test_the_agents_buffer_wraps_as_the_circular_memory_it_keeps_its_transitions_in():
+    """Section 1's closing cell: 1005 transitions into 1000 slots of the (here: the course's) memory."""
+    ring = ReplayBuffer(obs_dim=1, size=1000, batch_size=32, memory=_solutions.CircularMemory)
+    slots = [ring.store([t], 0, float(t), [t + 1], False) for t in range(1005)]
+    held = ring.memory.memory["state"][:, 0]
+    assert (len(ring), ring.memory.pointer, float(held[0]), float(held[5])) == (1000, 5, 1000, 5)
+    assert slots[:3] == [0, 1, 2] and slots[-5:] == [0, 1, 2, 3, 4]
+    batch = ring.sample_batch(rng=0)
+    assert batch["obs"].shape == (32, 1) and batch["obs"].dtype == np.float32 and batch["acts"].dtype == np.int64
+    np.testing.assert_array_equal(batch["next_obs"], batch["obs"] + 1)
 
 
 def test_the_weight_question_agrees_with_the_courses_buffer():

@@ -7,8 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from course_admin.replay import solutions
-from course_utils.replay import trees, vector_per
+from course_admin.replay import solutions, trees, vector_per
 
 
 @pytest.mark.parametrize("kind", ["sum", "min"])

@@ -3,6 +3,7 @@ passes; each typical mistake gets its own hint; the check cell and the grader ag
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -10,10 +11,11 @@ from verdicts import graded
 
 from course_admin.grading import judging
 from course_admin.replay import solutions
+from course_admin.replay import td_judge as oracle
+from course_admin.replay.train import make_memory
 from course_utils import checking
 from course_utils.replay import dqn
-from course_utils.replay.checks_td import TD, check_td_loss
-from course_utils.replay.td_judge import td_quantities
+from course_utils.replay.checks_td import TD, build_q_network, check_td_loss
 
 
 def _parts(q_net, target_net, batch, gamma, mask=True, detach=True):
@@ -113,26 +115,88 @@ def test_the_cases_cover_terminal_steps_small_and_large_errors_and_a_shared_netw
         cases = TD.cases_for(hidden)
         assert any(case["same_net"] for case in cases)
         for case in cases:
-            delta = td_quantities(case)["delta"]
+            delta = np.array(oracle.variants(case)["delta"])
             assert 0 < sum(case["done"]) < len(case["done"])
             assert (abs(delta) < 1).any() and (abs(delta) > 1).any()
     # without the mask the terminal targets change, so the mistake is visible in every case
-    assert all((td_quantities(c, mask=False)["delta"] != td_quantities(c)["delta"]).any() for c in TD.cases_for(True))
+    assert all((np.array(oracle.variants(c)["unmasked_delta"]) != np.array(oracle.variants(c)["delta"])).any()
+               for c in TD.cases_for(True))
+    # some hidden Q-networks have a hidden layer, one of them shared with its target
+    assert any("hidden" in c["q"] and c["same_net"] for c in TD.cases_for(True))
 
 
-def test_the_judge_recomputes_the_gradient_the_network_gets():
-    case = TD.cases()[1]
-    q_net = torch.nn.Linear(3, 2)
-    with torch.no_grad():
-        q_net.weight.copy_(torch.tensor(case["q"]["weight"]))
-        q_net.bias.copy_(torch.tensor(case["q"]["bias"]))
-    batch = {k: torch.tensor(case[k], dtype=torch.int64 if k == "acts" else torch.float32)
-             for k in ("obs", "acts", "rews", "next_obs", "done", "weights")}
-    loss, _ = solutions.prioritized_td_loss(q_net, q_net, batch, case["gamma"], case["prior_eps"])
-    loss.backward()
-    expected = td_quantities(case)
-    torch.testing.assert_close(q_net.weight.grad.double(), torch.tensor(expected["grad_weight"]), rtol=1e-4, atol=1e-6)
-    torch.testing.assert_close(q_net.bias.grad.double(), torch.tensor(expected["grad_bias"]), rtol=1e-4, atol=1e-6)
+def test_the_oracle_gives_the_gradient_through_the_target_the_network_would_get():
+    for case in [c for c in TD.cases_for(True) if c["same_net"]]:
+        q_net = build_q_network(case["q"])
+        batch = {k: torch.tensor(case[k], dtype=torch.int64 if k == "acts" else torch.float32)
+                 for k in ("obs", "acts", "rews", "next_obs", "done", "weights")}
+        loss, _ = target_not_detached(q_net, q_net, batch, case["gamma"], case["prior_eps"])
+        loss.backward()
+        for param, want in zip(q_net.parameters(), oracle.variants(case)["undetached_grads"], strict=True):
+            torch.testing.assert_close(param.grad.reshape(-1).double(), torch.tensor(want, dtype=torch.float64),
+                                       rtol=1e-4, atol=1e-6)
+
+
+def test_the_public_cases_hints_are_stored_and_current():
+    """The check cell's hints read the typical mistakes' values on the public cases from the stored
+    file, not from the course's oracle (which the student's package does not hold)."""
+    from course_admin.replay import reference
+    from course_utils.replay import expected
+
+    assert reference.stale_expected() == []
+    assert all(expected.case_key(case) in expected.stored("td_loss") for case in TD.cases())
+
+
+@pytest.mark.parametrize("wrong, hint", WRONG_LOSSES, ids=[w.__name__ for w, _ in WRONG_LOSSES])
+def test_the_check_cell_hints_without_the_instructor_package(wrong, hint, capsys, monkeypatch):
+    """Where ``course_admin`` is not installed (the student's kernel) the check cell judges and hints
+    from the stored values alone."""
+    from course_utils.replay import expected
+
+    monkeypatch.setattr(expected, "grader_oracle", lambda name: None)
+    assert check_td_loss(solutions.prioritized_td_loss)
+    assert not check_td_loss(wrong)
+    assert hint in capsys.readouterr().out
+
+
+def test_the_student_package_holds_no_td_oracle():
+    import course_utils.replay.td_judge as judge
+
+    assert not hasattr(judge, "td_quantities")
+    assert oracle.__name__ == "course_admin.replay.td_judge"
+
+
+def _linear_oracle(q_net, target_net, batch, gamma, prior_eps=1e-6):
+    """The red team's answer (a numpy oracle of the TD quantities for linear Q-networks, read from the
+    judge the student's package used to ship, with a surrogate tensor that carries its value and
+    gradient): right on linear networks only."""
+    w_q, b_q = q_net.weight.detach().double().numpy(), q_net.bias.detach().double().numpy()
+    w_t, b_t = target_net.weight.detach().double().numpy(), target_net.bias.detach().double().numpy()
+    obs, next_obs = batch["obs"].double().numpy(), batch["next_obs"].double().numpy()
+    acts, rews = batch["acts"].numpy(), batch["rews"].double().numpy()
+    done, weights = batch["done"].double().numpy(), batch["weights"].double().numpy()
+    q_taken = (obs @ w_q.T + b_q)[np.arange(len(acts)), acts]
+    delta = rews + gamma * (1.0 - done) * (next_obs @ w_t.T + b_t).max(axis=1) - q_taken
+    d_q = weights * np.clip(delta, -1.0, 1.0) / len(acts)
+    grad_w, grad_b = np.zeros_like(w_q), np.zeros_like(b_q)
+    for i in range(len(acts)):
+        grad_w[acts[i]] -= d_q[i] * obs[i]
+        grad_b[acts[i]] -= d_q[i]
+    huber = np.where(np.abs(delta) < 1.0, 0.5 * delta**2, np.abs(delta) - 0.5)
+    surrogate = ((q_net.weight * torch.tensor(grad_w, dtype=torch.float32)).sum()
+                 + (q_net.bias * torch.tensor(grad_b, dtype=torch.float32)).sum())
+    loss = float((weights * huber).mean()) + surrogate - surrogate.detach()
+    return loss, torch.tensor(np.abs(delta) + prior_eps, dtype=torch.float32)
+
+
+def test_a_linear_oracle_fails_the_hidden_cases_with_a_hidden_layer():
+    """The red team passed the TD loss's hidden cases with a numpy oracle for linear Q-networks
+    (every case was linear). It still passes the public cases, and fails the graded ones on the
+    first Q-network with a hidden layer."""
+    assert check_td_loss(_linear_oracle)
+    passed, message = graded(TD, _linear_oracle)
+    assert not passed
+    assert "weight" in message, message  # nn.Sequential has no .weight: the answer cannot run there
 
 
 CORPUS = [(solutions.prioritized_td_loss, True)] + [(wrong, False) for wrong, _ in WRONG_LOSSES]
@@ -158,6 +222,7 @@ def test_a_loss_with_the_same_values_trains_the_same_agent():
         loss, priorities = solutions.prioritized_td_loss(*args)
         return loss * 1.0, priorities.clone()
 
-    mine = dqn.train_dqn(seed=4, config=config, loss_fn=wrapped)
-    course = dqn.train_dqn(seed=4, config=config, loss_fn=solutions.prioritized_td_loss)
+    mine = dqn.train_dqn(seed=4, config=config, memory=make_memory("prioritized", config), loss_fn=wrapped)
+    course = dqn.train_dqn(seed=4, config=config, memory=make_memory("prioritized", config),
+                           loss_fn=solutions.prioritized_td_loss)
     assert mine.losses == course.losses and mine.scores == course.scores

@@ -7,15 +7,15 @@ from verdicts import graded, not_yet
 
 from course_admin.grading import judging
 from course_admin.replay.solutions import MinSegmentTree, SumSegmentTree  # the exercise's reference (instructor side)
-from course_utils.checking import Problem
-from course_utils.replay import checks
-from course_utils.replay.checks import SPEED, TREES, check_segment_trees
-from course_utils.replay.standin_trees import SlowMinTree, SlowSumTree
-from course_utils.replay.trees import (
+from course_admin.replay.trees import (
     VectorMinTree,
     VectorSumTree,
     validate_priorities,
 )
+from course_utils.checking import Problem
+from course_utils.replay import checks
+from course_utils.replay.checks import SPEED, TREES, check_segment_trees
+from course_utils.replay.standin_trees import SlowMinTree, SlowSumTree
 
 GROWS = "your sum grows with the capacity: it is not O(log n)"
 """The speed part's hint for a tree whose cost grows faster than log(capacity)."""
@@ -314,6 +314,18 @@ def test_tree_check_accepts_the_course_trees_and_flags_mistakes(capsys):
         assert re.search(hint, not_yet(check_segment_trees, *trees))
     assert check_segment_trees(_HalfOpenBug, MinSegmentTree) is False
     assert "❌" in capsys.readouterr().out
+
+
+def test_the_check_cell_judges_from_stored_values_without_the_instructor_package(monkeypatch):
+    """Where ``course_admin`` is not installed (the student's kernel), the retrieves are judged
+    against the course's stored record and the speed part's total is read from the stored file."""
+    from course_utils.replay import expected, tree_judge
+
+    monkeypatch.setattr(expected, "grader_oracle", lambda name: None)
+    speed = TREES.cases()["speed"]
+    assert tree_judge.speed_total(speed, speed["seed"]) is not None
+    assert check_segment_trees(SumSegmentTree, MinSegmentTree)
+    assert "retrieve" in not_yet(check_segment_trees, _NoZeroGuard, MinSegmentTree)
 
 
 def test_the_buffer_s_stand_in_trees_agree_with_the_course_trees_but_fail_the_tree_check(capsys):

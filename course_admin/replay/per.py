@@ -1,18 +1,13 @@
-"""Replay buffers for DQN (Schaul et al. 2016, proportional variant): the uniform buffer that the
-tutorial's prioritized buffer builds on, and the beta schedule. The course's own prioritized
-buffer (vectorised trees, for training) is in ``vector_per``: it computes what Exercise 3 asks,
-so it is kept out of the module every answer of the tutorial is given. The plain prioritized
-buffer on one-leaf-at-a-time trees is the tutorial's Exercise 3: its reference is harvested into
-``course_admin.replay.solutions``.
+"""The course's own uniform replay buffer for DQN (Schaul et al. 2016 build the proportional variant
+on it, ``vector_per``): a ring of preallocated numpy arrays, what the course's trainer
+(``train``) and benchmark (``bench``) use.
+
+It is a ring buffer, the answer to tutorial 4's Exercise 1 and tutorial 2's replay memory, so it
+is instructor code: the student's package gives the DQN ``course_utils.replay.buffer.ReplayBuffer``,
+which keeps its transitions in the student's own memory.
 
 Shapes used throughout: ``N`` transitions stored, ``B`` transitions per sampled batch,
-observations of ``obs_dim`` float32 features. Priorities are positive floats (typically
-``|TD error| + eps``, checked by ``trees.validate_priorities``); the trees hold them raised to
-the power ``alpha``.
-
-The sampling probability of transition ``i`` is ``P(i) = p_i**alpha / sum_k p_k**alpha`` and
-its importance-sampling weight is ``w_i = (N * P(i))**-beta``, divided by the largest weight
-any stored transition could get, so weights lie in (0, 1].
+observations of ``obs_dim`` float32 features.
 """
 
 from __future__ import annotations
@@ -88,21 +83,3 @@ class ReplayBuffer:
         self._check_can_sample()
         indices = generator(rng).choice(len(self), size=self.batch_size, replace=False)
         return self._batch(indices)
-
-
-def beta_schedule(step: int, total_steps: int, beta0: float = 0.4) -> float:
-    """Importance-sampling exponent annealed linearly from ``beta0`` at step 0 to 1.0 at
-    ``total_steps``, and 1.0 after: ``min(1, beta0 + (1 - beta0) * step / total_steps)``.
-
-    A known pitfall: updating in place every step with ``beta = beta + f * (1 - beta)``,
-    ``f = step / total_steps``, compounds. The gap ``1 - beta`` is multiplied by ``1 - f``
-    at every step, so it shrinks like ``exp(-step**2 / (2 * total_steps))``: beta is within
-    0.01 of 1 after about ``3 * sqrt(total_steps)`` steps (1% of a 100 000-step run)
-    instead of at the end.
-    """
-    positive_int("total_steps", total_steps)
-    if step < 0:
-        raise ValueError(f"step must be >= 0, got {step!r}.")
-    if not 0.0 <= beta0 <= 1.0:
-        raise ValueError(f"beta0 must lie in [0, 1], got {beta0!r}.")
-    return min(1.0, beta0 + (1.0 - beta0) * step / total_steps)

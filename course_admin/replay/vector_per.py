@@ -1,9 +1,8 @@
 """The course's own proportional prioritized replay buffer (Schaul et al. 2016), on the vectorised
-trees of ``trees``: what the course's DQN trains with (``dqn``) and the benchmark times.
+trees of ``trees``: what the course's trainer (``train``) trains with and the benchmark times.
 
-It computes what the tutorial's Exercise 3 asks (a prioritized buffer), so it lives apart from
-``per`` (given to every answer): the grader's child that drives Exercise 3 cannot read it
-(``exercises.GradedCell.twins``).
+It computes what the tutorial's Exercise 3 asks (a prioritized buffer), so it is instructor code,
+never in the student's package.
 """
 
 from __future__ import annotations
@@ -12,8 +11,8 @@ import math
 
 import numpy as np
 
-from course_utils.replay.per import ReplayBuffer
-from course_utils.replay.trees import (
+from course_admin.replay.per import ReplayBuffer
+from course_admin.replay.trees import (
     VectorMinTree,
     VectorSumTree,
     next_power_of_two,

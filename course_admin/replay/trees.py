@@ -1,13 +1,16 @@
-"""Segment trees for prioritized replay, and the one check of priorities (``validate_priorities``).
+"""The course's segment trees for prioritized replay, and the one check of priorities
+(``validate_priorities``).
 
 ``VectorSumTree`` / ``VectorMinTree`` update and search a whole batch of leaves at once with
-numpy (for training). The plain one-leaf-at-a-time trees are the tutorial's Exercise 2: their
-reference is harvested into ``course_admin.replay.solutions``. The trees keep a complete binary
+numpy (for the course's trainer, ``vector_per``). They compute what the tutorial's Exercise 2 asks
+(sum and min trees), so they are instructor code, never in the student's package. The plain
+one-leaf-at-a-time trees are that exercise: their reference is harvested into
+``course_admin.replay.solutions``. The trees keep a complete binary
 tree in one array of ``2 * capacity``: node 1 is the root, node ``k`` has children ``2k`` and
 ``2k + 1``, leaf ``i`` is node ``capacity + i`` (node 0 is unused).
 
 A sum tree's leaves are priorities to the power ``alpha`` (0 for an empty slot); the buffers
-in ``per`` and the sum trees here check priorities with ``validate_priorities``.
+in ``vector_per`` and the sum trees here check priorities with ``validate_priorities``.
 """
 
 from __future__ import annotations
