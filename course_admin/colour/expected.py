@@ -4,6 +4,8 @@ package does not hold).
 
 - ``discounted_returns``: the optional check's cases (rewards, gamma, what they test) and their
   returns;
+- ``replay_actor_cases``: the public cases of the replay actor loss's check, each with the values
+  its hints compare a wrong answer with (``rho_judge.with_hints``);
 - ``replayed_step``: the A2C loss and its gradient's norm when the pretrained mode-2 agent takes
   one step, with the course's actor term, on 100 mode-1 trials the pretrained mode-1 agent played
   (``evaluate_agent(ColourEnv(), mode1, mode=1, num_trials=100, rng=0)``, the notebook's
@@ -17,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from course_admin.colour import solutions
+from course_admin.colour import rho_judge, solutions
 from course_utils.colour.env import ColourEnv
 from course_utils.colour.expected import EXPECTED_FILE, load_expected
 from course_utils.colour.training import evaluate_agent, load_agent, replayed_step
@@ -44,6 +46,7 @@ def make_expected() -> dict:
     step = replayed_step(load_agent("mode2"), one_step, solutions.replay_actor_loss)
     return {
         "discounted_returns": returns,
+        "replay_actor_cases": rho_judge.public_cases(),
         "replayed_step": {
             "loss": round(step["loss"], 6),
             "grad_norm": round(step["grad_norm"], 6),

@@ -4,7 +4,6 @@ layer first:
 - ``env``: the colour environment (two modes with different colour sets) and ``FixedPairsEnv``
 - ``agent``: the A2C agent, ``Experience`` (one gradient step's trials as plain tensors) and the
   importance ratios of replayed experience
-- ``rho_judge``: the judge's oracle for the replay actor loss (the grader's side only)
 - ``training``: trials, the training loop (with a replay memory that is written or read; its
   actor term is always the student's ``replay_actor_loss``), one replayed step measured,
   evaluation, accuracies and the pretrained agents

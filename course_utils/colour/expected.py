@@ -1,5 +1,6 @@
 """Values the course stored for tutorial 2's notebook, read from ``assets/colour_expected.json``:
-the optional ``discounted_returns`` check's cases with their returns, and the A2C loss and its
+the optional ``discounted_returns`` check's cases with their returns, the replay actor loss check's
+public cases with the values its hints compare a wrong answer with, and the A2C loss and its
 gradient's norm on the notebook's replayed step (the mode-2 agent on one step of mode-1 trials).
 
 Student side: this module only reads the file. The file is written at release time by
@@ -19,6 +20,7 @@ EXPECTED_FILE = ASSETS / "colour_expected.json"
 
 def load_expected(path: Path = EXPECTED_FILE) -> dict:
     """``{"discounted_returns": [{"rewards", "gamma", "what", "returns"}, ...],
+    "replay_actor_cases": [{"log_pi", "mu", "advantage", "rho_max", "what", "hints"}, ...],
     "replayed_step": {"loss", "grad_norm", ...}}``."""
     return json.loads(path.read_text())
 

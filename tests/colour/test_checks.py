@@ -203,3 +203,17 @@ def test_the_hidden_cases_catch_each_mistake_too(wrong):
     expected = records.load(ACTOR.record(solutions.replay_actor_loss, hidden=True))
     with pytest.raises(checking.Problem):
         ACTOR.judge_record(ACTOR.record(wrong, hidden=True), expected, hidden=True)
+
+
+def test_the_public_cases_are_stored_with_the_oracles_hints_and_the_package_holds_no_oracle():
+    """The check cell reads its cases and their hint values from the stored file; the oracle that
+    computes them is the instructor's (``course_admin.colour.rho_judge``), not the student's."""
+    import importlib.util
+    import json
+
+    from course_admin.colour import rho_judge
+    from course_utils.colour.checks import HINTS, _actor_cases
+
+    assert _actor_cases() == json.loads(json.dumps(rho_judge.public_cases()))
+    assert all({name for name, _ in case["hints"]["wrong_losses"]} == set(HINTS) for case in _actor_cases())
+    assert importlib.util.find_spec("course_utils.colour.rho_judge") is None
