@@ -126,3 +126,20 @@ def test_notebook_claims_of_the_live_evolutions_at_fast_size(monkeypatch):
 @pytest.mark.slow
 def test_notebook_claims_of_the_live_evolutions_at_full_size(monkeypatch):
     _assert_the_notebooks_claims(*_race(monkeypatch, fast=False), rise=5.0, lead=3.0)
+
+
+def test_the_stored_runs_show_what_the_notebook_says_of_them():
+    """Until the student's operators pass, the notebook shows the course's stored runs of its live
+    size (``course train harlow-runs``): the Lamarckian lead holds on them, and the student package
+    holds none of the course's operators that made them."""
+    import importlib.util
+
+    runs = harlow.load_runs()
+    generations = harlow.SIZES.full("live_generations")
+    assert runs["baldwinian"]["generation"][-1] == runs["lamarckian"]["generation"][-1] == generations
+    assert runs["baldwinian"]["mean"][0] == runs["lamarckian"]["mean"][0]  # the same first population
+    assert harlow.summary(runs["baldwinian"])["gain"] > 5.0
+    holds, figures = claim("harlow.lamarck_pulls_ahead").check(runs)
+    assert holds and figures["lead"] > 3.0, figures
+    assert len(runs["newbie_scores"]) == 10 and all(-20 <= s <= 20 for s in runs["newbie_scores"])
+    assert importlib.util.find_spec("course_utils.harlow.batch") is None
