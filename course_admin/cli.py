@@ -22,6 +22,7 @@ TRAINERS = {
     "cartpole": "course_admin.replay.train:train_and_register",
     "colour": "course_admin.colour.train:train_and_register",
     "harlow": "course_admin.harlow.train:train_and_register",
+    "harlow-runs": "course_admin.harlow.train:write_stored_runs",
     "lunar": "course_admin.lunar.train:train_and_register",
     "lunar-experiments": "course_admin.lunar.reference:train_experiments",
     "lunar-student-run": "course_admin.lunar.bench:store_student_run",
@@ -62,6 +63,7 @@ RELEASE = (
     # after the harvest: the expected values and the check records come from the solutions just written
     ("wrote", "course_admin.lunar.reference:write_expected", "course_admin.lunar.reference:stale_expected"),
     ("wrote", "course_admin.replay.reference:write_expected", "course_admin.replay.reference:stale_expected"),
+    ("wrote", "course_admin.colour.expected:write_expected", "course_admin.colour.expected:stale_expected"),
     ("wrote", "course_admin.grading.judging:write_check_records", "course_admin.grading.judging:stale_check_records"),
 )
 """What ``course release`` writes, in order, as (verb, ``module:write``, ``module:stale``): each

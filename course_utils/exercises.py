@@ -129,7 +129,7 @@ GRADED = (
         "test_evaluate_individual", "harlow", 3, "evaluate_individual", f"{_HARLOW_CHECKS}:check_evaluate_individual",
         helpers=("course_utils.harlow.agent:train_evaluate_agent", "course_utils.harlow.env:HarlowExperimentEnv"),
         hint_tests=("tests/harlow/test_checks.py::test_fitness_mistakes_get_their_hint",),
-        twins=("course_utils.harlow.evolution", "course_utils.harlow.batch"),
+        twins=("course_utils.harlow.evolution", "course_utils.harlow.scoring"),
     ),
     GradedCell(
         "test_genetic_algorithm", "harlow", 4, "genetic_algorithm", f"{_HARLOW_CHECKS}:check_genetic_algorithm",
@@ -138,17 +138,17 @@ GRADED = (
             "tests/harlow/test_checks.py::test_offspring_mistakes_get_their_hint",
             "tests/harlow/test_checks.py::test_update_population_mistakes_get_their_hint",
         ),
-        twins=("course_utils.harlow.evolution", "course_utils.harlow.batch"),
+        twins=("course_utils.harlow.evolution", "course_utils.harlow.scoring"),
     ),
     GradedCell("think_lamarck", "harlow", 2, "think_lamarck"),
     GradedCell(
         "test_lamarckian_individual", "harlow", 2, "lamarckian_individual",
         "course_utils.harlow.checks_lamarck:check_lamarckian_individual",
-        helpers=("course_utils.harlow.agent:ActorCritic", "course_utils.harlow.batch:write_back"),
+        helpers=("course_utils.harlow.agent:ActorCritic",),
         hint_tests=("tests/harlow/test_checks.py::test_lamarckian_mistakes_get_their_hint",),
-        # batch keeps the mean of the learned weights for the course's Lamarckian runs (and stacks and
-        # unstacks agents with their hyperparameters); evolution runs it
-        twins=("course_utils.harlow.batch", "course_utils.harlow.evolution"),
+        # scoring stacks agents and hands out their trained copies' weights; evolution runs the
+        # student's function on them
+        twins=("course_utils.harlow.scoring", "course_utils.harlow.evolution"),
     ),
     # Tutorial 2: colour replay
     # discounted_returns is an optional, ungraded exercise here (colour.optional): tutorial 3's

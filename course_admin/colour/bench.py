@@ -9,11 +9,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from course_admin.colour.solutions import ReplayMemory
+from course_admin.colour.solutions import ReplayMemory, discounted_returns, replay_actor_loss
 from course_utils.colour.agent import ActorCritic
 from course_utils.colour.env import MAX_REWARD, ColourEnv
 from course_utils.colour.training import train_agent
-from course_utils.returns import discounted_returns
 from course_utils.runtime import seed_torch
 
 
@@ -36,7 +35,7 @@ def _reference_style_step(env, agent, optimizer, num_trials: int) -> None:
         obs = torch.from_numpy(next_obs)
         prev_reward = torch.tensor([reward / MAX_REWARD])
         prev_action = F.one_hot(action, 2).float()
-    q = torch.from_numpy(discounted_returns(rewards, gamma=agent.gamma)).float()
+    q = torch.from_numpy(discounted_returns(rewards, agent.gamma)).float()
     advantage = q - torch.stack(values)
     loss = (
         (-torch.stack(log_probs) * advantage.detach()).mean()
@@ -54,9 +53,9 @@ def bench_colour(course_steps: int = 200, baseline_steps: int = 20) -> dict:
     seed_torch(0)
     env = ColourEnv()
     agent = ActorCritic()
-    train_agent(env, agent, 1, 5, rng=0, progress=False)  # warm-up
+    train_agent(env, agent, 1, 5, rng=0, progress=False, actor_loss_fn=replay_actor_loss)  # warm-up
     start = time.perf_counter()
-    train_agent(env, agent, 1, course_steps, rng=1, progress=False)
+    train_agent(env, agent, 1, course_steps, rng=1, progress=False, actor_loss_fn=replay_actor_loss)
     course = (time.perf_counter() - start) / course_steps
 
     baseline_agent = ActorCritic()
@@ -69,7 +68,8 @@ def bench_colour(course_steps: int = 200, baseline_steps: int = 20) -> dict:
     baseline = (time.perf_counter() - start) / baseline_steps
 
     memory = ReplayMemory(250)
-    train_agent(env, ActorCritic(), 1, 250, replay=memory, replay_mode="write", rng=2, progress=False)
+    train_agent(env, ActorCritic(), 1, 250, replay=memory, replay_mode="write", rng=2, progress=False,
+                actor_loss_fn=replay_actor_loss)
     stored = sum(e.nbytes() for e in memory.slots if e is not None)
     return {
         "benchmark": "colour",

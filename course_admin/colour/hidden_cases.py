@@ -4,7 +4,7 @@ package (``course_utils.checking.HIDDEN_CASES``). Other sizes and values than th
 
 from __future__ import annotations
 
-from course_utils.colour.checks import actor_case, random_actor_case
+from course_admin.colour.rho_judge import actor_case, random_actor_case
 
 
 def replay_memory() -> list[list[tuple]]:

@@ -1,12 +1,13 @@
-"""``course train colour``: the tutorial's three pretrained agents (instructor side: it uses
-the reference replay memory)."""
+"""``course train colour``: the tutorial's three pretrained agents (instructor side: it trains
+with the harvested reference replay memory and replay actor loss, which the student package does
+not hold)."""
 
 from __future__ import annotations
 
 import copy
 import time
 
-from course_admin.colour.solutions import ReplayMemory
+from course_admin.colour.solutions import ReplayMemory, replay_actor_loss
 from course_utils import checkpoints
 from course_utils.colour.agent import ActorCritic
 from course_utils.colour.env import ColourEnv
@@ -25,10 +26,12 @@ def train_colour_agents(seed: int = 1, num_gradient_steps: int = 1000, progress:
     env = ColourEnv()
     memory = ReplayMemory(250)
     mode1 = ActorCritic()
-    train_agent(env, mode1, 1, num_gradient_steps, replay=memory, replay_mode="write", rng=seed, progress=progress)
+    train_agent(env, mode1, 1, num_gradient_steps, replay=memory, replay_mode="write", rng=seed, progress=progress,
+                actor_loss_fn=replay_actor_loss)
     mode2, replay = copy.deepcopy(mode1), copy.deepcopy(mode1)
-    train_agent(env, mode2, 2, num_gradient_steps, rng=seed + 10, progress=progress)
-    train_agent(env, replay, 2, num_gradient_steps, replay=memory, replay_mode="read", rng=seed + 10, progress=progress)
+    train_agent(env, mode2, 2, num_gradient_steps, rng=seed + 10, progress=progress, actor_loss_fn=replay_actor_loss)
+    train_agent(env, replay, 2, num_gradient_steps, replay=memory, replay_mode="read", rng=seed + 10, progress=progress,
+                actor_loss_fn=replay_actor_loss)
     return {"mode1": mode1, "mode2": mode2, "replay": replay}
 
 

@@ -49,7 +49,7 @@ HIDDEN_PLACEHOLDER = "# The hidden tests of this cell run apart from the noteboo
 ALWAYS = ("course_utils", "course_utils.runtime", "course_utils.checking", "course_utils.records")
 """Modules every child may load: the package's root (threads, seeding) and the check framework."""
 JUDGE_ONLY = ("course_utils.replay.td_judge", "course_utils.replay.expected", "course_utils.replay.tree_judge",
-              "course_utils.lunar.checks.bandit_judge", "course_utils.colour.rho_judge")
+              "course_utils.lunar.checks.bandit_judge")
 """Modules only a check's judge imports (numpy oracles of what an exercise asks, for the hints):
 the grader judges in its own process, so no child may read them."""
 

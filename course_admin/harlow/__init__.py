@@ -1,1 +1,2 @@
-"""The instructor's side of tutorial 1, Harlow meta-RL: its harvested solutions, its trainers and benchmarks."""
+"""The instructor's side of tutorial 1, Harlow meta-RL: its harvested solutions, the course's
+batched genetic algorithm (``batch``), its trainers and benchmarks."""

@@ -7,9 +7,10 @@ import time
 import numpy as np
 import torch
 
+from course_admin.harlow.batch import _select, initial_population, unstack_agent
 from course_admin.harlow.solutions import evaluate_individual
-from course_utils.harlow.batch import _select, evaluate_population, initial_population, unstack_agent
 from course_utils.harlow.env import HarlowExperimentEnv
+from course_utils.harlow.scoring import evaluate_population
 from course_utils.runtime import seed_torch
 
 

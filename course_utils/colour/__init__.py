@@ -2,12 +2,12 @@
 layer first:
 
 - ``env``: the colour environment (two modes with different colour sets) and ``FixedPairsEnv``
-- ``agent``: the A2C agent, ``Experience`` (one gradient step's trials as plain tensors), the
-  A2C loss with its capped importance ratio (its actor term can be the student's), and the
-  comparison of the student's actor term with the course's
-- ``rho_judge``: the judge's oracle for the replay actor loss (the grader's side only)
-- ``training``: trials, the training loop (with a replay memory that is written or read),
+- ``agent``: the A2C agent, ``Experience`` (one gradient step's trials as plain tensors) and the
+  importance ratios of replayed experience
+- ``training``: trials, the training loop (with a replay memory that is written or read; its
+  actor term is always the student's ``replay_actor_loss``), one replayed step measured,
   evaluation, accuracies and the pretrained agents
+- ``expected``: the values the course stored for the notebook's checks and its replayed step
 - ``curves``: training on mode 2 with and without replay (and replay without the importance
   ratio), measured as learning curves
 - ``sizes``: the sizes of the notebook's long runs; ``questions``: its concept checks and Think!
@@ -18,19 +18,27 @@ tutorial (its harvested solutions, ``course train colour``, ``course bench colou
 ``course_admin.colour``.
 """
 
-from course_utils.colour import questions
+from course_utils.colour import expected, questions
 from course_utils.colour.agent import (
     RHO_MAX,
     ActorCritic,
     Experience,
-    actor_terms_agree,
     graph_nbytes,
     importance_ratios,
 )
 from course_utils.colour.curves import LearningCurve, compare_on_mode2, logit_gap, plot_learning_curves
 from course_utils.colour.env import COLOUR_REWARDS, COLOURS, MODE_COLOURS, ColourEnv
 from course_utils.colour.sizes import SIZES
-from course_utils.colour.training import Trials, accuracy, evaluate_agent, load_agent, pair_accuracy, play_pairs, train_agent
+from course_utils.colour.training import (
+    Trials,
+    accuracy,
+    evaluate_agent,
+    load_agent,
+    pair_accuracy,
+    play_pairs,
+    replayed_step,
+    train_agent,
+)
 
 __all__ = [
     "COLOURS",
@@ -44,9 +52,9 @@ __all__ = [
     "LearningCurve",
     "Trials",
     "accuracy",
-    "actor_terms_agree",
     "compare_on_mode2",
     "evaluate_agent",
+    "expected",
     "graph_nbytes",
     "importance_ratios",
     "load_agent",
@@ -55,5 +63,6 @@ __all__ = [
     "play_pairs",
     "plot_learning_curves",
     "questions",
+    "replayed_step",
     "train_agent",
 ]

@@ -1,5 +1,6 @@
 """Tutorial 2's agent: the A2C agent without memory, one gradient step's experience as plain
-tensors, and the A2C loss with an importance ratio that makes replayed experience safe.
+tensors, and the importance ratios of replayed experience. The loss is not here: the training step
+(``training``) fuses the critic's and the entropy's terms with the student's ``replay_actor_loss``.
 
 Shapes used throughout: ``T`` trials per gradient step, agent input of 9 features per trial
 (6 for the two RGB colours scaled to [0, 1], 1 for the previous reward divided by 4,
@@ -10,12 +11,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-
-from course_utils.returns import discounted_returns
 
 N_INPUTS = 9
 RHO_MAX = 10.0
@@ -69,47 +67,6 @@ class Experience(NamedTuple):
         return sum(t.element_size() * t.nelement() for t in self)
 
 
-def a2c_loss(agent: ActorCritic, experience: Experience, *, returns_fn=None, importance_ratio: bool = True,
-             actor_loss_fn=None) -> torch.Tensor:
-    """The A2C loss of one experience under the agent's current weights (a scalar).
-
-    actor: mean of -rho_t * log pi(a_t) * (Q_t - V_t), advantage and rho detached;
-    critic: mean of (Q_t - V_t)^2; entropy: mean policy entropy;
-    loss = actor + value_cost * critic - entropy_cost * entropy.
-
-    rho_t = pi(a_t) / mu(a_t) is the importance ratio between the current policy and the
-    one that acted (``experience.probs``), capped at ``RHO_MAX``. For fresh experience it is
-    exactly 1 (plain A2C). For replayed experience it corrects each trial's action for the
-    change of policy; the returns, the critic's targets and the inputs (previous action and
-    reward) are still the acting policy's, and the cap adds a bias of its own. Without it
-    (``importance_ratio=False``, rho_t = 1 everywhere, the tutorial's ablation) replaying old
-    actions drifts the policy until it always chooses one side.
-
-    returns_fn: ``returns_fn(rewards, gamma)`` -> T discounted returns, e.g. the student's
-    ``discounted_returns``; default: the course's ``course_utils.returns.discounted_returns``.
-    actor_loss_fn: ``actor_loss_fn(log_pi, mu, advantage, rho_max)`` -> the actor's term (a scalar),
-    e.g. the student's ``replay_actor_loss``, handed log pi(a_t) (T,) with its gradient, the stored
-    mu (T,), the advantage (T,) still attached to the critic (detaching it is the actor term's
-    job) and ``RHO_MAX``; default: the course's term above. Not used when ``importance_ratio`` is
-    False (the ablation has no ratio to compute).
-    """
-    values, logits = agent(experience.inputs)
-    log_probs = F.log_softmax(logits, dim=-1)
-    q = _returns(experience.rewards, agent.gamma, returns_fn)
-    advantage = q - values
-    chosen = log_probs.gather(-1, experience.actions[:, None]).squeeze(-1)
-    if importance_ratio and actor_loss_fn is not None:
-        actor = actor_loss_fn(chosen, experience.probs, advantage, RHO_MAX)
-    elif importance_ratio:
-        ratio = (chosen.detach().exp() / experience.probs).clamp(max=RHO_MAX)
-        actor = -(ratio * chosen * advantage.detach()).mean()
-    else:
-        actor = -(chosen * advantage.detach()).mean()
-    critic = advantage.pow(2).mean()
-    entropy = -(log_probs.exp() * log_probs).sum(-1).mean()
-    return actor + agent.value_cost * critic - agent.entropy_cost * entropy
-
-
 def importance_ratios(agent: ActorCritic, experience: Experience) -> torch.Tensor:
     """The uncapped importance ratios pi(a_t) / mu(a_t) of one experience (T,): the current
     policy's probability of each stored action over the acting policy's. 1 on fresh experience."""
@@ -119,34 +76,12 @@ def importance_ratios(agent: ActorCritic, experience: Experience) -> torch.Tenso
     return chosen / experience.probs
 
 
-def actor_terms_agree(agent: ActorCritic, experience: Experience, actor_loss_fn) -> dict[str, float]:
-    """The A2C loss of one experience computed twice, with the course's actor term and with
-    ``actor_loss_fn`` (the student's ``replay_actor_loss``), and how far apart the two are.
-
-    Returns ``course_loss`` and ``your_loss`` (the two scalar losses), ``grad_difference`` (the
-    largest absolute difference between the two gradients over all the agent's weights), and the
-    experience's uncapped ratios pi / mu: ``rho_min``, ``rho_max`` and ``capped`` (the fraction of
-    trials above ``RHO_MAX``). The agent's weights and gradients are left as they were."""
-    losses, grads = [], []
-    saved = [None if p.grad is None else p.grad.clone() for p in agent.parameters()]
-    for fn in (None, actor_loss_fn):
-        agent.zero_grad(set_to_none=True)
-        loss = a2c_loss(agent, experience, actor_loss_fn=fn)
-        loss.backward()
-        losses.append(float(loss.detach()))
-        grads.append(torch.cat([p.grad.reshape(-1) for p in agent.parameters()]))
-    for p, grad in zip(agent.parameters(), saved, strict=True):
-        p.grad = grad
-    rho = importance_ratios(agent, experience)
-    return {"course_loss": losses[0], "your_loss": losses[1],
-            "grad_difference": float((grads[0] - grads[1]).abs().max()),
-            "rho_min": float(rho.min()), "rho_max": float(rho.max()), "capped": float((rho > RHO_MAX).float().mean())}
-
-
 def graph_nbytes(agent: ActorCritic, experience: Experience) -> int:
-    """Bytes of the tensors the autograd graph of ``a2c_loss(agent, experience)`` saves for its
-    backward pass, the agent's weights not counted: what a memory of loss tensors would keep
-    alive per step, on top of the experience itself."""
+    """Bytes of the tensors the autograd graph of the agent's forward pass on ``experience`` saves
+    for its backward pass (values and log-probabilities of all T trials), the agent's weights not
+    counted: what a memory of loss tensors would keep alive per step, on top of the experience
+    itself. Every A2C loss of the step is built on this graph; its own terms add a few tensors of
+    shape (T,), which this leaves out."""
     storages, weights = {}, {p.untyped_storage().data_ptr() for p in agent.parameters()}
 
     def pack(tensor):
@@ -154,16 +89,6 @@ def graph_nbytes(agent: ActorCritic, experience: Experience) -> int:
         return tensor
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
-        a2c_loss(agent, experience)
+        _, logits = agent(experience.inputs)
+        F.log_softmax(logits, dim=-1)
     return sum(size for pointer, size in storages.items() if pointer not in weights)
-
-
-def _returns(rewards: torch.Tensor, gamma: float, returns_fn) -> torch.Tensor:
-    """The T discounted returns of ``rewards`` (T,) as a float32 tensor (T,)."""
-    if returns_fn is None:
-        return torch.from_numpy(discounted_returns(rewards.numpy(), gamma=gamma))
-    q = np.asarray(returns_fn(rewards.numpy().copy(), gamma), dtype=np.float32)
-    if q.shape != tuple(rewards.shape):
-        raise ValueError(f"returns_fn gave returns of shape {q.shape} for {len(rewards)} rewards; it must return one "
-                         "return per reward (shape (T,)). Check it with check_discounted_returns first.")
-    return torch.from_numpy(q)

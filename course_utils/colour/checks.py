@@ -16,6 +16,7 @@ import torch
 from course_utils import facts
 from course_utils.check_helpers import close, is_error, shown
 from course_utils.checking import Exercise, Problem, attempt, fmt, raise_if_error
+from course_utils.colour.expected import load_expected
 from course_utils.records import Opaque, StudentError, encode
 
 # --------------------------------------------------------------------------------------
@@ -140,38 +141,53 @@ def check_replay_memory(ReplayMemory) -> bool:  # noqa: N803 (the exercise's cla
 # Exercise 2: the replay actor loss
 #
 # A case is plain data: the log-probabilities log_pi (T,) the current policy gives the stored
-# actions, the probabilities mu (T,) the acting policy gave them, the advantages (T,) and the cap.
-# The ratios pi / mu are chosen to lie below 1, between 1 and the cap, above the cap, and (with a
-# cap of 2) above exp(cap), so that each typical mistake gives another loss (``rho_judge``). The
-# small cap comes first: there a cap put on log(pi / mu) and no cap at all differ, so the first
-# case that fails names the mistake.
-
-
-def actor_case(rhos, log_pi, advantage, rho_max: float, what: str) -> dict:
-    """A case whose ratios pi / mu are ``rhos``: mu = exp(log_pi) / rho, rounded."""
-    log_pi = np.round(np.asarray(log_pi, dtype=float), 4)
-    mu = np.round(np.exp(log_pi) / np.asarray(rhos, dtype=float), 6)
-    return {"log_pi": log_pi.tolist(), "mu": mu.tolist(), "advantage": np.round(advantage, 4).tolist(),
-            "rho_max": rho_max, "what": what}
-
-
-def random_actor_case(seed: int, size: int, rho_max: float, what: str) -> dict:
-    """``size`` trials like a replayed step of the agent: two actions, mu and pi anywhere in (0.02, 0.98)."""
-    rng = np.random.default_rng(seed)
-    pi, mu = rng.uniform(0.02, 0.98, size), rng.uniform(0.02, 0.98, size)
-    return actor_case(pi / mu, np.log(pi), rng.normal(0.0, 0.5, size), rho_max, what)
+# actions, the probabilities mu (T,) the acting policy gave them, the advantages (T,) and the cap,
+# with what the hints compare a wrong answer with (``hints``: the ratios, the loss of each typical
+# mistake, the gradient when rho is not detached). The course computes those in
+# ``course_admin.colour.rho_judge``; the public cases are stored with them at release time
+# (``colour.expected``), and the grader's hidden cases carry their own.
 
 
 def _actor_cases() -> list[dict]:
-    return [
-        actor_case([3.0, 50.0, 0.8, 1.5, 9.0], [-0.3, -0.02, -0.9, -0.4, -0.1], [1.0, 0.4, -0.7, 0.9, -0.3],
-                   2.0, "5 replayed trials, cap 2"),
-        actor_case([0.5, 1.0, 2.0, 15.0, 0.1, 40.0], [-0.1, -0.7, -1.2, -0.05, -2.3, -0.2],
-                   [0.8, -0.5, 1.5, 0.3, -1.1, 0.6], 10.0, "6 replayed trials, cap 10"),
-        actor_case([1.0] * 4, [-0.2, -1.6, -0.5, -0.05], [0.5, -1.0, 2.0, -0.25], 10.0,
-                   "4 fresh trials (mu = pi, so every rho is 1)"),
-        random_actor_case(3, 100, 10.0, "100 replayed trials like the agent's, cap 10"),
-    ]
+    return load_expected()["replay_actor_cases"]
+
+
+HINTS = {
+    "no cap": "rho is never capped. Cap the ratio itself, rho = min(pi / mu, rho_max) (torch.clamp(ratio, "
+              "max=rho_max)); capping log pi changes nothing, since log pi is never above 0.",
+    "inverted": "the ratio is upside down: rho = pi / mu, the current policy's probability over the one that "
+                "acted (mu, stored in the memory), not mu / pi.",
+    "inverted, no cap": "the ratio is upside down and never capped: rho = min(pi / mu, rho_max).",
+    "cap in log space": "you capped log(pi / mu) at rho_max, which caps rho at exp(rho_max). Cap the ratio itself: "
+                        "min(pi / mu, rho_max).",
+    "log ratio": "your weight is log(pi / mu): exponentiate the log-ratio to get rho = pi / mu.",
+    "no ratio": "your loss does not weigh the trials by rho at all: multiply each trial's -log pi * A by "
+                "rho = min(pi / mu, rho_max).",
+    "sign": "the sign is flipped: minimise -mean(rho * log pi * A), so that actions with a positive advantage "
+            "become more likely.",
+    "sum": "average over the trials (mean), do not sum them.",
+    "cap below": "you took the larger of the ratio and the cap (max, or clamp(min=...)): rho = min(pi / mu, rho_max) "
+                 "keeps the ratios below the cap and cuts those above it (torch.clamp(ratio, max=rho_max)).",
+}
+"""The hint for each typical mistake of the replay actor loss, by name."""
+
+
+def _loss_hint(case: dict, got: float) -> str:
+    """The hint for a loss of ``got`` on ``case`` where the right answer differs: the first typical
+    mistake whose stored loss it is."""
+    for name, value in case["hints"]["wrong_losses"]:
+        if close(got, value, 1e-4):
+            return HINTS[name]
+    return "loss = -mean(min(pi / mu, rho_max) * log_pi * advantage), with pi = exp(log_pi)."
+
+
+def _grad_hint(case: dict, got: np.ndarray) -> str:
+    """The hint for a gradient with respect to log_pi of ``got`` where the right one differs."""
+    undetached = np.asarray(case["hints"]["undetached_grad"], dtype=float)
+    if got.shape == undetached.shape and np.allclose(got, undetached, rtol=1e-4, atol=1e-6):
+        return ("rho is not detached: the gradient also flows through pi = exp(log_pi) inside the ratio. rho is a "
+                "weight, not something to train: compute it from log_pi.detach().")
+    return "the gradient should be -rho * advantage / T per trial: only log_pi carries it, rho and the advantage are detached."
 
 
 def _tensor_record(value):
@@ -211,8 +227,6 @@ def _drive_actor(cases, replay_actor_loss) -> list[dict]:
 
 
 def _judge_actor(got: list[dict], expected: list[dict], cases) -> None:
-    from course_utils.colour import rho_judge  # the judge's oracle: never in the grader's drive
-
     for case, mine, reference in zip(cases, got, expected, strict=True):
         if type(mine) is not dict:
             raise Problem("the record of your answer could not be read.")
@@ -228,8 +242,8 @@ def _judge_actor(got: list[dict], expected: list[dict], cases) -> None:
         got_loss = float(np.asarray(mine["loss"], dtype=float).reshape(-1)[0])
         want = float(np.asarray(reference["loss"], dtype=float).reshape(-1)[0])
         if not close(got_loss, want, 1e-4):
-            raise Problem(f"{what} (rhos {fmt(rho_judge.ratios(case))}, cap {case['rho_max']:g}): the loss should be "
-                          f"{want:.5f}, got {got_loss:.5f}. Hint: {rho_judge.loss_hint(case, got_loss)}")
+            raise Problem(f"{what} (rhos {fmt(case['hints']['ratios'])}, cap {case['rho_max']:g}): the loss should be "
+                          f"{want:.5f}, got {got_loss:.5f}. Hint: {_loss_hint(case, got_loss)}")
         backward = mine.get("backward")
         if isinstance(backward, StudentError):
             raise_if_error(backward)
@@ -246,7 +260,7 @@ def _judge_actor(got: list[dict], expected: list[dict], cases) -> None:
         want_grad = np.asarray(reference["grad_log_pi"], dtype=float)
         if grad.shape != want_grad.shape or not np.allclose(grad, want_grad, rtol=1e-4, atol=1e-6):
             raise Problem(f"{what}, the loss is right but its gradient with respect to log_pi is not: expected "
-                          f"{fmt(want_grad)}, got {fmt(grad)}. Hint: {rho_judge.grad_hint(case, grad)}")
+                          f"{fmt(want_grad)}, got {fmt(grad)}. Hint: {_grad_hint(case, grad)}")
         if not _inputs_unchanged(mine.get("inputs_after"), reference["inputs_after"]):
             raise Problem(f"{what}, your function changed the tensors it was given; compute new ones instead.")
 

@@ -86,8 +86,7 @@ def train_on_mode2(
     eval_every: int,
     eval_trials: int,
     importance_ratio: bool = True,
-    returns_fn=None,
-    actor_loss_fn=None,
+    actor_loss_fn,
     rng: int = 11,
     progress: bool = True,
 ) -> tuple[ActorCritic, LearningCurve]:
@@ -97,7 +96,7 @@ def train_on_mode2(
     memory can serve several runs), or None to train without replay.
     eval_every: gradient steps between measurements (one more is taken before training);
     eval_trials: trials per mode per measurement. ``rng`` seeds training and measurements.
-    ``returns_fn`` and ``actor_loss_fn``: the student's functions, as in ``train_agent``.
+    ``actor_loss_fn``: the student's ``replay_actor_loss``, as in ``train_agent``.
     """
     if eval_every < 1 or eval_trials < 1:
         raise ValueError(f"eval_every and eval_trials must be at least 1, got {eval_every} and {eval_trials}.")
@@ -112,7 +111,7 @@ def train_on_mode2(
     replay = copy.deepcopy(memory) if memory is not None else None
     train_agent(ColourEnv(), agent, mode=2, num_gradient_steps=num_gradient_steps, replay=replay,
                 replay_mode="read" if replay is not None else None, rng=rng, progress=progress,
-                returns_fn=returns_fn, importance_ratio=importance_ratio, after_step=after_step,
+                importance_ratio=importance_ratio, after_step=after_step,
                 actor_loss_fn=actor_loss_fn)
     return agent, curve
 
@@ -121,7 +120,7 @@ def compare_on_mode2(mode1_agent: ActorCritic, memory, **kwargs) -> tuple[dict[s
                                                                           dict[str, LearningCurve]]:
     """The three runs of ``RUNS`` from the same mode-1 agent and memory: the trained agents and
     their learning curves, both by name. ``kwargs`` go to ``train_on_mode2`` (sizes,
-    ``returns_fn``, ``actor_loss_fn``, ``rng``, ``progress``)."""
+    ``actor_loss_fn``, ``rng``, ``progress``)."""
     agents, curves = {}, {}
     for name, how in RUNS.items():
         agents[name], curves[name] = train_on_mode2(mode1_agent, memory if how["replay"] else None, name=name,

@@ -4,20 +4,22 @@
   (``VectorHarlowEnv``) and the win-stay lose-shift baseline
 - ``agent``: the LSTM A2C agent, its hyperparameters and their mutation ranges, and its
   train-then-evaluate loop on one task (``train_evaluate_agent``)
-- ``batch``: the whole generation at once (hand-written batched LSTM, BPTT and RMSprop) and the
-  batched evolution ``evolve`` (a Lamarckian run can keep what the student's ``lamarckian_individual``
-  writes back: ``write_back``)
+- ``scoring``: many (agent, task) pairs trained and scored at once (hand-written batched LSTM, BPTT
+  and RMSprop), the given batched form of ``train_evaluate_agent``
 - ``plots``: accuracy by trial and the tutorial's plots
 - ``game``: the Harlow widget game; ``checks``: the exercise checks (``checks_lamarck``: Lamarckian
   inheritance)
 - ``sizes``: the notebook's run sizes; ``questions``: its concept checks
 - ``pretrained``: the stored evolution (``course train harlow`` writes it): the evolved agent, its
-  history, and the notebook's scored first population
-- ``evolution``: the evolutions the notebook runs live (Baldwinian, and Lamarckian against it)
+  history, the course's runs shown until the student's code passes (``load_runs``), and the
+  notebook's scored first population
+- ``evolution``: the evolutions the notebook runs live with the student's operators (Baldwinian,
+  and Lamarckian against it), and ``show_run`` for a stored one
 - ``ablation``: what evolution found: weights and hyperparameters swapped between the newbie
   and the evolved agent, all scored on the same tasks
 
-This front door holds the names the notebook uses as ``harlow.X``.
+This front door holds the names the notebook uses as ``harlow.X``. The course's own genetic
+algorithm (its operators, its trainer and benchmark) is in ``course_admin.harlow``.
 """
 
 from course_utils.harlow import questions
@@ -30,9 +32,8 @@ from course_utils.harlow.agent import (
     make_newbie,
     train_evaluate_agent,
 )
-from course_utils.harlow.batch import compare_agents
 from course_utils.harlow.env import HarlowExperimentEnv, run_dummy_agent
-from course_utils.harlow.evolution import evolve_live, per_task, summary
+from course_utils.harlow.evolution import evolve_live, per_task, show_run, summary
 from course_utils.harlow.plots import (
     TrialAccuracy,
     accuracy_by_trial,
@@ -45,6 +46,7 @@ from course_utils.harlow.plots import (
 from course_utils.harlow.pretrained import (
     load_evolved_agent,
     load_history,
+    load_runs,
     scored_population,
 )
 from course_utils.harlow.sizes import SIZES
@@ -59,11 +61,11 @@ __all__ = [
     "TrialAccuracy",
     "ablation_agents",
     "accuracy_by_trial",
-    "compare_agents",
     "evolve_live",
     "learning_rate_only",
     "load_evolved_agent",
     "load_history",
+    "load_runs",
     "make_newbie",
     "per_task",
     "plot_ablation",
@@ -76,6 +78,7 @@ __all__ = [
     "run_dummy_agent",
     "same_tasks",
     "scored_population",
+    "show_run",
     "summary",
     "train_evaluate_agent",
 ]

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from course_utils.harlow.agent import DEFAULT_HYPERPARAMETERS, ActorCritic
-from course_utils.harlow.batch import stack_agents, train_evaluate_pairs
 from course_utils.harlow.plots import TrialAccuracy
+from course_utils.harlow.scoring import stack_agents, train_evaluate_pairs
 
 NUM_GRADIENT_STEPS, NUM_TRIALS, NUM_EVALUATION_TRIALS = 25, 6, 20
 

@@ -1,6 +1,13 @@
 """Tutorial 1's agent: the A2C agent with an LSTM, its hyperparameters (and how evolution
 mutates them), and its train-then-evaluate loop on one task.
 
+``train_evaluate_agent`` is given code the tutorial cannot run without (the course's exception to
+"no answers in the student package", see the README's instructor section): Exercise 1
+(``evaluate_individual``) and through it Exercise 2 call it. It resembles tutorial 3's A2C losses
+(``aac_loss``, ``entropy_loss``) and the discounted returns (tutorial 2's optional
+``discounted_returns``, tutorial 3's ``calc_qvals``): the returns, the loss and the optimizer step
+are written inside its training loop, not as functions an exercise could be answered with.
+
 Shapes used throughout: the agent's input has 5 features per trial: the two digits shown
 (left, right, as numbers 0-9), the previous reward (+1, -1 or 0 on the first trial) and the
 one-hot previous action (two zeros on the first trial). ``H`` is the LSTM's hidden size (20).
@@ -13,7 +20,6 @@ import torch
 from torch import nn
 
 from course_utils.harlow.env import N_ACTIONS, HarlowExperimentEnv
-from course_utils.returns import discounted_returns
 from course_utils.runtime import seed_torch
 
 N_INPUTS = 5
@@ -147,7 +153,11 @@ def train_evaluate_agent(
             entropies.append(dist.entropy())
             rewards.append(reward)
             prev_reward, prev_action = reward, int(action)
-        advantage = torch.from_numpy(discounted_returns(rewards, gamma=agent.gamma)).float() - torch.stack(values)
+        returns, running = [0.0] * num_trials, 0.0
+        for t in range(num_trials - 1, -1, -1):  # Q_t = r_t + gamma * Q_(t+1), from the last trial back
+            running = rewards[t] + agent.gamma * running
+            returns[t] = running
+        advantage = torch.tensor(returns, dtype=torch.float64).float() - torch.stack(values)
         actor_loss = -(torch.stack(log_probs) * advantage.detach()).mean()
         critic_loss = advantage.pow(2).mean()
         loss = actor_loss + agent.value_cost * critic_loss - agent.entropy_cost * torch.stack(entropies).mean()

@@ -38,7 +38,7 @@ def plot_evolution(history: dict, ax=None, live: dict | None = None):
     if live:
         style = {"marker": "o"} if len(live["generation"]) < 3 else {}
         ax.plot(live["generation"], np.asarray(live["mean"]) / live.get("num_tasks", n), color="C3", zorder=3,
-                label="the live run above: population mean", **style)
+                label="the run above: population mean", **style)
     ax.set(title="Evolution of the population", xlabel="generation", ylabel="score per task (of 20)", ylim=(0, 20))
     ax.legend(loc="lower right")
     return ax

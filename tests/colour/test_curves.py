@@ -17,10 +17,10 @@ def notebook_runs(size):
     memory = solutions.ReplayMemory(capacity=250)
     agent = colour.ActorCritic()
     colour.train_agent(colour.ColourEnv(), agent, mode=1, num_gradient_steps=size("gradient_steps"), replay=memory,
-                       replay_mode="write", rng=1, progress=False)
+                       replay_mode="write", rng=1, progress=False, actor_loss_fn=solutions.replay_actor_loss)
     agents, curves = colour.compare_on_mode2(
         agent, memory, num_gradient_steps=size("gradient_steps"), eval_every=size("curve_every"),
-        eval_trials=size("curve_trials"), rng=11, progress=False)
+        eval_trials=size("curve_trials"), rng=11, progress=False, actor_loss_fn=solutions.replay_actor_loss)
     return agents, curves, size("curve_every"), memory
 
 
@@ -76,15 +76,17 @@ def test_curves_are_measured_from_step_0_every_eval_every(notebook_size):
 def test_train_on_mode2_reads_a_copy_and_leaves_the_agent_alone():
     memory = solutions.ReplayMemory(5)
     agent = colour.ActorCritic()
-    colour.train_agent(colour.ColourEnv(), agent, 1, 5, replay=memory, replay_mode="write", rng=0, progress=False)
+    colour.train_agent(colour.ColourEnv(), agent, 1, 5, replay=memory, replay_mode="write", rng=0, progress=False,
+                       actor_loss_fn=solutions.replay_actor_loss)
     before = [p.detach().clone() for p in agent.parameters()]
     trained, curve = train_on_mode2(agent, memory, name="x", num_gradient_steps=3, eval_every=2, eval_trials=10,
-                                    progress=False)
+                                    progress=False, actor_loss_fn=solutions.replay_actor_loss)
     assert memory.read_pointer == 0 and curve.steps == [0, 2, 3]
     assert all((a == b).all() for a, b in zip(before, agent.parameters(), strict=True))
     assert any((a != b).any() for a, b in zip(before, trained.parameters(), strict=True))
     with pytest.raises(ValueError, match="at least 1"):
-        train_on_mode2(agent, None, name="x", num_gradient_steps=3, eval_every=0, eval_trials=10)
+        train_on_mode2(agent, None, name="x", num_gradient_steps=3, eval_every=0, eval_trials=10,
+                       actor_loss_fn=solutions.replay_actor_loss)
 
 
 @pytest.mark.slow

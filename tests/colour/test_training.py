@@ -10,11 +10,14 @@ from course_utils import colour
 from course_utils.claims import claim
 from course_utils.runtime import set_seed
 
+ACTOR = solutions.replay_actor_loss
+
 
 def test_replay_memory_keeps_no_graphs_and_stays_small():
     memory = solutions.ReplayMemory(250)
     colour.train_agent(
-        colour.ColourEnv(), colour.ActorCritic(), 1, 300, replay=memory, replay_mode="write", rng=0, progress=False
+        colour.ColourEnv(), colour.ActorCritic(), 1, 300, replay=memory, replay_mode="write", rng=0, progress=False,
+        actor_loss_fn=ACTOR,
     )
     assert len(memory) == 250
     for experience in memory.slots:
@@ -28,7 +31,7 @@ def test_training_is_deterministic_for_a_seed():
     def weights(seed):
         torch.manual_seed(seed)
         agent = colour.ActorCritic()
-        colour.train_agent(colour.ColourEnv(), agent, 1, 20, rng=seed, progress=False)
+        colour.train_agent(colour.ColourEnv(), agent, 1, 20, rng=seed, progress=False, actor_loss_fn=ACTOR)
         return torch.cat([p.flatten() for p in agent.parameters()])
 
     assert torch.equal(weights(0), weights(0))
@@ -37,11 +40,15 @@ def test_training_is_deterministic_for_a_seed():
 
 def test_replay_mode_needs_a_memory():
     with pytest.raises(ValueError, match="needs a replay memory"):
-        colour.train_agent(colour.ColourEnv(), colour.ActorCritic(), 1, 1, replay_mode="read", progress=False)
+        colour.train_agent(colour.ColourEnv(), colour.ActorCritic(), 1, 1, replay_mode="read", progress=False,
+                           actor_loss_fn=ACTOR)
     with pytest.raises(ValueError, match="replay_mode must be"):
         colour.train_agent(
-            colour.ColourEnv(), colour.ActorCritic(), 1, 1, replay=solutions.ReplayMemory(), replay_mode="wrote", progress=False
+            colour.ColourEnv(), colour.ActorCritic(), 1, 1, replay=solutions.ReplayMemory(), replay_mode="wrote", progress=False,
+            actor_loss_fn=ACTOR,
         )
+    with pytest.raises(TypeError, match="needs actor_loss_fn"):
+        colour.train_agent(colour.ColourEnv(), colour.ActorCritic(), 1, 1, progress=False, actor_loss_fn=None)
 
 
 def test_play_pairs_uses_the_given_pairs():
@@ -86,40 +93,28 @@ def test_claims_hold_at_fast_mode_size():
     """What the notebook trains live in fast mode (400 steps per mode) still shows replay working."""
     set_seed(1)
     env, memory, agent = colour.ColourEnv(), solutions.ReplayMemory(250), colour.ActorCritic()
-    colour.train_agent(env, agent, 1, 400, replay=memory, replay_mode="write", rng=1, progress=False)
+    colour.train_agent(env, agent, 1, 400, replay=memory, replay_mode="write", rng=1, progress=False, actor_loss_fn=ACTOR)
     plain = copy.deepcopy(agent)
-    colour.train_agent(env, plain, 2, 400, rng=11, progress=False)
-    colour.train_agent(env, agent, 2, 400, replay=memory, replay_mode="read", rng=11, progress=False)
+    colour.train_agent(env, plain, 2, 400, rng=11, progress=False, actor_loss_fn=ACTOR)
+    colour.train_agent(env, agent, 2, 400, replay=memory, replay_mode="read", rng=11, progress=False, actor_loss_fn=ACTOR)
     with_replay = colour.evaluate_agent(env, agent, 1, 3000, rng=1)
     without = colour.evaluate_agent(env, plain, 1, 3000, rng=1)
     assert colour.accuracy(with_replay) >= 0.85
     assert colour.pair_accuracy(with_replay)["red/yellow"] > colour.pair_accuracy(without)["red/yellow"] + 0.1
 
 
-def test_train_agent_uses_returns_fn_for_every_step_and_reports_each_step():
-    """The student's discounted_returns drives training: it is called for each new and replayed step."""
+def test_train_agent_uses_the_actor_term_for_every_step_and_reports_each_step():
+    """The student's replay_actor_loss drives training: it is called for each new and replayed step."""
     calls, steps = [], []
 
-    def returns(rewards, gamma):
-        calls.append(len(rewards))
-        return solutions.discounted_returns(rewards, gamma)
+    def actor(log_pi, mu, advantage, rho_max):
+        calls.append(len(log_pi))
+        return ACTOR(log_pi, mu, advantage, rho_max)
 
     memory, agent = solutions.ReplayMemory(4), colour.ActorCritic()
     colour.train_agent(colour.ColourEnv(), agent, 1, 3, num_trials=20, replay=memory, replay_mode="write", rng=0,
-                       progress=False, returns_fn=returns, after_step=lambda step, a: steps.append((step, a is agent)))
+                       progress=False, actor_loss_fn=actor, after_step=lambda step, a: steps.append((step, a is agent)))
     assert calls == [20] * 3 and steps == [(1, True), (2, True), (3, True)]
     colour.train_agent(colour.ColourEnv(), agent, 2, 2, num_trials=20, replay=memory, replay_mode="read", rng=0,
-                       progress=False, returns_fn=returns)
+                       progress=False, actor_loss_fn=actor)
     assert calls == [20] * 7  # 2 new steps, each followed by a replayed one
-
-
-def test_default_returns_and_importance_ratio_leave_training_unchanged():
-    """The new arguments' defaults train exactly as before (the pretrained agents stay reproducible)."""
-    def weights(**kwargs):
-        torch.manual_seed(0)
-        agent = colour.ActorCritic()
-        colour.train_agent(colour.ColourEnv(), agent, 1, 5, rng=0, progress=False, **kwargs)
-        return torch.cat([p.flatten() for p in agent.parameters()])
-
-    assert torch.equal(weights(), weights(returns_fn=None, importance_ratio=True))
-    assert torch.allclose(weights(), weights(returns_fn=solutions.discounted_returns), atol=1e-5)

@@ -6,11 +6,22 @@ import numpy as np
 import pytest
 import torch
 
+from course_admin.harlow import batch as hb
 from course_admin.harlow import bench, solutions
 from course_utils import harlow
-from course_utils.harlow import batch as hb
+from course_utils.harlow import scoring as hs
 from course_utils.harlow.env import VectorHarlowEnv
-from course_utils.returns import discounted_returns
+
+
+def discounted_returns(rewards, gamma):
+    """Q_t = r_t + gamma * Q_(t+1) along the last axis (rows of rewards, one gamma per row), float64."""
+    rewards = np.asarray(rewards, dtype=np.float64)
+    gamma = np.asarray(gamma, dtype=np.float64)
+    returns, running = np.empty_like(rewards), np.zeros(rewards.shape[:-1])
+    for t in range(rewards.shape[-1] - 1, -1, -1):
+        running = rewards[..., t] + gamma * running
+        returns[..., t] = running
+    return returns
 
 
 def _agents(n, seed=0):
@@ -38,7 +49,7 @@ def a2c_losses(params: dict[str, torch.Tensor], inputs: torch.Tensor, actions: t
     """Per-pair A2C losses (P,) with autograd, for one episode of T trials replayed with
     given inputs (P, T, 5) and actions (P, T): the formula of ``harlow.train_evaluate_agent``
     (autograd's answer, to test the hand-written backward pass against)."""
-    net = hb._BatchedNet(params)
+    net = hs._BatchedNet(params)
     P, T = actions.shape
     state = net.initial_state(P)
     values, logits = [], []
@@ -50,7 +61,7 @@ def a2c_losses(params: dict[str, torch.Tensor], inputs: torch.Tensor, actions: t
     log_probs = torch.log_softmax(logits, dim=2)  # (P, T, 2)
     chosen = log_probs.gather(2, actions.unsqueeze(2)).squeeze(2)
     entropy = -(log_probs.exp() * log_probs).sum(2)
-    advantage = torch.from_numpy(discounted_returns(rewards, gamma=hypers[:, 1])) - values
+    advantage = torch.from_numpy(discounted_returns(rewards, hypers[:, 1])).float() - values
     h = torch.from_numpy(hypers.astype(np.float32))
     actor = -(chosen * advantage.detach()).mean(1)
     critic = advantage.pow(2).mean(1)
@@ -60,7 +71,7 @@ def a2c_losses(params: dict[str, torch.Tensor], inputs: torch.Tensor, actions: t
 def test_stack_and_unstack_round_trip():
     agents = _agents(3)
     agents[1].gamma = 0.7
-    params, hypers = hb.stack_agents(agents)
+    params, hypers = hs.stack_agents(agents)
     assert params["rnn.weight_hh"].shape == (3, 80, 20) and hypers.shape == (3, 4) and hypers[1, 1] == 0.7
     back = hb.unstack_agent(params, hypers, 1)
     assert back.hyperparameters() == pytest.approx(agents[1].hyperparameters())
@@ -69,8 +80,8 @@ def test_stack_and_unstack_round_trip():
 
 def test_batched_forward_equals_each_agent():
     agents = _agents(4)
-    params, _ = hb.stack_agents(agents)
-    net = hb._BatchedNet(params)
+    params, _ = hs.stack_agents(agents)
+    net = hs._BatchedNet(params)
     inputs, _, _ = _trajectory(4, 6)
     state = net.initial_state(4)
     states = [agent.initial_state() for agent in agents]
@@ -89,16 +100,16 @@ def test_hand_written_gradients_equal_each_agents_autograd_gradients():
     agents = _agents(5, seed=1)
     for k, agent in enumerate(agents):
         agent.gamma, agent.value_cost, agent.entropy_cost = 0.6 + 0.08 * k, 0.1 + 0.15 * k, 0.01 * k
-    params, hypers = hb.stack_agents(agents)
+    params, hypers = hs.stack_agents(agents)
     inputs, actions, rewards = _trajectory(5, 6, seed=2)
-    net = hb._BatchedNet(params)
+    net = hs._BatchedNet(params)
     net.cache = []
     state, values, logits = net.initial_state(5), [], []
     for t in range(6):
         v, lg, state = net(inputs[:, t], state)
         values.append(v)
         logits.append(lg)
-    grads = net.backward(hb._d_outputs(torch.stack(values, 1), torch.stack(logits, 1), actions, rewards, hypers))
+    grads = net.a2c_backward(torch.stack(values, 1), torch.stack(logits, 1), actions, rewards, hypers)
     for k, agent in enumerate(agents):
         state, vs, log_probs, entropies = agent.initial_state(), [], [], []
         for t in range(6):
@@ -107,7 +118,7 @@ def test_hand_written_gradients_equal_each_agents_autograd_gradients():
             vs.append(v)
             log_probs.append(dist.log_prob(actions[k, t]))
             entropies.append(dist.entropy())
-        advantage = torch.from_numpy(discounted_returns(rewards[k].tolist(), gamma=agent.gamma)).float() - torch.stack(vs)
+        advantage = torch.from_numpy(discounted_returns(rewards[k].tolist(), agent.gamma)).float() - torch.stack(vs)
         loss = (
             -(torch.stack(log_probs) * advantage.detach()).mean()
             + agent.value_cost * advantage.pow(2).mean()
@@ -133,7 +144,7 @@ def test_batched_rmsprop_equals_torch_rmsprop_per_pair():
     optimizers = [torch.optim.RMSprop([p], lr=float(lrs[k]), eps=1e-5) for k, p in enumerate(mine)]
     for _ in range(4):
         grad = torch.randn(3, 7)
-        hb.rmsprop_step(flat, square_avg, grad, lrs)
+        hs.rmsprop_step(flat, square_avg, grad, lrs)
         for k, (p, opt) in enumerate(zip(mine, optimizers, strict=True)):
             p.grad = grad[k].clone()
             opt.step()
@@ -155,9 +166,9 @@ def test_vector_env_draws_uniform_tasks_and_pays_the_digit():
 
 
 def test_train_evaluate_pairs_returns_scores_and_every_trial():
-    params, hypers = hb.stack_agents(_agents(3))
+    params, hypers = hs.stack_agents(_agents(3))
     before = {n: p.clone() for n, p in params.items()}
-    scores, correct = hb.train_evaluate_pairs(params, hypers, np.random.default_rng(0), num_gradient_steps=2)
+    scores, correct = hs.train_evaluate_pairs(params, hypers, np.random.default_rng(0), num_gradient_steps=2)
     assert scores.shape == (3,) and correct.shape == (3, 2 * 6 + 20)
     np.testing.assert_array_equal(scores, 2 * correct[:, -20:].sum(1) - 20)
     assert all(torch.equal(before[n], p) for n, p in params.items())  # training worked on a copy
@@ -176,8 +187,8 @@ def _one_agent_scores(agent, num_tasks, seed):
 
 
 def _batched_scores(agent, num_tasks, seed):
-    params, hypers = hb.stack_agents([agent])
-    return hb.evaluate_population(params, hypers, np.random.default_rng(seed), num_tasks)[0]
+    params, hypers = hs.stack_agents([agent])
+    return hs.evaluate_population(params, hypers, np.random.default_rng(seed), num_tasks)[0]
 
 
 def test_batched_scores_match_the_notebook_loop_in_distribution():
@@ -190,7 +201,7 @@ def test_batched_scores_match_the_notebook_loop_in_distribution():
     # spread: measure the difference in standard errors of the large batched sample's spread.
     z = (np.mean(slow) - np.mean(fast)) / (np.std(fast, ddof=1) / np.sqrt(len(slow)))
     assert abs(z) < 4 and abs(np.mean(slow) - np.mean(fast)) < 2.5, (np.mean(slow), np.mean(fast))
-    no_training = hb.evaluate_population(*hb.stack_agents([agent]), np.random.default_rng(1), 400, num_gradient_steps=0)
+    no_training = hs.evaluate_population(*hs.stack_agents([agent]), np.random.default_rng(1), 400, num_gradient_steps=0)
     assert abs(np.mean(slow) - no_training.mean()) / (np.std(fast, ddof=1) / np.sqrt(len(slow))) > 8  # tells a broken loop apart
 
 
@@ -209,7 +220,7 @@ def test_offspring_operators_match_the_notebook_ones():
     a, b = harlow.ActorCritic(), harlow.ActorCritic()
     a.learning_rate, a.gamma, a.value_cost, a.entropy_cost = 0.0099, 0.985, 0.3, 0.002
     b.learning_rate, b.gamma, b.value_cost, b.entropy_cost = 0.0002, 0.62, 0.68, 0.045
-    params, hypers = hb.stack_agents([a, b])
+    params, hypers = hs.stack_agents([a, b])
     K = 400
     children, child_hypers = hb.make_offspring(
         params, hypers, np.zeros(K, int), np.ones(K, int), np.random.default_rng(0), torch.Generator().manual_seed(0)

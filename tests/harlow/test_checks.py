@@ -487,19 +487,27 @@ def test_lamarckian_mistakes_get_their_hint(capsys, wrong, hint):
     assert hint in out, out
 
 
-def test_the_race_runs_on_the_students_function_and_it_decides_what_is_kept():
-    """A Lamarckian run on the student's function keeps what the course's batched mean keeps (up to
-    float rounding, so the same run), and one on a Baldwinian answer is another run: the student's
-    function is what the population inherits."""
-    from course_utils.harlow.batch import evolve
+def test_the_race_runs_on_the_students_functions_and_they_decide_what_is_kept():
+    """The notebook's live evolutions run on the student's create_new_agent and lamarckian_individual:
+    a Lamarckian run whose function keeps the born agent is the Baldwinian run, and one that keeps
+    the mean of the learned weights is another run."""
+    from course_utils.harlow.evolution import evolve
 
-    settings = {"population_size": 6, "generations": 2, "new_per_generation": 2, "tournament_size": 4, "num_tasks": 2,
-                "final_candidates": 2, "final_tasks": 2, "progress": False, "num_gradient_steps": 2, "num_trials": 2,
-                "num_evaluation_trials": 3, "inheritance": "lamarckian"}
-    course = evolve(seed=3, **settings)
-    student = evolve(seed=3, lamarckian_individual=solutions.lamarckian_individual, **settings)
-    assert student["write_back_difference"] < 1e-6
-    assert student["mean"] == course["mean"]
-    born_only = evolve(seed=3, lamarckian_individual=baldwinian, **settings)
-    baldwin = evolve(seed=3, **{**settings, "inheritance": "baldwinian"})
-    assert born_only["write_back_difference"] > 0.01 and born_only["mean"] == baldwin["mean"]
+    settings = {"population_size": 6, "generations": 2, "new_per_generation": 2, "tournament_size": 4, "num_tasks": 3,
+                "num_gradient_steps": 5}
+    made, kept = [], []
+
+    def offspring(agent1, agent2):
+        made.append(1)
+        return solutions.create_new_agent(agent1, agent2)
+
+    def keep(born, trained):
+        kept.append(len(trained))
+        return solutions.lamarckian_individual(born, trained)
+
+    student = evolve(offspring, seed=3, lamarckian_individual=keep, **settings)
+    assert len(made) == 2 * 2 and kept == [3] * (6 + 2 * 2) and student["settings"]["inheritance"] == "lamarckian"
+    assert student["mean"] == evolve(offspring, seed=3, lamarckian_individual=keep, **settings)["mean"]
+    born_only = evolve(offspring, seed=3, lamarckian_individual=baldwinian, **settings)
+    baldwin = evolve(offspring, seed=3, **settings)
+    assert born_only["mean"] == baldwin["mean"] and student["mean"][1:] != baldwin["mean"][1:]

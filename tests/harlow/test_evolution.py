@@ -7,10 +7,12 @@ import numpy as np
 import pytest
 import torch
 
+from course_admin.harlow import batch as hb
+from course_admin.harlow import solutions
 from course_utils import harlow
 from course_utils.claims import claim
-from course_utils.harlow import batch as hb
 from course_utils.harlow import evolution
+from course_utils.harlow import scoring as hs
 
 SMALL = {
     "population_size": 8,
@@ -28,7 +30,7 @@ SMALL = {
 def test_learned_weights_are_the_mean_of_the_trained_copies():
     params, hypers = hb.initial_population(2, torch.Generator().manual_seed(0))
     learned = {}
-    scores = hb.evaluate_population(params, hypers, np.random.default_rng(0), num_tasks=3, learned=learned,
+    scores = hs.evaluate_population(params, hypers, np.random.default_rng(0), num_tasks=3, learned=learned,
                                     num_gradient_steps=2)
     assert scores.shape == (2, 3) and set(learned) == set(params)
     for name, p in params.items():
@@ -37,7 +39,7 @@ def test_learned_weights_are_the_mean_of_the_trained_copies():
     # the same run, copy by copy: the mean of the three trained copies of each individual
     pair_params = {name: p.repeat_interleave(3, dim=0) for name, p in params.items()}
     copies = {}
-    hb.train_evaluate_pairs(pair_params, np.repeat(hypers, 3, axis=0), np.random.default_rng(0), num_gradient_steps=2,
+    hs.train_evaluate_pairs(pair_params, np.repeat(hypers, 3, axis=0), np.random.default_rng(0), num_gradient_steps=2,
                             learned=copies)
     assert torch.allclose(copies["actor.weight"].reshape(2, 3, 2, 20).mean(1), learned["actor.weight"])
 
@@ -60,13 +62,13 @@ def test_headless_live_evolution_prints_a_compact_summary_and_one_figure(monkeyp
     monkeypatch.setenv("COURSE_HEADLESS", "1")
     shown = []
     monkeypatch.setattr(evolution.plt, "show", lambda: shown.append(1))
-    result = harlow.evolve_live(20, seed=0, **{k: v for k, v in SMALL.items() if k not in ("progress", "final_tasks",
-                                                                                          "final_candidates")})
+    small = {k: v for k, v in SMALL.items() if k not in ("progress", "final_tasks", "final_candidates")}
+    result = harlow.evolve_live(20, solutions.create_new_agent, seed=0, **small)
     lines = capsys.readouterr().out.strip().splitlines()
     assert 3 <= len(lines) <= 12 and "generation    0" in lines[0] and "generation   20" in lines[-1]
     assert shown == [1] and result["seconds"] > 0 and len(result["mean"]) == 21
     with pytest.raises(ValueError, match="at least 1"):
-        harlow.evolve_live(0)
+        harlow.evolve_live(0, solutions.create_new_agent)
 
 
 def test_live_evolution_redraws_one_figure_in_place(monkeypatch):
@@ -103,8 +105,9 @@ def _race(monkeypatch, fast: bool):
     monkeypatch.setenv("COURSE_HEADLESS", "1")
     monkeypatch.setattr(evolution.plt, "show", lambda: None)
     generations = harlow.SIZES.live_generations
-    baldwinian = harlow.evolve_live(generations, seed=1)
-    lamarckian = harlow.evolve_live(generations, seed=1, inheritance="lamarckian")
+    baldwinian = harlow.evolve_live(generations, solutions.create_new_agent, seed=1)
+    lamarckian = harlow.evolve_live(generations, solutions.create_new_agent, seed=1,
+                                    lamarckian_individual=solutions.lamarckian_individual)
     return {"baldwinian": baldwinian, "lamarckian": lamarckian}, generations
 
 
@@ -123,3 +126,20 @@ def test_notebook_claims_of_the_live_evolutions_at_fast_size(monkeypatch):
 @pytest.mark.slow
 def test_notebook_claims_of_the_live_evolutions_at_full_size(monkeypatch):
     _assert_the_notebooks_claims(*_race(monkeypatch, fast=False), rise=5.0, lead=3.0)
+
+
+def test_the_stored_runs_show_what_the_notebook_says_of_them():
+    """Until the student's operators pass, the notebook shows the course's stored runs of its live
+    size (``course train harlow-runs``): the Lamarckian lead holds on them, and the student package
+    holds none of the course's operators that made them."""
+    import importlib.util
+
+    runs = harlow.load_runs()
+    generations = harlow.SIZES.full("live_generations")
+    assert runs["baldwinian"]["generation"][-1] == runs["lamarckian"]["generation"][-1] == generations
+    assert runs["baldwinian"]["mean"][0] == runs["lamarckian"]["mean"][0]  # the same first population
+    assert harlow.summary(runs["baldwinian"])["gain"] > 5.0
+    holds, figures = claim("harlow.lamarck_pulls_ahead").check(runs)
+    assert holds and figures["lead"] > 3.0, figures
+    assert len(runs["newbie_scores"]) == 10 and all(-20 <= s <= 20 for s in runs["newbie_scores"])
+    assert importlib.util.find_spec("course_utils.harlow.batch") is None

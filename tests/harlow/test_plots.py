@@ -19,6 +19,6 @@ def test_saved_run_plots_are_per_task_and_show_every_hyperparameter():
     newbie_line = [line for line in axes[1].get_lines() if line.get_label() == "newbie"][0]
     assert newbie_line.get_ydata()[0] == harlow.DEFAULT_HYPERPARAMETERS["gamma"]
     ax = harlow.plot_evolution(history, live={"generation": [0, 1, 2], "mean": [50.0, 60.0, 70.0], "num_tasks": 10})
-    live = [line for line in ax.get_lines() if "live run" in line.get_label()][0]
+    live = [line for line in ax.get_lines() if "the run above" in line.get_label()][0]
     assert list(live.get_ydata()) == [5.0, 6.0, 7.0] and "per task" in ax.get_ylabel()
     assert max(ax.get_lines()[0].get_ydata()) <= 20
