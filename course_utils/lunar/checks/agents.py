@@ -35,7 +35,18 @@ from course_utils.check_helpers import (
     truth,
 )
 from course_utils.checking import Exercise, Problem, attempt, check_length, fmt, raise_if_error, verdict
-from course_utils.lunar.checks.standins import _FixedScores, _linear_net, _PairNet, _preferring, make_case_env
+from course_utils.lunar.checks.standins import (
+    _FixedScores,
+    _linear_net,
+    _PairNet,
+    _preferring,
+    affine_probe,
+    affine_residual,
+    make_case_env,
+    missing_shapes,
+    mlp_weight_shapes,
+)
+from course_utils.records import encode
 from course_utils.runtime import seed_torch
 
 
@@ -70,11 +81,50 @@ def _short(value) -> str:
 
 
 def _net_cases() -> list[dict]:
-    """The environment to build for (LunarLander or a toy one of other sizes), the seed and the batch of observations."""
+    """The environment to build for (LunarLander or a toy one of other sizes), the seed, the batch of
+    observations and the ``hidden_layers`` handed to ``build_for_env`` (absent: its default)."""
     return [
         {"env": "lunar", "n_obs": 8, "n_actions": 4, "seed": 0, "batch": 5},
-        {"env": "toy", "n_obs": 3, "n_actions": 2, "seed": 1, "batch": 7},
+        {"env": "toy", "n_obs": 3, "n_actions": 2, "seed": 1, "batch": 7, "hidden": [6]},
+        {"env": "lunar", "n_obs": 8, "n_actions": 4, "seed": 2, "batch": 3, "hidden": [16, 12, 10]},
     ]
+
+
+DEFAULT_HIDDEN = (128, 128)
+"""``build_for_env``'s hidden layers when a case names none (the notebook's given classmethod)."""
+
+
+def hidden_of(case: dict) -> tuple[int, ...]:
+    """The hidden layer sizes a network case builds with."""
+    return tuple(case.get("hidden", DEFAULT_HIDDEN))
+
+
+def build_hp(case: dict) -> dict:
+    """What ``build_for_env`` is handed besides the environment: ``hidden_layers`` when the case names them."""
+    return {"hidden_layers": tuple(case["hidden"])} if "hidden" in case else {}
+
+
+def weight_shapes(net) -> list[list[int]]:
+    """The shapes of the two-dimensional parameters the module really holds (``facts``)."""
+    return [[int(n) for n in p.shape] for p in facts.parameters(net) if p.dim() == 2]
+
+
+def layers_problem(case: dict, shapes, n_obs: int, n_actions: int, wants: list[list[tuple[int, int]]]) -> str | None:
+    """Why the network's weight shapes ``shapes`` fit none of ``wants`` (each a list of weight shapes
+    the network must hold for ``hidden_of(case)``), or None."""
+    if type(shapes) is not list:
+        return "the check could not read your network's parameters."
+    if any(not missing_shapes(shapes, want) for want in wants):
+        return None
+    hidden = hidden_of(case)
+    sizes = " -> ".join(str(n) for n in (n_obs, *hidden, n_actions))
+    return (f"built with hidden_layers={hidden}, the network should be an MLP {sizes} (one nn.Linear per pair of "
+            f"consecutive sizes: weights of shapes {[list(w) for w in wants[0]]}); its weights have shapes {shapes}. "
+            "Build a hidden layer of each size in hidden_layers.")
+
+
+AFFINE_HINT = ("your network's output is an affine function of its input (f(x) + f(-x) = 2 f(0)): put a nonlinearity "
+               "such as nn.ReLU() between the linear layers.")
 
 
 def _drive_net(cases, PolicyNet) -> list[dict]:
@@ -82,7 +132,9 @@ def _drive_net(cases, PolicyNet) -> list[dict]:
     for case in cases:
         env = make_case_env(case)
         seed_torch(case["seed"])
-        net = method(f"PolicyNet.build_for_env({_env_name(case)})", PolicyNet, "build_for_env", env)
+        hp = build_hp(case)
+        given = f", hidden_layers={hp['hidden_layers']}" if hp else ""
+        net = method(f"PolicyNet.build_for_env({_env_name(case)}{given})", PolicyNet, "build_for_env", env, **hp)
         env.close()
         seen = {"net": net if is_error(net) else None, "module": facts.is_instance(net, nn.Module), "kind": type(net).__name__}
         if seen["net"] is None and seen["module"]:
@@ -90,7 +142,11 @@ def _drive_net(cases, PolicyNet) -> list[dict]:
             # overrides could hand out a tensor with a gradient of its own making.
             params = facts.parameters(net)
             seen["n_params"] = len(params)
-            scores = attempt("net(x)", net, torch.randn(case["batch"], case["n_obs"]))
+            seen["shapes"] = attempt("the shapes of the network's weights", weight_shapes, net)
+            x = torch.randn(case["batch"], case["n_obs"])
+            probe = attempt("net(x)", net, affine_probe(x))
+            seen["probe"] = encode(probe.detach()) if type(probe) is torch.Tensor else probe if is_error(probe) else None
+            scores = attempt("net(x)", net, x)
             seen["scores"], seen["grad"] = scores, False
             if type(scores) is torch.Tensor and seen["n_params"]:
                 backward = attempt("the backward pass", facts.sum_backward, scores)
@@ -121,6 +177,16 @@ def _judge_net(got, expected, cases) -> None:
             )
         if mine["grad"] is not True:
             raise Problem("no gradient reaches the parameters: do not detach the output or wrap forward in torch.no_grad().")
+        wants = [mlp_weight_shapes(case["n_obs"], hidden_of(case), case["n_actions"])]
+        problem = layers_problem(case, mine.get("shapes"), case["n_obs"], case["n_actions"], wants)
+        if problem:
+            raise Problem(problem)
+        probe = mine.get("probe")
+        raise_if_error(probe)
+        probe = tensor_of(f"the output for a batch of {2 * case['batch'] + 1} observations", probe,
+                          (2 * case["batch"] + 1, case["n_actions"]))
+        if affine_residual(probe) < 1e-4:
+            raise Problem(AFFINE_HINT)
 
 
 POLICY_NET = Exercise(
