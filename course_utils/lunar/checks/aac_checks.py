@@ -16,8 +16,17 @@ from course_utils import facts
 from course_utils.check_helpers import close, is_error, tensor_of
 from course_utils.checking import Exercise, Problem, attempt, fmt, raise_if_error
 from course_utils.lunar.checks import loss_records
-from course_utils.lunar.checks.agents import AFFINE_HINT, build_hp, hidden_of, layers_problem, weight_shapes
-from course_utils.lunar.checks.standins import _FakeEnv, affine_probe, affine_residual, mlp_weight_shapes
+from course_utils.lunar.checks.standins import (
+    AFFINE_HINT,
+    _FakeEnv,
+    affine_probe,
+    affine_residual,
+    build_hp,
+    hidden_of,
+    layers_problem,
+    mlp_weight_shapes,
+    weight_shapes,
+)
 from course_utils.lunar.env import make_env
 from course_utils.records import encode
 from course_utils.runtime import seed_torch
