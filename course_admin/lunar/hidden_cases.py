@@ -21,8 +21,9 @@ BATCHES = [
 def policy_net() -> list[dict]:
     return [
         {"env": "lunar", "n_obs": 8, "n_actions": 4, "seed": 16, "batch": 9},
-        {"env": "toy", "n_obs": 5, "n_actions": 3, "seed": 12, "batch": 6},
-        {"env": "toy", "n_obs": 12, "n_actions": 6, "seed": 13, "batch": 4},
+        {"env": "toy", "n_obs": 5, "n_actions": 3, "seed": 12, "batch": 6, "hidden": [9, 7]},
+        {"env": "toy", "n_obs": 12, "n_actions": 6, "seed": 13, "batch": 4, "hidden": [20]},
+        {"env": "lunar", "n_obs": 8, "n_actions": 4, "seed": 17, "batch": 5, "hidden": [24, 18, 14, 10]},
     ]
 
 
@@ -114,8 +115,9 @@ def policy_trainer() -> list[dict]:
 def aac_net() -> list[dict]:
     return [
         {"env": "lunar", "seed": 23, "rows": 9},
-        {"env": [5, 3], "seed": 14, "rows": 6},
-        {"env": [11, 6], "seed": 19, "rows": 4},
+        {"env": [5, 3], "seed": 14, "rows": 6, "hidden": [9, 7]},
+        {"env": [11, 6], "seed": 19, "rows": 4, "hidden": [20]},
+        {"env": "lunar", "seed": 29, "rows": 5, "hidden": [24, 18, 14, 10]},
     ]
 
 

@@ -111,7 +111,17 @@ def make_expected(seed: int = 42) -> dict:
         # what the score-function check needs of its cases (bandit_judge.figures): computing it takes
         # the estimator, the exercise's answer
         "score_function": stored_figures(),
+        # the identity the notebook prints (course_utils.lunar.variance.score_identity): its terms
+        # are score-function gradients on a network
+        "score_identity": _score_identity(),
     }
+
+
+def _score_identity() -> dict:
+    from course_admin.lunar.variance import score_identity
+
+    total, terms = score_identity()
+    return {"total": total, "terms": terms}
 
 
 def _dump(expected: dict) -> str:

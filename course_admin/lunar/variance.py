@@ -288,3 +288,36 @@ def store_variance(progress: bool = True) -> dict:
     VARIANCE_RESULTS.write_text(json.dumps(stored) + "\n")
     print(f"wrote {VARIANCE_RESULTS}")
     return stored
+
+
+def score_identity(net=None, seed: int = 0) -> tuple[float, list[float]]:
+    """The identity behind every baseline, computed exactly in one state: for the first state of
+    the episode with ``seed``, the norm of ``sum_a pi(a|s) grad log pi(a|s)`` over the parameters
+    of ``net`` (by default a fresh linear policy, observations (N, 8) -> action scores (N, 4), torch
+    seeded with ``seed``) and the norm of each of its terms, action by action. Computed in float64
+    on a copy of ``net``, so what is left of the sum is rounding error. Stored at release time for
+    the notebook (``course_utils.lunar.variance.score_identity``): each term is a score-function
+    gradient."""
+    import copy
+
+    from course_utils.lunar.env import make_env
+    from course_utils.runtime import seed_torch
+
+    if net is None:  # a fresh policy: every action's term is large
+        with torch.random.fork_rng():
+            seed_torch(seed)
+            net = torch.nn.Linear(8, 4)
+    net = copy.deepcopy(net).double()
+    env = make_env()
+    state = torch.as_tensor(env.reset(seed=seed)[0], dtype=torch.float64).unsqueeze(0)
+    env.close()
+    params = list(net.parameters())
+    output = net(state)
+    log_p = torch.log_softmax(output[0] if isinstance(output, tuple) else output, dim=-1).squeeze(0)
+    total, norms = None, []
+    for a in range(len(log_p)):
+        parts = torch.autograd.grad(log_p[a], params, retain_graph=True)
+        term = torch.cat([p.reshape(-1) for p in parts]) * float(log_p[a].detach().exp())
+        norms.append(float(term.norm()))
+        total = term if total is None else total + term
+    return float(total.norm()), norms

@@ -6,6 +6,7 @@ from torch import nn
 
 from course_admin.lunar.solutions import (
     AACPolicyGradientLoss,
+    AACPolicyNet,
     ActionEntropyLoss,
     BaselinePolicyGradientLoss,
     Episode,
@@ -214,3 +215,56 @@ class WrongAxisAAC(AACPolicyGradientLoss):
         loss_p = -((batch.q_vals - values.detach()) * _log_pi_over_batch(scores, batch.actions)).mean()
         loss_v = ((values - batch.q_vals) ** 2).mean()
         return loss_p + self.delta * loss_v, dict(loss_p=loss_p.item(), loss_v=loss_v.item())
+
+
+class LinearNet(PolicyNet):
+    """No hidden layer: one linear map of the observations to the scores, whatever hidden_layers says."""
+
+    def __init__(self, in_features, out_actions, hidden_layers=(128, 128)):
+        nn.Module.__init__(self)
+        self.layers = nn.Linear(in_features, out_actions)
+
+
+class NoActivationNet(PolicyNet):
+    """The hidden layers' sizes, but no nonlinearity between them: an affine map."""
+
+    def __init__(self, in_features, out_actions, hidden_layers=(128, 128)):
+        nn.Module.__init__(self)
+        sizes = [in_features, *hidden_layers, out_actions]
+        self.layers = nn.Sequential(*(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:], strict=True)))
+
+
+class TanhNet(PolicyNet):
+    """Another nonlinearity: an answer (the exercise does not ask for ReLU)."""
+
+    def __init__(self, in_features, out_actions, hidden_layers=(128, 128)):
+        nn.Module.__init__(self)
+        sizes = [in_features, *hidden_layers]
+        layers = []
+        for a, b in zip(sizes[:-1], sizes[1:], strict=True):
+            layers += [nn.Linear(a, b), nn.Tanh()]
+        self.layers = nn.Sequential(*layers, nn.Linear(sizes[-1], out_actions))
+
+
+class LinearHeadsNet(AACPolicyNet):
+    """Two linear heads and no hidden layer."""
+
+    def __init__(self, in_features, out_actions, hidden_layers=(128, 128)):
+        nn.Module.__init__(self)
+        self.actor, self.critic = nn.Linear(in_features, out_actions), nn.Linear(in_features, 1)
+
+
+class SharedBodyNet(AACPolicyNet):
+    """One body and one head of both outputs (scores and value): an answer too."""
+
+    def __init__(self, in_features, out_actions, hidden_layers=(128, 128)):
+        nn.Module.__init__(self)
+        sizes = [in_features, *hidden_layers]
+        layers = []
+        for a, b in zip(sizes[:-1], sizes[1:], strict=True):
+            layers += [nn.Linear(a, b), nn.ReLU()]
+        self.body, self.head, self.n_actions = nn.Sequential(*layers), nn.Linear(sizes[-1], out_actions + 1), out_actions
+
+    def forward(self, x):
+        out = self.head(self.body(x))
+        return out[:, : self.n_actions], out[:, self.n_actions :]

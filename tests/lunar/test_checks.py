@@ -31,14 +31,19 @@ from .mistakes import (
     FlippedVanilla,
     ForwardQvals,
     IgnoresLossInput,
+    LinearHeadsNet,
+    LinearNet,
     NextStateAgent,
+    NoActivationNet,
     NoBaseline,
     NoStep,
     NoZeroGrad,
     PositiveEntropy,
     ReversedQvals,
     ScoresToEveryLoss,
+    SharedBodyNet,
     SoftmaxNet,
+    TanhNet,
     UndiscountedQvals,
     UnnormalisedAgent,
     UnnormalisedEntropy,
@@ -101,6 +106,16 @@ def test_agent_and_net_checks_catch_mistakes():
     _fails(check_agent_step, NextStateAgent, "not the state the action was taken in")
     _fails(check_agent_distribution, UnnormalisedAgent, "sum to 1")
     _fails(check_policy_net, SoftmaxNet, "probabilities")
+
+
+def test_network_checks_want_the_hidden_layers_and_a_nonlinearity():
+    """A linear layer, or the hidden layers without a nonlinearity, is no MLP: it scored the network
+    exercises' points before their checks built the networks with given hidden layers."""
+    _fails(check_policy_net, LinearNet, "hidden_layers=", "MLP")
+    _fails(check_policy_net, NoActivationNet, "affine", "nonlinearity")
+    _fails(check_aac_net, LinearHeadsNet, "hidden_layers=", "MLP")
+    assert check_policy_net(TanhNet)
+    assert check_aac_net(SharedBodyNet)
 
 
 def test_trainer_check_catches_mistakes():

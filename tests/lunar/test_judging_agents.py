@@ -154,7 +154,7 @@ def test_hidden_cases_catch_sizes_the_public_ones_do_not():
         @classmethod
         def build_for_env(cls, env, **hp):
             n_obs = env.observation_space.shape[0]
-            return cls(n_obs, 4 if n_obs == 8 else 2)
+            return cls(n_obs, 4 if n_obs == 8 else 2, **hp)
 
     assert checking.passes(POLICY_NET.check, PublicSizes)
     passed, message = graded(POLICY_NET, PublicSizes)

@@ -124,3 +124,17 @@ def test_the_notebook_states_the_stored_sizes():
     cells = json.loads((SOLUTIONS / "03_policy_gradients.ipynb").read_text())["cells"]
     text = " ".join(" ".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown").split())
     assert f"played {stored['batches']} batches of {stored['episodes_per_batch']} episodes" in text
+
+
+def test_the_notebooks_identity_is_stored_not_computed(monkeypatch):
+    """The student package computes no grad log pi(a|s) (Exercise 5's answer on a network): the identity
+    the notebook prints is the course's computation, stored at release time."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the student package took a gradient")
+
+    monkeypatch.setattr(torch.autograd, "grad", refuse)
+    total, terms = shown.score_identity()
+    monkeypatch.undo()
+    course_total, course_terms = variance.score_identity()
+    assert total == pytest.approx(course_total) and terms == pytest.approx(course_terms)

@@ -16,7 +16,17 @@ from course_utils import facts
 from course_utils.check_helpers import close, is_error, tensor_of
 from course_utils.checking import Exercise, Problem, attempt, fmt, raise_if_error
 from course_utils.lunar.checks import loss_records
-from course_utils.lunar.checks.standins import _FakeEnv
+from course_utils.lunar.checks.standins import (
+    AFFINE_HINT,
+    _FakeEnv,
+    affine_probe,
+    affine_residual,
+    build_hp,
+    hidden_of,
+    layers_problem,
+    mlp_weight_shapes,
+    weight_shapes,
+)
 from course_utils.lunar.env import make_env
 from course_utils.records import encode
 from course_utils.runtime import seed_torch
@@ -26,8 +36,19 @@ from course_utils.runtime import seed_torch
 
 
 def _aac_net_cases() -> list[dict]:
-    """The environment ("lunar", or [observations, actions] of a stand-in), the seed, the rows of the input."""
-    return [{"env": "lunar", "seed": 0, "rows": 5}, {"env": [3, 2], "seed": 1, "rows": 7}]
+    """The environment ("lunar", or [observations, actions] of a stand-in), the seed, the rows of the
+    input and the ``hidden_layers`` handed to ``build_for_env`` (absent: its default)."""
+    return [{"env": "lunar", "seed": 0, "rows": 5}, {"env": [3, 2], "seed": 1, "rows": 7, "hidden": [6]},
+            {"env": "lunar", "seed": 2, "rows": 3, "hidden": [16, 12, 10]}]
+
+
+def aac_layer_shapes(n_obs: int, hidden, n_actions: int) -> list[list[tuple[int, int]]]:
+    """The weight shapes an actor-critic of these sizes holds, one list per way of building it: two
+    MLPs (actor and critic), one body with two heads, or one body with one head of both outputs."""
+    body = mlp_weight_shapes(n_obs, hidden, n_actions)[:-1]
+    last = hidden[-1] if hidden else n_obs
+    return [mlp_weight_shapes(n_obs, hidden, n_actions) + mlp_weight_shapes(n_obs, hidden, 1),
+            [*body, (n_actions, last), (1, last)], [*body, (n_actions + 1, last)]]
 
 
 def _drive_aac_net(cases, AACPolicyNet) -> list[dict]:  # noqa: N803 (the exercise's class name)
@@ -39,8 +60,11 @@ def _drive_aac_net(cases, AACPolicyNet) -> list[dict]:  # noqa: N803 (the exerci
             n_obs, n_actions = case["env"]
             env = _FakeEnv(n_obs, n_actions)
             what = f"AACPolicyNet.build_for_env(env with {n_obs} observations, {n_actions} actions)"
+        hp = build_hp(case)
+        if hp:
+            what = f"{what[:-1]}, hidden_layers={hp['hidden_layers']})"
         seed_torch(case["seed"])
-        net = attempt(what, AACPolicyNet.build_for_env, env)
+        net = attempt(what, AACPolicyNet.build_for_env, env, **hp)
         if case["env"] == "lunar":
             env.close()
         if is_error(net):
@@ -53,6 +77,11 @@ def _drive_aac_net(cases, AACPolicyNet) -> list[dict]:  # noqa: N803 (the exerci
             continue
         pair = isinstance(result, tuple) and len(result) == 2
         record = {"pair": pair, "returned": type(result).__name__}
+        if facts.is_instance(net, nn.Module):
+            record["shapes"] = attempt("the shapes of the network's weights", weight_shapes, net)
+        probe = attempt("net(x)", net, affine_probe(x))
+        if isinstance(probe, tuple) and len(probe) == 2 and all(type(part) is torch.Tensor for part in probe):
+            record["probe"] = [encode(part.detach()) for part in probe]
         if pair:
             scores, values = result
             record["scores"], record["values"] = encode(scores), encode(values)
@@ -93,6 +122,20 @@ def _judge_aac_net(got: list, expected: list, cases) -> None:
         raise_if_error(grads)
         if type(grads) is not list or all(g is None or g == 0 for g in grads):
             raise Problem("no gradient reaches the parameters.")
+        n_obs = 8 if case["env"] == "lunar" else case["env"][0]
+        wants = aac_layer_shapes(n_obs, hidden_of(case), n_actions)
+        problem = layers_problem(case, mine.get("shapes"), n_obs, n_actions, wants)
+        if problem:
+            raise Problem(problem.replace("the network should be an MLP", "each head should be an MLP")
+                          + " (The critic may share the actor's hidden layers or have its own.)")
+        probe = mine.get("probe")
+        if type(probe) is not list or len(probe) != 2:
+            raise Problem(f"{where}the network did not return (action_scores, state_values) for a batch of "
+                          f"{2 * rows + 1} observations.")
+        probe_scores = tensor_of("the action scores", probe[0], (2 * rows + 1, n_actions))
+        probe_values = tensor_of("the state values", probe[1]).reshape(2 * rows + 1, -1)
+        if affine_residual(probe_scores) < 1e-4 or affine_residual(probe_values) < 1e-4:
+            raise Problem(AFFINE_HINT)
 
 
 AAC_NET = Exercise(

@@ -35,7 +35,22 @@ from course_utils.check_helpers import (
     truth,
 )
 from course_utils.checking import Exercise, Problem, attempt, check_length, fmt, raise_if_error, verdict
-from course_utils.lunar.checks.standins import _FixedScores, _linear_net, _PairNet, _preferring, make_case_env
+from course_utils.lunar.checks.standins import (
+    AFFINE_HINT,
+    _FixedScores,
+    _linear_net,
+    _PairNet,
+    _preferring,
+    affine_probe,
+    affine_residual,
+    build_hp,
+    hidden_of,
+    layers_problem,
+    make_case_env,
+    mlp_weight_shapes,
+    weight_shapes,
+)
+from course_utils.records import encode
 from course_utils.runtime import seed_torch
 
 
@@ -70,10 +85,12 @@ def _short(value) -> str:
 
 
 def _net_cases() -> list[dict]:
-    """The environment to build for (LunarLander or a toy one of other sizes), the seed and the batch of observations."""
+    """The environment to build for (LunarLander or a toy one of other sizes), the seed, the batch of
+    observations and the ``hidden_layers`` handed to ``build_for_env`` (absent: its default)."""
     return [
         {"env": "lunar", "n_obs": 8, "n_actions": 4, "seed": 0, "batch": 5},
-        {"env": "toy", "n_obs": 3, "n_actions": 2, "seed": 1, "batch": 7},
+        {"env": "toy", "n_obs": 3, "n_actions": 2, "seed": 1, "batch": 7, "hidden": [6]},
+        {"env": "lunar", "n_obs": 8, "n_actions": 4, "seed": 2, "batch": 3, "hidden": [16, 12, 10]},
     ]
 
 
@@ -82,7 +99,9 @@ def _drive_net(cases, PolicyNet) -> list[dict]:
     for case in cases:
         env = make_case_env(case)
         seed_torch(case["seed"])
-        net = method(f"PolicyNet.build_for_env({_env_name(case)})", PolicyNet, "build_for_env", env)
+        hp = build_hp(case)
+        given = f", hidden_layers={hp['hidden_layers']}" if hp else ""
+        net = method(f"PolicyNet.build_for_env({_env_name(case)}{given})", PolicyNet, "build_for_env", env, **hp)
         env.close()
         seen = {"net": net if is_error(net) else None, "module": facts.is_instance(net, nn.Module), "kind": type(net).__name__}
         if seen["net"] is None and seen["module"]:
@@ -90,7 +109,11 @@ def _drive_net(cases, PolicyNet) -> list[dict]:
             # overrides could hand out a tensor with a gradient of its own making.
             params = facts.parameters(net)
             seen["n_params"] = len(params)
-            scores = attempt("net(x)", net, torch.randn(case["batch"], case["n_obs"]))
+            seen["shapes"] = attempt("the shapes of the network's weights", weight_shapes, net)
+            x = torch.randn(case["batch"], case["n_obs"])
+            probe = attempt("net(x)", net, affine_probe(x))
+            seen["probe"] = encode(probe.detach()) if type(probe) is torch.Tensor else probe if is_error(probe) else None
+            scores = attempt("net(x)", net, x)
             seen["scores"], seen["grad"] = scores, False
             if type(scores) is torch.Tensor and seen["n_params"]:
                 backward = attempt("the backward pass", facts.sum_backward, scores)
@@ -121,6 +144,16 @@ def _judge_net(got, expected, cases) -> None:
             )
         if mine["grad"] is not True:
             raise Problem("no gradient reaches the parameters: do not detach the output or wrap forward in torch.no_grad().")
+        wants = [mlp_weight_shapes(case["n_obs"], hidden_of(case), case["n_actions"])]
+        problem = layers_problem(case, mine.get("shapes"), case["n_obs"], case["n_actions"], wants)
+        if problem:
+            raise Problem(problem)
+        probe = mine.get("probe")
+        raise_if_error(probe)
+        probe = tensor_of(f"the output for a batch of {2 * case['batch'] + 1} observations", probe,
+                          (2 * case["batch"] + 1, case["n_actions"]))
+        if affine_residual(probe) < 1e-4:
+            raise Problem(AFFINE_HINT)
 
 
 POLICY_NET = Exercise(

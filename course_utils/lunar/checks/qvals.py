@@ -41,14 +41,27 @@ def _drive_qvals(cases, Episode) -> list:
     return out
 
 
+def _follows(got: np.ndarray, rewards: np.ndarray, gamma: float, backwards: bool) -> bool:
+    """Whether the student's values ``got`` (T,) obey ``q_t = r_t + gamma * q_(t+1)`` (``backwards``,
+    with q after the end 0) or ``q_t = r_t + gamma * q_(t-1)`` (with q before the start 0), step
+    by step on their own values: a test of the recurrence, which computes no q-values itself."""
+    if backwards:
+        got, rewards = got[::-1], rewards[::-1]
+    if got.shape != rewards.shape or not got.size:
+        return False
+    return bool(np.isclose(got[0], rewards[0], atol=1e-3) and np.allclose(got[1:] - gamma * got[:-1], rewards[1:], atol=1e-3))
+
+
 def _qvals_hint(got: np.ndarray, expected: np.ndarray, rewards: list[float], gamma: float) -> str:
+    # Each typical mistake is recognised by the recurrence the student's values obey, not by
+    # computing what it gives: discounting the past, run on the reversed rewards, is the
+    # reward-to-go, and the check module must hold no code a copy could turn into the answer.
     rewards = np.asarray(rewards, dtype=float)
-    forward = np.array([sum(gamma**k * r for k, r in enumerate(rewards[: t + 1][::-1])) for t in range(len(rewards))])
     if np.allclose(got[::-1], expected, atol=1e-3):
         return "your q-values are in reverse order: q_0 belongs to the first step."
-    if np.allclose(got, forward, atol=1e-3):
+    if _follows(got, rewards, gamma, backwards=False):
         return "you discounted the past rewards; q_t adds the rewards from step t to the END of the episode."
-    if np.allclose(got, np.cumsum(rewards[::-1])[::-1], atol=1e-3):
+    if _follows(got, rewards, 1.0, backwards=True):
         return "you forgot the discount: q_t = r_t + gamma * q_(t+1)."
     if np.allclose(got, expected - rewards, atol=1e-3) or np.allclose(got, gamma * expected, atol=1e-3):
         return "the reward of step t itself counts without discount: q_t = r_t + gamma * q_(t+1)."

@@ -3,7 +3,9 @@ exercises' answers (none of them is an answer to an exercise): ``_FakeEnv``, jus
 an environment of any size (for ``build_for_env``); ``_ToyEnv``, an environment of any size with
 scripted dynamics (``make_case_env``); ``_FixedScores``, a "network" with the same action scores
 in every state (``_preferring`` one action); ``_PairNet``, a scores network dressed as an
-actor-critic; ``_linear_net``, a seeded linear layer.
+actor-critic; ``_linear_net``, a seeded linear layer. And what the network checks ask of the
+student's network's layers, without building one: the weight shapes of an MLP of given sizes
+(``mlp_weight_shapes``, ``missing_shapes``) and the inputs that tell an affine map (``affine_probe``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from course_utils import facts
 from course_utils.lunar.env import make_env
 from course_utils.runtime import seed_torch
 
@@ -106,3 +109,71 @@ class _PairNet(nn.Module):
     def forward(self, x):
         scores = self.net(x)
         return scores, torch.zeros(*scores.shape[:-1], 1)
+
+
+def mlp_weight_shapes(n_in: int, hidden, n_out: int) -> list[tuple[int, int]]:
+    """The weight shapes (out, in) of the linear layers of an MLP ``n_in -> *hidden -> n_out``."""
+    sizes = [n_in, *hidden, n_out]
+    return [(b, a) for a, b in zip(sizes[:-1], sizes[1:], strict=True)]
+
+
+def missing_shapes(have, want) -> list[tuple[int, int]]:
+    """The shapes of ``want`` (with repeats) that ``have`` (the network's parameter shapes) lacks."""
+    left = [tuple(shape) for shape in have]
+    missing = []
+    for shape in want:
+        if tuple(shape) in left:
+            left.remove(tuple(shape))
+        else:
+            missing.append(tuple(shape))
+    return missing
+
+
+def affine_probe(x: torch.Tensor) -> torch.Tensor:
+    """Rows ``x`` (n, d), ``-x`` and one row of zeros: a map f is affine on them when
+    ``f(x) + f(-x) = 2 f(0)`` (``affine_residual``), which no layers with a nonlinearity between them give."""
+    return torch.cat([x, -x, torch.zeros(1, x.shape[1])])
+
+
+def affine_residual(output: torch.Tensor) -> float:
+    """The largest ``|f(x) + f(-x) - 2 f(0)|`` of an output (2n + 1, k) on ``affine_probe``'s rows."""
+    n = (output.shape[0] - 1) // 2
+    output = output.double()
+    return float((output[:n] + output[n : 2 * n] - 2 * output[2 * n :]).abs().max())
+
+
+DEFAULT_HIDDEN = (128, 128)
+"""``build_for_env``'s hidden layers when a case names none (the notebook's given classmethod)."""
+
+
+def hidden_of(case: dict) -> tuple[int, ...]:
+    """The hidden layer sizes a network case builds with."""
+    return tuple(case.get("hidden", DEFAULT_HIDDEN))
+
+
+def build_hp(case: dict) -> dict:
+    """What ``build_for_env`` is handed besides the environment: ``hidden_layers`` when the case names them."""
+    return {"hidden_layers": tuple(case["hidden"])} if "hidden" in case else {}
+
+
+def weight_shapes(net) -> list[list[int]]:
+    """The shapes of the two-dimensional parameters the module really holds (``facts``)."""
+    return [[int(n) for n in p.shape] for p in facts.parameters(net) if p.dim() == 2]
+
+
+def layers_problem(case: dict, shapes, n_obs: int, n_actions: int, wants: list[list[tuple[int, int]]]) -> str | None:
+    """Why the network's weight shapes ``shapes`` fit none of ``wants`` (each a list of weight shapes
+    the network must hold for ``hidden_of(case)``), or None."""
+    if type(shapes) is not list:
+        return "the check could not read your network's parameters."
+    if any(not missing_shapes(shapes, want) for want in wants):
+        return None
+    hidden = hidden_of(case)
+    sizes = " -> ".join(str(n) for n in (n_obs, *hidden, n_actions))
+    return (f"built with hidden_layers={hidden}, the network should be an MLP {sizes} (one nn.Linear per pair of "
+            f"consecutive sizes: weights of shapes {[list(w) for w in wants[0]]}); its weights have shapes {shapes}. "
+            "Build a hidden layer of each size in hidden_layers.")
+
+
+AFFINE_HINT = ("your network's output is an affine function of its input (f(x) + f(-x) = 2 f(0)): put a nonlinearity "
+               "such as nn.ReLU() between the linear layers.")
