@@ -98,3 +98,13 @@ def test_the_buffer_s_hidden_parts_overwrite_the_stand_in_memory():
     hidden = BUFFER.cases_for(True)
     assert hidden["uniform"]["stored"] == 9 and hidden["frequencies"]["stored"] == 7
     assert hidden["overwrite"]["more"] >= 1
+
+
+def test_the_typical_wrong_buffers_still_fail_on_the_stand_ins():
+    from verdicts import graded
+
+    from course_utils.replay.checks_buffer import BUFFER
+    from replay.test_per import WRONG_BUFFERS
+
+    for wrong, _ in WRONG_BUFFERS:
+        assert graded(BUFFER, _on_standins(wrong))[0] is False, wrong.__name__
