@@ -43,11 +43,13 @@ def prioritized_buffer() -> dict:
                   "bad_priorities": [-2.0, 0.0, _NAN, -1e-300], "bad_indices": [6, 15, 16, -1, -7]},
         "newest": {"size": 16, "batch_size": 5, "alpha": 0.5, "stored": 6,
                    "priorities": [1.0, 1.0, 1.0, 1.0, 1.0, 9025.0], "beta": 0.6, "seeds": [27, 28]},
-        # no part stores more than its size: the hidden test's stand-in memory fills slots and never wraps
-        "uniform": {"size": 6, "batch_size": 6, "alpha": 0.0, "stored": 6, "priorities": [0.02, 3.0, 0.5, 50.0, 1.0, 7.0],
+        # uniform and frequencies store more than their size: the hidden test's stand-in memory then
+        # overwrites from its next-to-last slot down (slots 4, 3, 2 of 6; 3, 2 of 5), not as a ring
+        "uniform": {"size": 6, "batch_size": 6, "alpha": 0.0, "stored": 9, "priorities": [0.02, 3.0, 0.5, 50.0, 1.0, 7.0],
                     "beta": 0.7, "seeds": [31, 32, 33, 34]},
-        "frequencies": {"size": 5, "batch_size": 3, "alpha": 0.7, "stored": 5, "priorities": [3.0, 0.2, 1.5, 6.0, 0.6],
+        "frequencies": {"size": 5, "batch_size": 3, "alpha": 0.7, "stored": 7, "priorities": [3.0, 0.2, 1.5, 6.0, 0.6],
                         "beta": 0.4, "seeds": [19], "draws": 1200},
+        "overwrite": {"size": 6, "batch_size": 3, "alpha": 0.7, "priorities": [0.5, 3.0, 0.2, 1.5, 2.0, 0.8], "more": 3},
     }
 
 

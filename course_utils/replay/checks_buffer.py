@@ -1,7 +1,8 @@
 """Tutorial 4's Exercise 3 check (the prioritized replay buffer, ``BUFFER``); its hidden test builds
-the buffer on ``standin_trees`` and ``standin_memory`` (no hidden part stores more transitions than
-the buffer holds: the stand-in memory never wraps). The drive writes a ``check_log._Log``, as the
-tutorial's other checks do.
+the buffer on ``standin_trees`` and ``standin_memory`` (which, once full, overwrites its slots in
+another order than a ring). The judge reads which slot each transition took from what ``store``
+returned (checked against the rewards sampled there), so it judges the buffer on any memory. The
+drive writes a ``check_log._Log``, as the tutorial's other checks do.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from course_utils.replay.check_log import _drive_log, _Log, _passed, _seen
 # --------------------------------------------------------------------------------------
 # Exercise 3: the prioritized replay buffer
 #
-# Four parts, each a buffer built from plain parameters: "first" (new transitions get the max
+# Five parts, each a buffer built from plain parameters: "first" (new transitions get the max
 # priority, updates, refusals), "newest" (the newest transition counts in the total), "uniform"
-# (alpha 0: a batch of n from n takes each once) and "frequencies" (P(i) and the weights).
+# (alpha 0: a batch of n from n takes each once), "frequencies" (P(i) and the weights) and
+# "overwrite" (once the memory is full, a new transition's priority goes to the slot store
+# returned, which is not len(self) - 1 on a ring nor on the hidden test's stand-in memory).
 # Sampling uses a numpy Generator the drive makes from the case's seed.
 
 KEYS = ("obs", "next_obs", "acts", "rews", "done", "weights", "indices")
@@ -39,6 +42,7 @@ def _buffer_cases() -> dict:
                     "beta": 1.0, "seeds": [0, 1, 2, 3, 4]},
         "frequencies": {"size": 6, "batch_size": 4, "alpha": 0.6, "stored": 6,
                         "priorities": [0.1, 1.0, 2.0, 4.0, 0.5, 8.0], "beta": 0.5, "seeds": [4], "draws": 1000},
+        "overwrite": {"size": 4, "batch_size": 2, "alpha": 0.5, "priorities": [4.0, 0.25, 1.0, 2.25], "more": 2},
     }
 
 
@@ -52,9 +56,12 @@ def _store(buffer, t: int):
     return buffer.store([t, -t], t % 2, float(t), [t + 1, -t - 1], t % 5 == 4)
 
 
-def _fill(log: _Log, buffer, n: int, start: int = 0) -> None:
-    for t in range(start, start + n):
-        log.call(f"store {t}", f"store (transition {t})", _store, buffer, t, keep=False)
+def _fill(log: _Log, buffer, n: int, start: int = 0, name: str = "") -> None:
+    """Store transitions ``start .. start + n - 1``; with a ``name``, record the slots ``store``
+    returned under ``"{name}: slots"``."""
+    slots = [log.call(f"store {t}", f"store (transition {t})", _store, buffer, t, keep=False) for t in range(start, start + n)]
+    if name:
+        log.note(f"{name}: slots", [facts.as_array(slot).tolist() for slot in slots])
 
 
 def _leaf(buffer, tree: str, index: int):
@@ -112,7 +119,7 @@ def _buffer_steps(log: _Log, buffer_class, cases: dict) -> None:
     for name in ("newest", "uniform", "frequencies"):
         part = cases[name]
         buffer = _new(log, buffer_class, part, name)
-        _fill(log, buffer, part["stored"])
+        _fill(log, buffer, part["stored"], name=name)
         n = min(part["stored"], part["size"])
         update = (lambda b, i, p: b.update_priorities(i, p))
         log.call(f"{name}: update", "update_priorities", update, buffer, np.arange(n), np.array(part["priorities"]), keep=False)
@@ -125,22 +132,50 @@ def _buffer_steps(log: _Log, buffer_class, cases: dict) -> None:
                 what = f"sample_batch(beta={part['beta']})"
                 more = [(what, _indices_of, buffer, part["beta"], rng) for _ in range(_FULL, draws)]
                 log.each(f"{name} {seed}: more indices", more)
+    if "overwrite" in cases:
+        _overwrite_steps(log, buffer_class, cases["overwrite"])
+
+
+def _overwrite_steps(log: _Log, buffer_class, part: dict) -> None:
+    """Fill the buffer, give every slot a priority, store ``more`` transitions over the oldest and
+    record the slots ``store`` returned, the rewards held there and both trees' leaves."""
+    size = part["size"]
+    buffer = _new(log, buffer_class, part, "overwrite")
+    _fill(log, buffer, size)
+    update = (lambda b, p: b.update_priorities(np.arange(size), p))
+    log.call("overwrite: update", "update_priorities", update, buffer, np.array(part["priorities"]), keep=False)
+    _fill(log, buffer, part["more"], start=size, name="overwrite")
+    rewards = (lambda b, slots: facts.as_array(b._batch(np.asarray(slots, dtype=np.int64))["rews"]).tolist())
+    log.call("overwrite: rews", "self._batch(slots)['rews']", rewards, buffer, log.seen["overwrite: slots"])
+    log.each("overwrite: leaves", [(f"{tree}[{i}]", _leaf, buffer, tree, i) for tree in ("sum_tree", "min_tree")
+                                   for i in range(size)])
 
 
 def _drive_buffer(cases: dict, buffer_class) -> dict:
     return _drive_log(_buffer_steps, buffer_class, cases)
 
 
-def _stored_rewards(part: dict) -> np.ndarray:
-    """The reward of the transition in each slot (transition t, reward t, goes to slot t % size)."""
+def _slots(got: dict, name: str, n: int, size: int) -> list[int]:
+    """The ``n`` slots ``store`` returned in part ``name``, each an int in 0 .. size - 1."""
+    slots = _seen(got, f"{name}: slots")
+    if type(slots) is not list or len(slots) != n or any(type(s) is not int or not 0 <= s < size for s in slots):
+        raise Problem(f"store should return the slot the transition took (an int in 0-{size - 1}), got {slots}. "
+                      "Hint: return the index super().store returned.")
+    return slots
+
+
+def _stored_rewards(got: dict, name: str, part: dict) -> np.ndarray:
+    """The reward of the transition in each slot: transition t, reward t, went to the t-th slot
+    ``store`` returned (a later one overwrites an earlier one)."""
     rewards = np.zeros(part["size"])
-    for t in range(part["stored"]):
-        rewards[t % part["size"]] = t
+    for t, slot in enumerate(_slots(got, name, part["stored"], part["size"])):
+        rewards[slot] = t
     return rewards
 
 
-def _judge_sample(got: dict, name: str, part: dict) -> tuple[np.ndarray, np.ndarray]:
-    """The sampled indices and weights, after the checks every batch must pass."""
+def _judge_sample(got: dict, name: str, part: dict, held: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sampled indices and weights, after the checks every batch must pass (``held``: the
+    reward of the transition in each slot)."""
     _passed(got, f"{name}: batch")
     missing = _seen(got, f"{name}: missing")
     for key in KEYS:
@@ -157,7 +192,7 @@ def _judge_sample(got: dict, name: str, part: dict) -> tuple[np.ndarray, np.ndar
         raise Problem(f"sample_batch gave index {bad:g} but only 0-{n - 1} hold transitions.")
     indices = indices.astype(int)
     rewards = numbers(_seen(got, f"{name}: rews"), "sample_batch's rews")
-    if rewards.shape != indices.shape or not np.array_equal(rewards, _stored_rewards(part)[indices]):
+    if rewards.shape != indices.shape or not np.array_equal(rewards, held[indices]):
         raise Problem("the rewards returned do not belong to the indices returned. Hint: use self._batch(indices).")
     return indices, numbers(_seen(got, f"{name}: weights"), "sample_batch's weights").reshape(-1)
 
@@ -224,9 +259,10 @@ def _judge_buffer(got: dict, expected: dict, cases: dict) -> None:
     part = cases["newest"]
     n = part["stored"]
     scaled = np.array(part["priorities"]) ** part["alpha"]
+    held = _stored_rewards(got, "newest", part)
     _passed(got, "newest: update")
     for seed in part["seeds"]:
-        indices, _ = _judge_sample(got, f"newest {seed} 0", part)
+        indices, _ = _judge_sample(got, f"newest {seed} 0", part, held)
         if np.sum(indices == n - 1) < part["batch_size"] - 1:
             raise Problem(
                 f"{n} transitions, the newest (index {n - 1}) with {scaled[-1] / scaled.sum():.0%} of the priority: it came "
@@ -235,9 +271,10 @@ def _judge_buffer(got: dict, expected: dict, cases: dict) -> None:
             )
     part = cases["uniform"]
     n = min(part["stored"], part["size"])
+    held = _stored_rewards(got, "uniform", part)
     _passed(got, "uniform: update")
     for seed in part["seeds"]:
-        indices, weights = _judge_sample(got, f"uniform {seed} 0", part)
+        indices, weights = _judge_sample(got, f"uniform {seed} 0", part, held)
         if sorted(indices.tolist()) != list(range(n)):
             raise Problem(
                 f"alpha 0, {n} transitions, batch of {part['batch_size']}: got indices {indices.tolist()}, expected each once. "
@@ -246,6 +283,8 @@ def _judge_buffer(got: dict, expected: dict, cases: dict) -> None:
         if weights.shape != indices.shape or not np.allclose(weights, 1.0):
             raise Problem(f"alpha 0 (uniform): every weight should be 1, got {fmt(weights)}.")
     _judge_frequencies(got, cases["frequencies"])
+    if "overwrite" in cases:
+        _judge_overwrite(got, cases["overwrite"])
 
 
 def _judge_frequencies(got: dict, part: dict) -> None:
@@ -255,10 +294,11 @@ def _judge_frequencies(got: dict, part: dict) -> None:
     p = scaled / scaled.sum()
     max_weight = (n * p.min()) ** -beta
     counts = np.zeros(n)
+    held = _stored_rewards(got, "frequencies", part)
     _passed(got, "frequencies: update")
     for seed in part["seeds"]:
         for draw in range(min(part["draws"], _FULL)):
-            indices, weights = _judge_sample(got, f"frequencies {seed} {draw}", part)
+            indices, weights = _judge_sample(got, f"frequencies {seed} {draw}", part, held)
             np.add.at(counts, indices, 1)
             expected = (n * p[indices]) ** -beta / max_weight
             if weights.shape != expected.shape or not np.allclose(weights, expected, rtol=1e-4):
@@ -285,6 +325,29 @@ def _judge_frequencies(got: dict, part: dict) -> None:
             f"priorities {fmt(priorities)} with alpha {alpha}: sampled frequencies {fmt(frequencies)}, expected "
             f"P(i) = p_i^alpha / sum_k p_k^alpha = {fmt(p)}."
         )
+
+
+def _judge_overwrite(got: dict, part: dict) -> None:
+    size, alpha, more = part["size"], part["alpha"], part["more"]
+    _passed(got, "overwrite: update")
+    slots = _slots(got, "overwrite", more, size)
+    rewards = _seen(got, "overwrite: rews")
+    if type(rewards) is not list or [number(r, "a reward") for r in rewards] != list(range(size, size + more)):
+        raise Problem(f"once the buffer is full, store returned slots {slots} for transitions {size}-{size + more - 1}, "
+                      f"but those slots hold rewards {rewards}. Hint: return the index super().store returned.")
+    leaves = [number(v, "a leaf") for v in _seen(got, "overwrite: leaves")]
+    top = max(1.0, *part["priorities"]) ** alpha
+    expected = [p**alpha for p in part["priorities"]]
+    for slot in slots:
+        expected[slot] = top
+    for tree, got_leaves in (("sum_tree", leaves[:size]), ("min_tree", leaves[size:])):
+        if not np.allclose(got_leaves, expected, rtol=1e-6):
+            raise Problem(
+                f"a full buffer of {size} with priorities {fmt(np.array(part['priorities']))} (alpha {alpha}), then "
+                f"{more} transitions stored over the oldest, into slots {slots} (what store returned): {tree}'s leaves "
+                f"are {fmt(np.array(got_leaves))}, expected {fmt(np.array(expected))} (max priority at those slots). "
+                f"Hint: give the max priority to the index store returned, not to len(self) - 1 ({size - 1} once full)."
+            )
 
 
 BUFFER = Exercise(

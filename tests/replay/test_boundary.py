@@ -35,18 +35,76 @@ def test_no_file_of_the_student_package_holds_the_course_s_trees_buffers_or_orac
 def test_the_given_buffer_needs_a_memory_and_takes_the_slots_it_gives():
     with pytest.raises(TypeError, match="keeps its transitions in a memory"):
         ReplayBuffer(obs_dim=1, size=4, batch_size=2)
-    filling = ReplayBuffer(obs_dim=1, size=4, batch_size=2, memory=FillingMemory)
-    assert [filling.store([t], 0, float(t), [t], False) for t in range(4)] == [0, 1, 2, 3]
-    with pytest.raises(ReplayMemoryError, match="does not overwrite"):  # the stand-in is no ring
-        filling.store([4], 0, 4.0, [4], False)
+    standin = ReplayBuffer(obs_dim=1, size=4, batch_size=2, memory=FillingMemory)
+    # fills in order, then overwrites from the next-to-last slot down: no ring, and once full the
+    # slot a transition takes is not len - 1
+    assert [standin.store([t], 0, float(t), [t], False) for t in range(9)] == [0, 1, 2, 3, 2, 1, 0, 3, 2]
+    np.testing.assert_array_equal(standin._batch([0, 1, 2, 3])["rews"], [6.0, 5.0, 8.0, 7.0])
     ring = ReplayBuffer(obs_dim=1, size=4, batch_size=2, memory=solutions.CircularMemory)
     assert [ring.store([t], 0, float(t), [t], False) for t in range(6)] == [0, 1, 2, 3, 0, 1]
     np.testing.assert_array_equal(ring._batch([0, 1, 2])["rews"], [4.0, 5.0, 2.0])
 
 
-def test_the_buffer_s_hidden_cases_never_overflow_the_stand_in_memory():
+def test_the_stand_in_memory_fails_the_memory_exercise():
+    from verdicts import graded
+
+    from course_utils.checking import passes
+    from course_utils.replay.checks import ADD, check_memory_add
+
+    with pytest.raises(ReplayMemoryError, match="one transition at a time"):
+        FillingMemory(4, 2, 2).add({"reward": np.zeros(2)})
+    assert not passes(check_memory_add, FillingMemory)
+    assert graded(ADD, FillingMemory)[0] is False
+
+
+class _PriorityAtTheLastHeld(solutions.PrioritizedReplayBuffer):
+    """Sets a new transition's priority at len(self) - 1, the slot store took only while the memory fills."""
+
+    def store(self, obs, act, rew, next_obs, done):
+        index = solutions.ReplayBuffer.store(self, obs, act, rew, next_obs, done)
+        self.sum_tree[len(self) - 1] = self.max_priority**self.alpha
+        self.min_tree[len(self) - 1] = self.max_priority**self.alpha
+        return index
+
+
+def _on_standins(buffer_class):
+    """``buffer_class`` built as the buffer's hidden test builds the student's: on the stand-in trees and memory."""
+    from course_utils.replay.standin_trees import SlowMinTree, SlowSumTree
+
+    class OnStandIns(buffer_class):
+        def __init__(self, obs_dim, size, batch_size=32, alpha=0.6):
+            super().__init__(obs_dim, size, batch_size, alpha)
+            self.memory = FillingMemory(size, batch_size, batch_size)
+            self.sum_tree, self.min_tree = SlowSumTree(self.sum_tree.capacity), SlowMinTree(self.min_tree.capacity)
+
+    return OnStandIns
+
+
+def test_a_buffer_that_sets_the_priority_at_len_minus_one_scores_nothing_on_the_stand_ins():
+    from verdicts import graded, not_yet
+
+    from course_utils.replay.checks_buffer import BUFFER, check_prioritized_buffer
+
+    assert graded(BUFFER, _on_standins(solutions.PrioritizedReplayBuffer))[0] is True
+    passed, message = graded(BUFFER, _on_standins(_PriorityAtTheLastHeld))
+    assert passed is False
+    assert "not to len(self) - 1 (5 once full)" in message and "into slots [4, 3, 2]" in message
+    assert "not to len(self) - 1" in not_yet(check_prioritized_buffer, _PriorityAtTheLastHeld)  # on the student's ring
+
+
+def test_the_buffer_s_hidden_parts_overwrite_the_stand_in_memory():
     from course_utils.replay.checks_buffer import BUFFER
 
-    for hidden in (False, True):
-        for part in BUFFER.cases_for(hidden).values():
-            assert part["stored"] + (1 if "high" in part else 0) <= part["size"]
+    hidden = BUFFER.cases_for(True)
+    assert hidden["uniform"]["stored"] == 9 and hidden["frequencies"]["stored"] == 7
+    assert hidden["overwrite"]["more"] >= 1
+
+
+def test_the_typical_wrong_buffers_still_fail_on_the_stand_ins():
+    from verdicts import graded
+
+    from course_utils.replay.checks_buffer import BUFFER
+    from replay.test_per import WRONG_BUFFERS
+
+    for wrong, _ in WRONG_BUFFERS:
+        assert graded(BUFFER, _on_standins(wrong))[0] is False, wrong.__name__
