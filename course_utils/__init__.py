@@ -8,9 +8,9 @@ layers with import-linter):
 - shared: ``runtime`` (seeding, threads, fast and headless modes), ``paths`` (where the
   package, assets, solutions and notebooks are), ``plotting`` (the course style, common plots),
   ``animation`` (episodes as inline players), ``checkpoints`` (the registry and verified
-  loading), ``returns`` (the one discounted-return helper), ``checking`` (the exercise-check
-  framework), ``check_helpers`` (the words every tutorial's checks are written in), ``records``
-  and ``facts`` (what a check reads of the student's code), ``claims``
+  loading), ``checking`` (the exercise-check framework), ``check_helpers`` (the words every
+  tutorial's checks are written in), ``records`` and ``facts`` (what a check reads of the
+  student's code), ``claims``
   (the notebooks' claims as data), ``game`` (the Left/Right widget game base), ``exercises``
   (the exercise index: every graded cell, its solution, check, hidden test and hint tests)
 - ``harlow/``: tutorial 1, Harlow meta-RL and the Baldwin effect

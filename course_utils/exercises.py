@@ -189,7 +189,7 @@ GRADED = (
         "test_calc_qvals", "lunar", 2, "calc_qvals", f"{_LUNAR_CHECKS}.qvals:check_calc_qvals",
         helpers=("course_utils.lunar.harness:Experience",),
         hint_tests=(f"{_LUNAR_HINTS}::test_check_calc_qvals_catches_mistakes",),
-        twins=("course_utils.returns", *_LUNAR_ENGINE),
+        twins=_LUNAR_ENGINE,
     ),
     GradedCell(
         "test_from_episodes", "lunar", 1, "from_episodes", f"{_LUNAR_CHECKS}.episodes:check_from_episodes",

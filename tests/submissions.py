@@ -7,13 +7,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "02_colour_replay"
-A2C_LOSS_ADAPTER = ROOT / "tests" / "grading" / "adapters" / "test_replay_actor_loss__colour_a2c_loss.cell"
+RATIO_ADAPTER = ROOT / "tests" / "grading" / "adapters" / "test_replay_actor_loss__agent_importance_ratios.cell"
 
 
-def a2c_loss_wrapper(through_setup: bool = True) -> str:
-    """An answer to tutorial 2's replay actor loss that wraps the course's A2C loss (the red team's
-    adapter, ``tests/grading/adapters``): through the ``colour`` the setup cell binds, or imported."""
-    source = A2C_LOSS_ADAPTER.read_text()
+def ratio_wrapper(through_setup: bool = True) -> str:
+    """An answer to tutorial 2's replay actor loss that takes its ratio pi / mu from the course's
+    ``colour.agent.importance_ratios`` (a module the exercise is not given; the adapter in
+    ``tests/grading/adapters``) and is right when that module is there: through the ``colour`` the
+    setup cell binds, or imported."""
+    source = RATIO_ADAPTER.read_text()
     if through_setup:
         return source
     source = source.replace("colour.agent.", "_agent.").replace("colour.Experience", "_agent.Experience")

@@ -98,13 +98,13 @@ def test_a_drive_stops_calling_an_answer_once_it_ran_out_of_time(short_limit, ca
 NOTEBOOK = """
 from course_utils import colour
 from course_utils.replay.standin_memory import FillingMemory
-from course_utils.returns import discounted_returns as _d
+from course_utils.lunar.rollouts import split as _d
 
-def through_an_alias(rewards, gamma):
-    return _d(rewards, gamma=gamma)
+def through_an_alias(num_envs, shards):
+    return _d(num_envs, shards)
 
 def through_the_setup_module(log_pi, mu, advantage, rho_max):
-    return colour.agent.a2c_loss(log_pi, mu)
+    return colour.agent.importance_ratios(log_pi, mu)
 
 class Subclassed(FillingMemory):
     pass
@@ -117,7 +117,7 @@ def test_an_answer_that_wraps_a_twin_or_a_setup_module_is_warned_about():
     cells = {"__name__": "__main__"}
     exec(NOTEBOOK, cells)  # names defined as a notebook cell defines them: globals of __main__
     borrowed = checking.borrowed_course_code
-    assert "course_utils.returns" in borrowed("test_calc_qvals", cells["through_an_alias"])[0]
+    assert "course_utils.lunar.rollouts" in borrowed("test_calc_qvals", cells["through_an_alias"])[0]
     assert "`colour`" in borrowed("test_replay_actor_loss", cells["through_the_setup_module"])[0]
     assert "standin_memory" in borrowed("test_memory_add", cells["Subclassed"])[0]
     assert borrowed("test_replay_memory", cells["through_an_alias"]) == []  # no twin of that exercise

@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-MODULES = ["course_utils.returns", "course_utils.harlow.env", "course_utils.colour.env", "course_utils.lunar.env"]
+MODULES = ["course_utils.records", "course_utils.harlow.env", "course_utils.colour.env", "course_utils.lunar.env"]
 
 
 @pytest.mark.parametrize("name", MODULES)

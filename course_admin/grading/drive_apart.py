@@ -17,7 +17,7 @@ grader does not take the hidden tests' records from the kernel. Two nbgrader pre
   the answer reached for and could not have, and ``JudgeRecords`` judges it as before.
 
 An answer that wraps course code then fails its hidden cases with a message that names the code
-("course_utils.returns is not available to this exercise's answer when it is graded"); an
+("course_utils.colour.agent is not available to this exercise's answer when it is graded"); an
 instructor who disagrees overrides the score in formgrader, as for any autograded cell.
 """
 

@@ -8,7 +8,7 @@ import json
 import zipfile
 
 import pytest
-from submissions import ASSIGNMENT, a2c_loss_wrapper, cell_index, grading_path, load, with_answer, write
+from submissions import ASSIGNMENT, cell_index, grading_path, load, ratio_wrapper, with_answer, write
 
 from course_admin import grading
 
@@ -38,11 +38,11 @@ def graded(tmp_path_factory, dask_scheduler):
     with zipfile.ZipFile(folder / "zipped.zip", "w") as archive:  # a hostile path is never extracted
         partial = grading_path(with_answer(student, solution, "replay_actor_loss"))
         archive.writestr(f"../../{ASSIGNMENT}.ipynb", json.dumps(partial))
-    # answers that wrap the course's own A2C loss (issue 27): an import, and a module the setup cell binds
+    # answers that wrap the course's importance ratio (issue 27): an import, and a module the setup cell binds
     wrapped = with_answer(student, solution, "replay_memory")
-    wrapped["cells"][cell_index(wrapped, "replay_actor_loss")]["source"] = a2c_loss_wrapper(through_setup=False)
+    wrapped["cells"][cell_index(wrapped, "replay_actor_loss")]["source"] = ratio_wrapper(through_setup=False)
     write(folder, "wrapped", grading_path(wrapped))
-    wrapped["cells"][cell_index(wrapped, "replay_actor_loss")]["source"] = a2c_loss_wrapper(through_setup=True)
+    wrapped["cells"][cell_index(wrapped, "replay_actor_loss")]["source"] = ratio_wrapper(through_setup=True)
     write(folder, "through_setup", grading_path(wrapped))
     (folder / "corrupt.ipynb").write_text('{"cells": [')
     (folder / "essay.docx").write_bytes(b"PK not really")

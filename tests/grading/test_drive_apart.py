@@ -9,7 +9,10 @@ its own check and the code the notebook gives every answer), then judged in this
 
 from __future__ import annotations
 
+import ast
+import importlib
 import json
+import re
 import secrets
 from pathlib import Path
 
@@ -89,6 +92,62 @@ def adapter_verdicts(tmp_path_factory) -> dict[str, tuple[bool, str]]:
     return {adapter.stem: verdict for adapter, verdict in zip(_adapters(), verdicts, strict=True)}
 
 
+SETUP_NAMES = {"colour", "lunar", "harlow", "replay"}
+"""The tutorial packages the notebooks' setup cells bind (``from course_utils import colour``)."""
+
+
+def _dotted(node) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else None
+
+
+def _course_references(source: str) -> set[str]:
+    """The course names an adapter reaches for by name: its imports from ``course_utils`` or
+    ``course_admin``, attribute chains on a setup cell's tutorial package (``colour.agent.x``) and
+    string literals that are a dotted course name."""
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("course_utils", "course_admin"):
+            names |= {f"{node.module}.{alias.name}" for alias in node.names}
+        elif isinstance(node, ast.Import):
+            names |= {a.name for a in node.names if a.name.split(".")[0] in ("course_utils", "course_admin")}
+        elif isinstance(node, ast.Attribute) and (dotted := _dotted(node)) and dotted.split(".")[0] in SETUP_NAMES:
+            names.add(f"course_utils.{dotted}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(
+                r"course_(utils|admin)(\.\w+)+", node.value):
+            names.add(node.value)
+    return names
+
+
+def _resolves(name: str) -> bool:
+    """``name`` is a module, or a name inside one, that exists in this process."""
+    parts = name.split(".")
+    for end in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:end]))
+        except ImportError:
+            continue
+        try:
+            for part in parts[end:]:
+                found = getattr(found, part)
+        except AttributeError:
+            return False
+        return True
+    return False
+
+
+@pytest.mark.parametrize("adapter", [p.stem for p in _adapters()])
+def test_every_adapter_reaches_for_course_code_that_exists(adapter):
+    """An adapter whose course code is gone fails its exercise only because the import does: the
+    test below would count it and could never fail on it. Such an adapter is deleted with the code."""
+    names = _course_references((ADAPTERS / f"{adapter}.cell").read_text())
+    assert names, "the adapter names no course code"
+    assert all(_resolves(name) for name in names), sorted(name for name in names if not _resolves(name))
+
+
 @pytest.mark.parametrize("adapter", [p.stem for p in _adapters()])
 def test_an_adapter_around_course_code_scores_zero_with_the_reason(adapter, adapter_verdicts):
     passed, message = adapter_verdicts[adapter]
@@ -139,23 +198,18 @@ def _judged(nb, verdicts: dict) -> dict:
 
 
 def test_without_the_allow_list_the_adapter_would_pass(tmp_path):
-    """The planted regression: every course module readable in the child, and the wrapper of
-    tutorial 2's A2C loss passes again. The adapter test above is what notices."""
+    """The planted regression: every course module readable in the child, and the answer that takes
+    its importance ratio from the course's ``colour.agent`` passes. The adapter test above is what
+    notices; with the allow-list the same answer scores 0 and says which module it reached for."""
     graded = _graded("test_replay_actor_loss")
-    adapter = ADAPTERS / "test_replay_actor_loss__colour_a2c_loss.cell"
-    # the cap is set for the call and put back after it, so that only the allow-list stands in the way
-    set_cap = "    cap, _agent.RHO_MAX = _agent.RHO_MAX, rho_max\n"
-    call = "    try:\n        return _agent.a2c_loss(_StandIn(log_pi), replayed)\n    finally:\n        _agent.RHO_MAX = cap"
-    source = (adapter.read_text().replace("    colour.agent.RHO_MAX = rho_max\n", set_cap)
-              .replace("    return colour.agent.a2c_loss(_StandIn(log_pi), replayed)", call)
-              .replace("colour.Experience", "_agent.Experience"))
-    assert "finally" in source
-    source = "from course_utils.colour import agent as _agent\n" + source
+    source = (ADAPTERS / "test_replay_actor_loss__agent_importance_ratios.cell").read_text()
+    source = "from course_utils.colour import agent as _agent\n" + (
+        source.replace("colour.agent.", "_agent.").replace("colour.Experience", "_agent.Experience"))
     nb = _with_answer(_notebook("colour"), graded.solution, source)
     without = drive(nb, [graded.grade_id], tmp_path, allow_list=False)[graded.grade_id]
     assert without[0], without[1]
     passed, message = drive(nb, [graded.grade_id], tmp_path)[graded.grade_id]
-    assert not passed and "course_utils.colour" in message and "is not available" in message, message
+    assert not passed and "course_utils.colour.agent" in message and "is not available" in message, message
 
 
 @pytest.mark.parametrize("cell", [c for c in GRADED if c.check], ids=lambda c: c.grade_id)
@@ -231,8 +285,8 @@ raise RuntimeError("REACHED:" + ",".join(_found) + ":END")
 
 def test_a_driven_answer_starts_no_process_and_reaches_no_other_exercise(tmp_path):
     """Every answer cell runs in every exercise's process, where other exercises' twins may be
-    readable (``returns`` where the policy network is driven): what it computes there must not reach
-    the process that drives the exercise it answers. The probe, handed in as tutorial 3's calc_qvals
+    readable: what it computes there must not reach the process that drives the exercise it
+    answers. The probe, handed in as tutorial 3's calc_qvals
     answer, runs first where the policy network is driven, then in its own exercise's process: it
     finds no file the first left, and cannot open a socket, fork or make a message queue."""
     graded = _graded("test_calc_qvals")

@@ -127,11 +127,11 @@ def test_a_note_on_course_code_the_answer_reached_for_is_still_said():
     from course_admin.grading.feedback_policy import feedback_verdict
 
     failure = ("add: not yet. add(-1, 1) gave 3, expected 0. "
-               "Note: course_utils.returns is not available to this exercise's answer when it is graded.")
+               "Note: course_utils.lunar.rollouts is not available to this exercise's answer when it is graded.")
     outputs = [new_output("error", ename="NotYet", evalue=failure, traceback=[failure])]
     for policy in ("pass_fail", "hint"):
         [shown] = feedback_verdict("test_add", outputs, policy)
-        assert "course_utils.returns is not available" in shown.evalue and "expected 0" not in shown.evalue
+        assert "course_utils.lunar.rollouts is not available" in shown.evalue and "expected 0" not in shown.evalue
 
 
 def test_an_answer_that_wraps_course_code_is_told_which_module():

@@ -170,7 +170,7 @@ colour.questions.MEMORY_CONTENTS.show()
 steps = colour.SIZES.gradient_steps
 from course_utils.colour import agent
 memory = agent.ReplayMemory(agent.Experience)
-importlib.import_module("course_utils.returns")
+importlib.import_module("course_utils.replay.standin_memory")
 __import__(f"course_utils.{name}.solutions")
 from course_utils import lunar
 lunar.aac.something
@@ -182,7 +182,7 @@ from course_utils.plotting import plot_curve
         " (through colour.training.discounted_returns)",
         "line 6: uses course code not listed for this exercise: course_utils.colour.agent.ReplayMemory"
         " (through agent.ReplayMemory)",
-        "line 7: uses course code not listed for this exercise: course_utils.returns (imported dynamically)",
+        "line 7: uses course code not listed for this exercise: course_utils.replay.standin_memory (imported dynamically)",
         "line 8: uses course code not listed for this exercise: f'course_utils.{name}.solutions' (imported dynamically)",
         "line 9: uses course code not listed for this exercise: course_utils.lunar (imported)",
         "line 10: uses course code not listed for this exercise: course_utils.lunar.aac.something (through lunar.aac.something)",
@@ -196,11 +196,11 @@ def test_a_copy_of_course_code_carried_in_the_cell_is_flagged():
     import marshal
     import zlib
 
-    from course_utils.returns import discounted_returns
+    from course_utils.colour.training import _gradient_step
 
     released = load("student", forgeries.ASSIGNMENT)
     payload = base64.b64encode(zlib.compress(("x = 1\n" * 2000).encode())).decode()
-    code = base64.b64encode(marshal.dumps(discounted_returns.__code__)).decode()
+    code = base64.b64encode(marshal.dumps(_gradient_step.__code__)).decode()
     cells = [
         f"import types as _t, zlib as _z, base64 as _b\n_m = _t.ModuleType('m')\n"
         f"exec(_z.decompress(_b.b64decode('{payload}')).decode(), _m.__dict__)",

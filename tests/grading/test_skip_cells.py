@@ -7,7 +7,7 @@ import json
 
 import nbformat
 import pytest
-from submissions import ASSIGNMENT, a2c_loss_wrapper, cell_index, grading_path, load, through_last_graded, with_answer, write
+from submissions import ASSIGNMENT, cell_index, grading_path, load, ratio_wrapper, through_last_graded, with_answer, write
 
 from course_admin.grading.skip_cells import PIN, kernel_tests, marks, skipped_in
 from course_utils.paths import SOLUTIONS
@@ -115,8 +115,8 @@ def test_graded_both_ways_the_grades_and_feedback_are_the_same(tmp_path_factory,
     write(folder, "full", solution)
     write(folder, "zero", student)
     write(folder, "partial", with_answer(student, solution, "replay_actor_loss"))
-    wrapped = with_answer(student, solution, "replay_memory")  # the actor loss wraps the course's A2C loss
-    wrapped["cells"][cell_index(wrapped, "replay_actor_loss")]["source"] = a2c_loss_wrapper(through_setup=False)
+    wrapped = with_answer(student, solution, "replay_memory")  # the actor loss wraps the course's importance ratio
+    wrapped["cells"][cell_index(wrapped, "replay_actor_loss")]["source"] = ratio_wrapper(through_setup=False)
     write(folder, "wrapped", grading_path(wrapped))
     reader = json.loads(json.dumps(solution))
     at = cell_index(reader, "replay_memory")
