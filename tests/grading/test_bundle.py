@@ -294,3 +294,38 @@ def test_no_public_function_or_class_of_the_student_package_is_an_answer(bundle,
     # every exercise is tried against candidates that its call fits (dozens each)
     assert min(report["tried"].values()) >= 10, report["tried"]
     assert {tuple(leak) for leak in report["leaks"]} == KNOWN_ANSWER_LEAKS
+
+
+TWINS = {
+    # name defined in the student package: the exercise it answered when the red team copied it
+    "make_offspring": "test_genetic_algorithm", "unstack_agent": "test_lamarckian_individual",
+    "a2c_loss": "test_replay_actor_loss and tutorial 3's losses",
+    "discounted_returns": "test_calc_qvals", "ReplayBuffer": "test_memory_add, test_replay_memory",
+    "VectorPrioritizedReplayBuffer": "test_prioritized_buffer", "VectorSumTree": "test_segment_trees",
+    "VectorMinTree": "test_segment_trees", "td_quantities": "test_td_loss", "_mlp": "test_policy_net",
+    "ActorCriticNet": "test_aac_net", "play_together": "test_agent_step", "expected_batch": "test_from_episodes",
+    "batch_gradients": "test_score_function", "NumpyActorCritic": "test_aac_loss", "train_aac": "test_aac_loss",
+    "gae_advantages": "the optional GAE exercise",
+}
+"""What a red team copied out of the student wheel into answer cells (all of it earned marks).
+``harlow.scoring.stack_agents`` stays: it stacks weights for the batched scorer, and the red team's
+Lamarckian adapter needed the course's ``unstack_agent`` (gone) beside it."""
+NOT_TWINS = {"course_utils/replay/buffer.py:ReplayBuffer": "the DQN's given buffer: no ring, each transition goes into "
+                                                           "the memory it is given (the student's)"}
+
+
+def test_the_student_package_defines_none_of_the_answers_a_red_team_copied():
+    """The boundary of the student wheel (README, "What the student package holds"): no module of
+    ``course_utils`` defines the course code that answered an exercise when copied into a cell."""
+    import ast
+
+    from course_utils.paths import PACKAGE
+
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            where = f"{path.relative_to(PACKAGE.parent)}:{getattr(node, 'name', '')}"
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in TWINS \
+                    and where not in NOT_TWINS:
+                found[where] = TWINS[node.name]
+    assert found == {}
