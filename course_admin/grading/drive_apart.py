@@ -52,6 +52,18 @@ JUDGE_ONLY = ("course_utils.replay.td_judge", "course_utils.replay.expected", "c
               "course_utils.lunar.checks.bandit_judge")
 """Modules only a check's judge imports (numpy oracles of what an exercise asks, for the hints):
 the grader judges in its own process, so no child may read them."""
+JUDGE_KEYS = ("hints",)
+"""Keys of a hidden case that only the judge reads (what each typical mistake gives on the case,
+for the hint naming it): left out of the cases the child drives the answer on, since a wrong
+answer's value can be a step from the right one (tutorial 2's "sum" mistake is T times the loss)."""
+
+
+def for_the_child(cases):
+    """``cases`` without the keys only the judge reads (``JUDGE_KEYS``), for the child's job."""
+    if isinstance(cases, list):
+        return [{k: v for k, v in case.items() if k not in JUDGE_KEYS} if isinstance(case, dict) else case
+                for case in cases]
+    return cases
 
 
 def _module_file(name: str) -> Path | None:
@@ -207,7 +219,7 @@ def build_job(nb, hidden: dict[int, tuple[str, str]], workdir: Path, landlock: b
             "answer_names": sorted(_names_bound(own[1])) if own else [],
             "setup_names": sorted(setup_names - given),
             "hidden": source,
-            "hidden_cases": hidden_cases.encode(exercise.cases_for(True)),
+            "hidden_cases": hidden_cases.encode(for_the_child(exercise.cases_for(True))),
             # the exercise's speed part is timed by the runner, from outside (checking.Timed)
             "timed": graded.check.split(":")[0] if exercise.timed is not None else None,
             # what the hidden cell imports (its check), loaded before the answers run: see course_state

@@ -332,3 +332,24 @@ def test_tutorial_4s_given_replay_buffer_is_no_ring_to_wrap(tmp_path):
     nb = _with_answer(_notebook("replay"), graded.solution, RING_ADAPTER)
     passed, message = drive(nb, ["test_memory_add"], tmp_path)["test_memory_add"]
     assert not passed and "ReplayBuffer keeps its transitions in a memory" in message, message
+
+
+def test_the_child_drives_the_hidden_cases_without_what_only_the_judge_reads(tmp_path):
+    """Tutorial 2's hidden cases carry what each typical mistake gives (its hints): one of them is
+    T times the right loss. The child that runs the answer gets the cases without them; the judge,
+    in the grader, still has them, and the solution keeps its marks."""
+    import base64
+    import pickle
+
+    from course_admin.grading.judging import exercise_for
+
+    nb = _notebook("colour")
+    hidden = {i: ("test_replay_actor_loss", c.source) for i, c in enumerate(nb.cells)
+              if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "test_replay_actor_loss"}
+    (job,) = drive_apart.build_job(nb, hidden, tmp_path, landlock=True)["exercises"]
+    sent = pickle.loads(base64.b64decode(job["hidden_cases"]))  # noqa: S301 (the grader's own)
+    judged = exercise_for("test_replay_actor_loss").cases_for(True)
+    assert len(sent) == len(judged) and all("hints" in case for case in judged)
+    assert not any(key in case for case in sent for key in drive_apart.JUDGE_KEYS)
+    assert [{k: v for k, v in case.items() if k != "hints"} for case in judged] == sent
+    assert drive_many([(nb, "test_replay_actor_loss")], tmp_path)[0][0]
