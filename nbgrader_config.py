@@ -26,7 +26,9 @@ c.Execute.allow_errors = True
 # nbconvert validates the whole notebook against its schema after every preprocessor: about a
 # dozen times per converter, 25 ms each on tutorial 3 (0.5 CPU-s of every graded submission's
 # 4-6, for its autograde and its feedback page). Validating once, after the last preprocessor,
-# rejects the same invalid notebooks; only the preprocessor its error names may differ.
+# rejects the same invalid notebooks, after running them rather than before (notebook_repair has
+# already mended or refused what a submission's JSON gets wrong); the error names the last
+# preprocessor.
 c.Exporter.optimistic_validation = True
 
 # Student content must never run in the instructor's browser: formgrader renders the

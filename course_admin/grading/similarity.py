@@ -15,10 +15,11 @@ own are not compared: a one-line answer is the same in every honest notebook. Th
 (``similarity.csv`` and ``similarity.html``, side by side with the shared code highlighted)
 is for the instructor to look at; like the cheat report, it never changes a grade.
 
-Each answer is also compared with the course package the students installed (``course_utils``,
-every module of the student wheel, ``course_pairs``): an answer that shares ``threshold`` of its
-code with one module is listed with the module as its pair and, in the HTML, the module's
-definition it shares most with. That finds a readable copy of course code, renamed and
+Each answer is also compared with the course's code (``course_pairs``): every module of the
+student package and of the tutorials' instructor code (``REFERENCE``; not the model answers nor
+the hidden cases), which held the course's own agents before they left the student wheel. An
+answer that shares ``threshold`` of its code with one module is listed with the module as its
+pair and, in the HTML, the module's definition it shares most with. That finds a readable copy of course code, renamed and
 reordered, which the cheat report's flags (code carried compressed, ``exec``) do not see.
 Filtering the package's 90-odd modules through pygments costs about 3 CPU-s, so the filtered
 text is cached by file content (``COURSE_CACHE``); hashing it again is 0.3 s per process,
@@ -54,7 +55,7 @@ MIN_TOKENS = 40
 """Fewest fingerprinted characters (after filtering and boilerplate) an answer needs to be compared."""
 COURSE = "course package"
 """The name a course module takes as the second member of a pair (``Pair.student_b`` is
-``"course package: course_utils/replay/per.py"``)."""
+``"course package: course_utils/lunar/critic.py"``)."""
 COURSE_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rl-course" / "course-code-filtered.json"
 """{module path: [sha256 of its source, copydetect's filtered text]}: plain JSON, never code. One
 file per installed package folder (its path's hash joins the name), so two checkouts do not
@@ -169,11 +170,28 @@ def _filtered(code: str) -> str:
         return filter_code(code, "module.py", "python")[0]
 
 
-def course_modules(package: str = "course_utils") -> dict[str, tuple[str, str]]:
-    """{``course_utils/…/x.py``: (source, copydetect's filtered text)} of every module of the
-    installed student package, the filtered text read from ``COURSE_CACHE`` where the source
-    is unchanged (the cache is rewritten when it is not; an unreadable cache is rebuilt)."""
-    root = Path(importlib.util.find_spec(package).origin).parent
+REFERENCE = ("course_utils", "course_admin.harlow", "course_admin.colour", "course_admin.lunar", "course_admin.replay")
+"""Where the course's code is: the student package, and the tutorials' instructor code, which held
+the course's own agents before they left the student wheel (a student who installed an older
+wheel has them)."""
+NOT_REFERENCE = frozenset({"solutions.py", "hidden_cases.py"})
+"""Instructor modules an answer is expected to resemble: the model answers, the hidden cases."""
+
+
+def course_modules(packages: tuple[str, ...] = REFERENCE) -> dict[str, tuple[str, str]]:
+    """{``course_utils/…/x.py``: (source, copydetect's filtered text)} of every module of
+    ``packages`` (installed; a package that is not is left out), the filtered text read from
+    ``COURSE_CACHE`` where the source is unchanged (the cache is rewritten when it is not; an
+    unreadable cache is rebuilt)."""
+    roots = []
+    for package in packages:
+        try:
+            spec = importlib.util.find_spec(package)
+        except ImportError:
+            spec = None
+        if spec is not None and spec.origin:
+            roots.append((Path(spec.origin).parent, package.count(".") + 1))
+    root = roots[0][0] if roots else Path(".")
     cache = COURSE_CACHE.with_name(f"{COURSE_CACHE.stem}-{hashlib.sha256(str(root).encode()).hexdigest()[:12]}.json")
     try:
         cached = json.loads(cache.read_text(encoding="utf-8"))
@@ -181,8 +199,9 @@ def course_modules(package: str = "course_utils") -> dict[str, tuple[str, str]]:
     except (OSError, ValueError):
         cached = {}
     modules, changed = {}, False
-    for path in sorted(root.rglob("*.py")):
-        name = path.relative_to(root.parent).as_posix()
+    paths = [(path, path.relative_to(top.parents[depth - 1]).as_posix()) for top, depth in roots
+             for path in sorted(top.rglob("*.py")) if depth == 1 or path.name not in NOT_REFERENCE]
+    for path, name in paths:
         source = path.read_text(encoding="utf-8", errors="replace")
         digest = hashlib.sha256(source.encode()).hexdigest()
         entry = cached.get(name)

@@ -187,6 +187,9 @@ def test_the_course_package_is_read_through_a_cache_of_filtered_text(tmp_path, m
     monkeypatch.setattr(similarity, "COURSE_CACHE", tmp_path / "cache" / "course.json")
     first = similarity.course_modules()
     assert "course_utils/checking.py" in first and all(f for _, f in first.values())
+    assert "course_admin/lunar/aac.py" in first and "course_admin/replay/per.py" in first  # the course's own agents
+    assert not [name for name in first if name.endswith(("/solutions.py", "/hidden_cases.py"))]
+    assert not [name for name in first if name.startswith("course_admin/grading/")]
     [cache] = similarity.COURSE_CACHE.parent.glob("course-*.json")
     assert json.loads(cache.read_text())["course_utils/checking.py"][1] == first["course_utils/checking.py"][1]
 
