@@ -4,11 +4,15 @@ Lamarckian population (kept by the student's ``lamarckian_individual``) against 
 (same seed, same budget). Until those pass their checks the notebook shows the course's stored runs
 (``pretrained.load_runs``, drawn by ``show_run``).
 
-The loop around the student's operators is given: ranking, the tournament and the parents drawn
-as the notebook's own cell draws them, the children scored together by the batched scorer
-(``scoring``), and as many random old individuals replaced. It scores a generation's children in
-one batch, so it is no drop-in for ``update_population`` (which scores them one at a time with
-``evaluate_individual``), and it holds no operator of its own.
+The loop around the student's operators is given, and it is the course's exception to "no
+answers in the student package" (README, instructor section) that comes closest to one: ranking,
+the tournament and the parents drawn as the notebook's own cell draws them, the children scored
+together by the batched scorer (``scoring``), and as many random old individuals replaced. That
+is the selection and replacement of Exercise 2's ``update_population``; the offspring are the
+student's ``create_new_agent``'s. It is no drop-in (it scores a generation's children in one
+batch and takes no population from outside), but its loop can be copied: the similarity report
+compares answers with this module. A live run on the student's ``update_population`` would score
+the children one at a time, about 40 times slower.
 
 Scores here are in the notebook's one unit: the **mean score per task, of 20** (the sum of the
 20 evaluation rewards on a task, averaged over the tasks an individual was scored on).

@@ -8,8 +8,9 @@ loop (``train_evaluate_agent``), which the notebook's initial population, its li
 of Sections 4 and 5 need: one agent at a time they would take hours. ``evaluate_population``
 resembles Exercise 1 (``evaluate_individual``) done for a whole population; the A2C loss's
 gradient is written out inside the batched net's backward pass (``_BatchedNet.a2c_backward``), not
-as a loss function. It holds no genetic-algorithm operator: selection, offspring and the
-Lamarckian write-back are the student's (the course's own engine is ``course_admin.harlow.batch``).
+as a loss function. It holds no genetic-algorithm operator: offspring and the Lamarckian
+write-back are the student's, selection is ``evolution``'s (the course's own engine is
+``course_admin.harlow.batch``).
 
 Every pair is a row of a batch of ``P`` pairs:
 

@@ -8,6 +8,10 @@ batch of 16 episodes leaves the critic's values tens of units below them: the ad
 ``q - v`` are then not centred, and the actor is pushed by the level of the returns as
 without a baseline. A few more steps per batch let the critic keep up.
 
+Given code that resembles an exercise (the course's exception to "no answers in the student
+package", README): these steps are the value term of Exercise 8's ``aac_loss`` as optimiser steps;
+they return no loss and move only the critic, so they answer no exercise.
+
 Which parameters are the critic's: those the state values depend on and the action scores do
 not (``critic_parameters``): the whole value network of two separate MLPs, or only the value
 head of a network with a shared body, whose body stays the student's loss's to move.

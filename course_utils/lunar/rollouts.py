@@ -61,6 +61,10 @@ def split(num_envs: int, shards: int) -> list[range]:
 class Shard:
     """Some environments with their own network copy and action generator.
 
+    Given code that resembles an exercise (README, "Given code in the student package"):
+    ``_actions`` samples actions from a policy's scores, as Exercise 2's agent samples one; it is
+    a method of a shard stepping its own environments, not a function an answer can call.
+
     ``net_spec`` is ``(cls, kwargs)``: ``cls(**kwargs)`` builds the network, whose output is
     action scores (N, 4) or a tuple ``(scores, values)``; or a network, copied (a notebook's
     class need not say how it is built: ``fork`` hands the worker processes the copy). ``seeds``
