@@ -151,13 +151,25 @@ def _allowed_modules(package_files: list[str]) -> set[str]:
 
 def _undefined_names(code: types.CodeType, namespace: dict, seen: set) -> set[str]:
     """Global names an answer's code reads that nothing defined here (recursively into nested
-    functions, classes and comprehensions)."""
+    functions, classes, lambdas and comprehensions).
+
+    Only the names the bytecode reads as globals count (``LOAD_GLOBAL``; ``LOAD_NAME`` in a class
+    body, before the body binds that name itself): ``code.co_names`` also holds attribute names,
+    so ``self.env`` would read as the setup cell's ``env``."""
     import builtins
+    import dis
 
     if code in seen:
         return set()
     seen.add(code)
-    missing = {name for name in code.co_names if name not in namespace and not hasattr(builtins, name)}
+    missing, bound = set(), set()
+    for instruction in dis.get_instructions(code):
+        name = instruction.argval
+        if instruction.opname == "STORE_NAME":
+            bound.add(name)
+        elif instruction.opname == "LOAD_GLOBAL" or (instruction.opname == "LOAD_NAME" and name not in bound):
+            if name not in namespace and not hasattr(builtins, name):
+                missing.add(name)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             missing |= _undefined_names(const, namespace, seen)

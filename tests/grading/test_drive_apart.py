@@ -353,3 +353,26 @@ def test_the_child_drives_the_hidden_cases_without_what_only_the_judge_reads(tmp
     assert not any(key in case for case in sent for key in drive_apart.JUDGE_KEYS)
     assert [{k: v for k, v in case.items() if k != "hints"} for case in judged] == sent
     assert drive_many([(nb, "test_replay_actor_loss")], tmp_path)[0][0]
+
+
+def test_an_attribute_named_like_a_setup_name_is_not_course_code(tmp_path):
+    """Only the names an answer reads as globals count as the setup cell's: a wrong PolicyAgent
+    whose methods read ``self.env`` and ``self.json`` (attributes) fails for its own reason, while
+    one whose method reads the setup cell's global ``env`` is still reported."""
+    graded = _graded("test_agent_distribution")
+    stub = next(c.source for c in _notebook("lunar").cells
+                if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == graded.solution)
+    body = stub[stub.index("class PolicyAgent"):stub.index("    def current_action_distribution")]
+    wrong = "        return torch.full((3,), 1 / 3)\n"
+    attribute = body + ("    def current_action_distribution(self):\n        self.json = self.env.action_space\n"
+                        + wrong + "    def step(self):\n        return self.json\n")
+    global_env = body + "    def current_action_distribution(self):\n        env.reset()\n" + wrong
+    cases = [(_with_answer(_notebook("lunar"), graded.solution, source), graded.grade_id)
+             for source in (attribute, global_env)]
+    (passed, message), (passed_global, message_global) = drive_many(cases, tmp_path)
+    assert not passed and "setup cell" not in message, message
+    assert not passed_global and "your answer uses `env`, which the notebook's setup cell binds" in message_global
+    assert drive_apart.course_code_problems(_judged(cases[0][0], {graded.grade_id: (passed, message)})) == []
+    assert drive_apart.course_code_problems(_judged(cases[1][0], {graded.grade_id: (passed_global, message_global)})) == [
+        "test_agent_distribution: 0 points, its answer uses course code the exercise does not give it "
+        "(`env` of the setup cell); an instructor who allows it can override the score in formgrader"]

@@ -53,6 +53,8 @@ def test_solution_gets_every_automatic_point(rows):
 
 def test_untouched_notebook_gets_zero(rows):
     assert _auto_score(rows["zero"]) == 0 and float(rows["zero"]["score"]) == 0
+    # the stubs' methods read ``self.env``, an attribute, not the setup cell's ``env``
+    assert "uses course code" not in rows["zero"]["problems"], rows["zero"]["problems"]
 
 
 def test_partial_answers_get_exactly_their_points(rows):
