@@ -10,9 +10,11 @@ the tournament and the parents drawn as the notebook's own cell draws them, the 
 together by the batched scorer (``scoring``), and as many random old individuals replaced. That
 is the selection and replacement of Exercise 2's ``update_population``; the offspring are the
 student's ``create_new_agent``'s. It is no drop-in (it scores a generation's children in one
-batch and takes no population from outside), but its loop can be copied: the similarity report
-compares answers with this module. A live run on the student's ``update_population`` would score
-the children one at a time, about 40 times slower.
+batch and takes no population from outside), but its eight lines of selection and replacement can
+be copied into ``update_population``: a red team did, and earned the exercise's 4 points (the
+similarity report does not list it: the copy is a fifth of the answer). A live run on the
+student's own ``update_population`` would score the children one at a time, about 40 times
+slower; scoring them in one batch behind a stand-in ``evaluate_individual`` would close this.
 
 Scores here are in the notebook's one unit: the **mean score per task, of 20** (the sum of the
 20 evaluation rewards on a task, averaged over the tasks an individual was scored on).
