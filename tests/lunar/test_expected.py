@@ -88,12 +88,21 @@ def test_course_release_writes_and_checks_the_expected_values(monkeypatch, tmp_p
     target = tmp_path / "lunar_expected.json"
     write = reference.write_expected
     monkeypatch.setattr(reference, "write_expected", lambda: write(target))
+    from course_admin.colour import expected as colour_expected
+    from course_admin.replay import reference as replay_reference
+
+    others = {}
+    for module in (replay_reference, colour_expected):  # the other tutorials' stored values, also into tmp_path
+        others[module] = tmp_path / module.EXPECTED_FILE.name
+        monkeypatch.setattr(module, "write_expected", lambda m=module, w=module.write_expected: w(others[m]))
     records = tmp_path / checking.CHECK_RECORDS
     write_records = judging.write_check_records
     monkeypatch.setattr(judging, "write_check_records", lambda: write_records(records))
     assert cli._release(Namespace(check=False)) == 0
-    assert capsys.readouterr().out == f"wrote {target}\nwrote {records}\n"
+    assert capsys.readouterr().out == "".join(
+        f"wrote {path}\n" for path in (target, others[replay_reference], others[colour_expected], records))
     assert target.read_bytes() == reference.EXPECTED_FILE.read_bytes()
+    assert all(path.read_bytes() == module.EXPECTED_FILE.read_bytes() for module, path in others.items())
     assert records.read_bytes() == (reference.EXPECTED_FILE.parent / checking.CHECK_RECORDS).read_bytes()
     monkeypatch.setattr(reference, "stale_expected", lambda: ["lunar_expected.json: 'losses' differs"])
     assert cli._release(Namespace(check=True)) == 1
