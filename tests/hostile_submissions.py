@@ -358,7 +358,9 @@ def build_intake(folder: Path, solution: dict, paths: dict) -> dict[str, tuple[f
     expected["terminal"] = (3, "", "terminal")
     _write(folder, "displaybomb", _with_cell(full, DISPLAY_BOMB))
     expected["displaybomb"] = (3, "of output", "displaybomb")
-    _write(folder, "bigerror", _with_cell(full, 'raise ValueError("E" * (50 * 2**20))'))
+    # 8 MB, eight times the test's cap: a 50 MB error took over the 5 s cell limit to format and
+    # send on a loaded CI machine, which tested the timeout instead of the cap
+    _write(folder, "bigerror", _with_cell(full, 'raise ValueError("E" * (8 * 2**20))'))
     expected["bigerror"] = (3, "of output", "bigerror")
     # flooding must not hide a failing test: square is wrong, its test's error is kept
     floodfail = _with_cell(add_only, "for i in range(20):\n    print(str(i) * 2**20)")
