@@ -28,7 +28,9 @@ hit, the cell, the line and what it does:
   ``allowed_course_code(tutorial)`` (the tutorial's exercises' ``helpers`` and its setup
   imports) and the released notebook's own imports; any dynamic import of ``course_utils``
   (``importlib.import_module``, ``__import__``); a dotted name through a course module
-  (``colour.training.discounted_returns``) that goes deeper than the released cells go;
+  (``colour.training.discounted_returns``) that goes deeper than the released cells go, also
+  spelled ``getattr(colour, "training")``; ``getattr`` on a course module with a name computed at
+  run time (``getattr(harlow, "ag" + "ent")``) and ``vars()`` of one, whatever they reach;
 - a copy of code carried in the cell rather than written: ``exec``/``eval``/``compile``, bytes
   decoded into code or objects (``zlib``, ``base64``, ``marshal``, ``pickle``, ``types.CodeType``
   and the like, however imported), a string literal longer than an answer could be (a compressed
@@ -396,6 +398,8 @@ class _Scanner(ast.NodeVisitor):
             module = attr = None
         if attr in DECODERS.get(module, ()):
             self.hit(node, f"decodes bytes into code or objects ({module}.{attr})")
+        if isinstance(func, ast.Name) and func.id in ("getattr", "vars") and node.args:
+            self._course_lookup(node, func.id)
         called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
         if called in ("import_module", "__import__") and node.args:
             leading = _leading_text(node.args[0])
@@ -403,6 +407,22 @@ class _Scanner(ast.NodeVisitor):
                 shown = leading if isinstance(node.args[0], ast.Constant) else ast.unparse(node.args[0])
                 self._unlisted(node, shown, "imported dynamically")
         self.generic_visit(node)
+
+    def _course_lookup(self, node: ast.Call, how: str) -> None:
+        """``getattr(<course module>, name)`` is the dotted name ``module.name`` when ``name`` is
+        written out, and course code found by a name computed at run time otherwise
+        (``getattr(harlow, "ag" + "ent")``); ``vars(<course module>)`` hands out all of it."""
+        parts = _dotted(node.args[0])
+        if not parts or parts[0] not in self.names.course:
+            return
+        module = ".".join([self.names.course[parts[0]], *parts[1:]])
+        name = node.args[1] if how == "getattr" and len(node.args) > 1 else None
+        if isinstance(name, ast.Constant) and isinstance(name.value, str):
+            dotted = f"{module}.{name.value}"
+            if not _internal(dotted) and not self.names.code.given(dotted):
+                self._unlisted(node, dotted, f"through getattr({'.'.join(parts)}, {name.value!r})")
+        else:
+            self.hit(node, f"reads course code by a name computed at run time ({ast.unparse(node)[:80]})")
 
     def visit_Attribute(self, node):  # noqa: N802
         if node.attr in FRAME_ATTRIBUTES:

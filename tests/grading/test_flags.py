@@ -71,7 +71,7 @@ def _hits(notebook_name: str, source: str) -> list[str]:
     return [hit.removeprefix(prefix) for hit in hits]
 
 
-REPLAY, COLOUR = "04_prioritized_replay", "02_colour_replay"
+REPLAY, COLOUR, HARLOW = "04_prioritized_replay", "02_colour_replay", "01_harlow_meta_rl"
 
 
 def test_every_checks_module_is_internal():
@@ -118,6 +118,24 @@ def test_course_code_reached_through_a_module_the_setup_cell_binds_is_flagged():
     assert _hits(REPLAY, source) == [
         "line 2: uses course code not listed for this exercise: course_utils.replay.dqn.solved_at"
         " (through dqn.solved_at)"
+    ]
+
+
+def test_course_code_looked_up_by_name_is_flagged_written_out_or_computed():
+    """The red team reached ``harlow.agent`` by ``getattr(harlow, "ag" + "ent")``: a name computed
+    at run time is flagged whatever it names; a written-out one is the dotted name it spells."""
+    source = """agent = getattr(harlow, "ag" + "ent")
+scoring = getattr(harlow, "scoring")
+everything = vars(harlow)
+also = harlow.__dict__["agent"]
+fine = getattr(np, "ag" + "ent", None)
+"""
+    assert _hits(HARLOW, source) == [
+        "line 1: reads course code by a name computed at run time (getattr(harlow, 'ag' + 'ent'))",
+        "line 2: uses course code not listed for this exercise: course_utils.harlow.scoring"
+        " (through getattr(harlow, 'scoring'))",
+        "line 3: reads course code by a name computed at run time (vars(harlow))",
+        "line 4: uses course code not listed for this exercise: course_utils.harlow.__dict__ (through harlow.__dict__)",
     ]
 
 
