@@ -230,8 +230,10 @@ def bench_course_grading(workers: int = 2) -> dict:
     with 1 worker (hidden tests driven apart, ``drive_apart``; given cells no grade needs not run,
     ``skip_cells``), then with every cell run (``every_cell``), then with ``workers`` workers. Per
     submission (``*_cpu_s``: each notebook's worker CPU) and in total; whether the scores are the
-    same every way. (The hidden tests have no in-kernel baseline: the student package holds no
-    hidden case.)"""
+    same every way; and what a second student's four notebooks cost a worker that graded a
+    first (``course_second_student_*``: the steady state of a class, without the worker's one-time
+    imports). (The hidden tests have no in-kernel baseline: the student package holds no hidden
+    case.)"""
     from course_admin.grading import autograder as grading
     from course_admin.grading import student_notebooks
     from course_admin.grading.sandbox import Limits
@@ -260,6 +262,22 @@ def bench_course_grading(workers: int = 2) -> dict:
                 figures[f"{label}_cpu_s"] = {names[key.split("/")[0]]: round(cpu, 2)
                                               for key, cpu in sorted(report.task_cpu_seconds.items())}
             scores[label] = sorted((s.name, s.score) for s in report.submissions)
+        # What one more student costs once a worker is warm: the first notebooks a worker grades
+        # also pay for its imports (torch, the tutorials' checks) and its kernel zygote, once.
+        pair = tmp / "two-students"
+        pair.mkdir()
+        for student, notebook in names.items():
+            for copy in ("first", "second"):
+                (pair / f"{copy}-{student}.ipynb").write_bytes((SOLUTIONS / f"{notebook}.ipynb").read_bytes())
+        student_notebooks.forget_generated()
+        report = grading.autograde(pair, out=tmp / "out-two", course_dir=tmp / "course-two", workers=1,
+                                   progress=False)
+        for copy in ("first", "second"):
+            figures[f"course_{copy}_student_worker_cpu_s"] = round(
+                sum(cpu for key, cpu in report.task_cpu_seconds.items() if key.startswith(f"{copy}-")), 2)
+        figures["course_second_student_cpu_s"] = {
+            names[key.split("/")[0].removeprefix("second-")]: round(cpu, 2)
+            for key, cpu in sorted(report.task_cpu_seconds.items()) if key.startswith("second-")}
     for kind in ("wall_s", "worker_cpu_s"):
         figures[f"course_vs_every_cell_{kind}"] = round(
             figures[f"course_workers_1_{kind}"] / figures[f"course_every_cell_workers_1_{kind}"], 3)
