@@ -299,12 +299,12 @@ their answers pasted): the grader fills it (``course_admin.grading.hidden_cases`
 process that drives an answer its exercise's cases."""
 
 ORACLES: dict = {}
-"""The grader's oracles, by grade id: a function that returns the oracle, a function computing what
-the exercise's judge needs of a case beyond the course's record of its answer (what each typical
-mistake gives, for the hints; the exact answer), which the judge reads from stored data for the
-public cases. Computing it for any other case takes the exercise's answer, so the student's
-package holds none: the grader fills this (``course_admin.grading.hidden_cases.install``) before
-it judges. Empty in the student's kernel, where a judge gives its verdict from the stored data."""
+"""The grader's oracles, by grade id: a function that returns the exercise's oracle (or None).
+An oracle computes what the exercise's judge needs of a case beyond the course's record of its
+answer (what each typical mistake gives, for the hints; the exact gradient); for the public cases
+the judge reads that from stored data. Computing it for any other case takes the exercise's
+answer, so the student's package holds no oracle: the grader fills this
+(``course_admin.grading.hidden_cases.install``) before it judges. Empty in the student's kernel."""
 
 
 def grader_oracle(grade_id: str):
