@@ -59,7 +59,7 @@ RELEASE = (
     ("timetable written into", "course_utils.schedule:write_schedule", "course_utils.schedule:stale_schedule"),
     ("harvested", "course_admin.grading.harvest:write_solutions", "course_admin.grading.harvest:stale_solutions"),
     ("released", "course_admin.grading:release", "course_admin.grading:stale_notebooks"),
-    ("wrote", "course_utils.notebook:write_names", "course_utils.notebook:stale_names"),
+    ("wrote", "course_admin.grading.student_notebooks:write_names", "course_admin.grading.student_notebooks:stale_names"),
     # after the harvest: the expected values and the check records come from the solutions just written
     ("wrote", "course_admin.lunar.reference:write_expected", "course_admin.lunar.reference:stale_expected"),
     ("wrote", "course_admin.replay.reference:write_expected", "course_admin.replay.reference:stale_expected"),

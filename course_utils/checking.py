@@ -298,6 +298,20 @@ the student's package, which holds no hidden case (no answer can be fitted to th
 their answers pasted): the grader fills it (``course_admin.grading.hidden_cases``), and hands each
 process that drives an answer its exercise's cases."""
 
+ORACLES: dict = {}
+"""The grader's oracles, by grade id: a function that returns the exercise's oracle (or None).
+An oracle computes what the exercise's judge needs of a case beyond the course's record of its
+answer (what each typical mistake gives, for the hints; the exact gradient); for the public cases
+the judge reads that from stored data. Computing it for any other case takes the exercise's
+answer, so the student's package holds no oracle: the grader fills this
+(``course_admin.grading.hidden_cases.install``) before it judges. Empty in the student's kernel."""
+
+
+def grader_oracle(grade_id: str):
+    """The oracle the grader handed in for exercise ``grade_id`` (``ORACLES``), or None."""
+    loader = ORACLES.get(grade_id)
+    return None if loader is None else loader()
+
 
 @dataclass(frozen=True)
 class Exercise:
@@ -337,7 +351,7 @@ class Exercise:
         found = self._hidden()
         if found is None:
             raise LookupError(f"the hidden cases of {self.grade_id} are not in the student's package: the grader "
-                              "(course_admin) gives them when it grades")
+                              "gives them when it grades")
         return found() if callable(found) else found
 
     def _hidden(self):

@@ -117,33 +117,10 @@ def setup_notebook(tutorial: str) -> None:
     shell.set_custom_exc((NameError,), explain)
 
 
-def names_file_content() -> str:
-    """``assets/notebook_names.json`` as ``course release`` writes it, from the released student
-    notebooks (``notebooks/``: what students run, with no solution code to leak)."""
+def names_table() -> dict[str, dict[str, dict[str, str]]]:
+    """What ``assets/notebook_names.json`` holds, from the released student notebooks (``notebooks/``:
+    what students run, with no solution code to leak): {notebook: {name: where it is made}}.
+    ``course release`` writes it (``course_admin.grading.student_notebooks.write_names``)."""
     from course_utils.paths import NOTEBOOKS
 
-    table = {}
-    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
-        table[path.stem] = defined_names(json.loads(path.read_text()))
-    return json.dumps(table, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-
-
-def write_names() -> list:
-    """Write ``assets/notebook_names.json``; returns it in a list if it changed."""
-    from course_utils.paths import ASSETS
-
-    path, text = ASSETS / NAMES_FILE, names_file_content()
-    if path.exists() and path.read_text() == text:
-        return []
-    path.write_text(text)
-    return [path]
-
-
-def stale_names() -> list[str]:
-    """``["assets/notebook_names.json ..."]`` when it disagrees with ``solutions/``, else ``[]``."""
-    from course_utils.paths import ASSETS
-
-    path = ASSETS / NAMES_FILE
-    if not path.exists() or path.read_text() != names_file_content():
-        return [f"assets/{NAMES_FILE} does not match notebooks/"]
-    return []
+    return {path.stem: defined_names(json.loads(path.read_text())) for path in sorted(NOTEBOOKS.glob("*.ipynb"))}

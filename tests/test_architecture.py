@@ -1,6 +1,7 @@
 """The package's shape, as import contracts (pyproject.toml, ``[tool.importlinter]``), checked by
 ``make lint``. Here: the contracts hold, and breaking one on purpose fails the check."""
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -72,3 +73,32 @@ def test_no_module_is_over_600_lines():
     files = [*(ROOT / "course_utils").rglob("*.py"), *(ROOT / "course_admin").rglob("*.py")]
     lengths = {str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for p in files}
     assert {path: n for path, n in lengths.items() if n > 600} == {}
+
+
+STUDENT_NAMES_INSTRUCTOR = {("course_utils/cli.py", "course_admin"), ("course_utils/cli.py", "course_admin.cli")}
+"""The strings of the student package that name the instructor package: the ``course`` command adds
+the instructor's commands where that package is installed (a student's install has none). No judge
+loads its oracle by name: the grader hands the oracles in (``checking.ORACLES``)."""
+
+
+def _code_strings(tree: ast.Module):
+    """The string constants of a module that are not docstrings (a string standing alone as a
+    statement: a module's, class's or function's, or an attribute's after it)."""
+    alone = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
+    return (node for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and type(node.value) is str and id(node) not in alone)
+
+
+def test_the_student_package_names_no_instructor_module():
+    """``import_module("course_admin....")`` escapes the import contracts, which see static imports
+    only: the student package's code (its docstrings aside) names no ``course_admin`` module."""
+    found = {(str(path.relative_to(ROOT)), node.value) for path in sorted((ROOT / "course_utils").rglob("*.py"))
+             for node in _code_strings(ast.parse(path.read_text())) if "course_admin" in node.value}
+    assert found == STUDENT_NAMES_INSTRUCTOR
+
+
+def test_the_scan_finds_an_oracle_loaded_by_name():
+    tree = ast.parse('"""Doc naming course_admin."""\nimport importlib\nORACLE = "course_admin.lunar.bandit_oracle"\n'
+                     '"""Attribute doc naming course_admin."""\nimportlib.import_module(f"course_admin.{ORACLE}")\n')
+    assert [node.value for node in _code_strings(tree) if "course_admin" in node.value] == [
+        "course_admin.lunar.bandit_oracle", "course_admin."]

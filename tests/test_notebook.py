@@ -23,7 +23,9 @@ def test_defined_names_finds_the_first_cell_and_its_section():
 
 
 def test_released_notebooks_names_are_current():
-    assert notebook.stale_names() == []
+    from course_admin.grading.student_notebooks import stale_names
+
+    assert stale_names() == []
     table = json.loads((ASSETS / notebook.NAMES_FILE).read_text())
     assert table["02_colour_replay"]["mine"]["first_line"] == "mine = game.results()"
 

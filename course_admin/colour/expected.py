@@ -14,14 +14,14 @@ package does not hold).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
+from course_admin import stored_json
 from course_admin.colour import rho_judge, solutions
 from course_utils.colour.env import ColourEnv
-from course_utils.colour.expected import EXPECTED_FILE, load_expected
+from course_utils.colour.expected import EXPECTED_FILE
 from course_utils.colour.training import evaluate_agent, load_agent, replayed_step
 
 
@@ -56,25 +56,12 @@ def make_expected() -> dict:
     }
 
 
-def _dump(data: dict) -> str:
-    return json.dumps(data, indent=1, sort_keys=True) + "\n"
-
-
 def write_expected(path: Path = EXPECTED_FILE) -> Path:
     """Regenerate ``assets/colour_expected.json``; returns the path written."""
-    path.write_text(_dump(make_expected()))
-    return path
+    return stored_json.write(path, make_expected())
 
 
 def stale_expected(path: Path = EXPECTED_FILE) -> list[str]:
-    """Why ``path`` no longer holds what ``make_expected()`` computes: one line per differing
-    section, or ``[]`` when it is up to date."""
-    if not path.exists():
-        return [f"{path} is missing"]
-    try:
-        stored = load_expected(path)
-    except json.JSONDecodeError as error:
-        return [f"{path} is not valid JSON ({error})"]
-    fresh = json.loads(_dump(make_expected()))
-    return [f"{path}: {key!r} differs from make_expected()" for key in sorted(set(stored) | set(fresh))
-            if stored.get(key) != fresh.get(key)]
+    """Why ``path`` no longer holds what ``make_expected()`` computes (``stored_json.stale``): one line
+    per differing section, or ``[]`` when it is up to date."""
+    return stored_json.stale(path, make_expected())

@@ -16,12 +16,9 @@ import builtins
 import json
 import sys
 
-WATCHED = ("builtins", "json")
-"""Modules besides the course's whose names an answer must not rebind (the runner writes its
-result line with ``json``; every check calls builtins)."""
-
 
 def _watched_modules() -> dict[str, object]:
+    # besides the course's: json (the runner writes its result line with it) and builtins (every check calls them)
     modules = {name: module for name, module in list(sys.modules.items())
                if module is not None and (name == "course_utils" or name.startswith("course_utils."))}
     return modules | {"builtins": builtins, "json": json}

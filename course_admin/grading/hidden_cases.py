@@ -1,5 +1,6 @@
 """Every exercise's hidden cases, which only the grader holds (``course_admin.<tutorial>.hidden_cases``):
-``install`` gives them to ``course_utils.checking.HIDDEN_CASES`` in the grader's process, and
+``install`` gives them to ``course_utils.checking.HIDDEN_CASES`` in the grader's process (and the
+oracles its judges need for them, the module's ``ORACLES``, to ``checking.ORACLES``), and
 ``encode`` turns one exercise's cases into the text ``drive_apart`` hands the process that drives a
 submission's answer.
 
@@ -23,12 +24,19 @@ def _cases(tutorial: str, grade_id: str):
     return importlib.import_module(f"course_admin.{tutorial}.hidden_cases").HIDDEN[grade_id]()
 
 
+def _oracle(tutorial: str, grade_id: str):
+    # the tutorial's oracle of the exercise (its ``ORACLES``), None where its judge needs none
+    return getattr(importlib.import_module(f"course_admin.{tutorial}.hidden_cases"), "ORACLES", {}).get(grade_id)
+
+
 def install() -> None:
-    """Let every course ``Exercise`` in this process drive and judge its hidden cases (each
-    tutorial's are loaded when one of its exercises first asks)."""
+    """Let every course ``Exercise`` in this process drive and judge its hidden cases: their inputs
+    (``checking.HIDDEN_CASES``) and the oracles their judges' hints need (``checking.ORACLES``),
+    each tutorial's loaded when one of its exercises first asks."""
     for cell in GRADED:
         if cell.check:
             checking.HIDDEN_CASES.setdefault(cell.grade_id, functools.partial(_cases, cell.tutorial, cell.grade_id))
+            checking.ORACLES.setdefault(cell.grade_id, functools.partial(_oracle, cell.tutorial, cell.grade_id))
 
 
 def every_tutorial() -> dict:

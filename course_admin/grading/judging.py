@@ -29,6 +29,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat.notebooknode import NotebookNode
 from traitlets import Bool
 
+from course_admin import stored_json
 from course_admin.grading import hidden_cases, synthetic_exercises
 from course_utils import records
 from course_utils.checking import CHECK_RECORDS, Exercise, outcome
@@ -165,19 +166,11 @@ def check_records() -> dict:
     return {exercise.grade_id: json.loads(_reference_text(exercise.grade_id, False)) for exercise in exercises()}
 
 
-def _dump(data: dict) -> str:
-    """One line per exercise, so that a change shows as the exercise it touches."""
-    lines = [f"{json.dumps(grade_id)}: {json.dumps(data[grade_id], sort_keys=True)}" for grade_id in sorted(data)]
-    return "{\n" + ",\n".join(lines) + "\n}\n"
-
-
 def write_check_records(path: Path = ASSETS / CHECK_RECORDS) -> Path:
-    path.write_text(_dump(check_records()))
-    return path
+    return stored_json.write(path, check_records())
 
 
 def stale_check_records(path: Path = ASSETS / CHECK_RECORDS) -> list[str]:
-    """What ``course release`` would change in the stored records (empty when up to date)."""
-    if not path.exists() or path.read_text() != _dump(check_records()):
-        return [f"{path.name} (the course's records on the exercises' public cases)"]
-    return []
+    """What ``course release`` would change in the stored records, a line per exercise (empty when
+    up to date)."""
+    return stored_json.stale(path, check_records())

@@ -97,10 +97,6 @@ class Limits:
         an honest notebook is never cut.
     file_mb: largest file the kernel may write, in MB (``RLIMIT_FSIZE``).
     landlock: restrict the filesystem and network with Landlock when the kernel supports it.
-    drive_apart: drive the hidden tests of the course's exercises apart from the notebook, where
-        only the code each exercise gives its answer exists (``drive_apart``); False drives them
-        in the kernel, where wrapping the course's own code passes (for ``course bench grading``'s
-        comparison only).
     skip_given: where the hidden tests are driven apart, do not run the given cells no graded
         cell depends on (``skip_cells``); False runs every cell (for the comparison of both ways).
     """

@@ -2,7 +2,8 @@
 
 ``release()`` turns every ``solutions/*.ipynb`` into a student notebook in ``notebooks/``
 (nbgrader ``generate_assignment`` underneath); ``stale_notebooks()`` says which released
-notebooks no longer match (``course release --check``). Each tutorial is one nbgrader
+notebooks no longer match (``course release --check``); ``write_names`` and ``stale_names`` do the
+same for the table of which cell makes which name (``assets/notebook_names.json``). Each tutorial is one nbgrader
 assignment named after its notebook, e.g. ``02_colour_replay``; ``solutions/`` stays the one
 place exercises are written (``grading/source/`` is copied from it each time).
 """
@@ -18,8 +19,10 @@ from pathlib import Path
 
 import nbformat
 
+from course_admin import stored_json
 from course_admin.grading.nbgrader_run import course_config, nbgrader, run_converter, tools_on_path
-from course_utils.paths import NOTEBOOKS, SOLUTIONS
+from course_utils.notebook import NAMES_FILE, names_table
+from course_utils.paths import ASSETS, NOTEBOOKS, SOLUTIONS
 
 
 def assignments(source: Path = SOLUTIONS) -> list[str]:
@@ -172,3 +175,16 @@ def stale_notebooks() -> list[str]:
     for extra in sorted(set(p.stem for p in NOTEBOOKS.glob("*.ipynb")) - set(expected)):
         problems.append(f"notebooks/{extra}.ipynb has no solution notebook")
     return problems
+
+
+def write_names() -> list[Path]:
+    """Write ``assets/notebook_names.json`` (``notebook.names_table``, from ``notebooks/``); returns
+    it in a list if it changed."""
+    path, table = ASSETS / NAMES_FILE, names_table()
+    return [stored_json.write(path, table)] if stored_json.stale(path, table) else []
+
+
+def stale_names() -> list[str]:
+    """A line per notebook whose names ``assets/notebook_names.json`` does not hold as released
+    (empty: current)."""
+    return stored_json.stale(ASSETS / NAMES_FILE, names_table())

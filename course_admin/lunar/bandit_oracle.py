@@ -4,8 +4,8 @@ estimator on a case's samples (``terms``), the exact gradient, what each typical
 
 Instructor code: ``terms(...).mean(0)`` is the exercise's answer. The student package's judge
 (``course_utils.lunar.checks.bandit_judge``) reads these figures for the check cell's cases from
-``assets/lunar_expected.json`` (``reference.make_expected`` stores them) and, in the grader, where
-this package is installed, computes them here for the hidden cases.
+``assets/lunar_expected.json`` (``reference.make_expected`` stores them) and, in the grader, which
+hands ``figures`` to the judge (``hidden_cases.ORACLES``), computes them here for the hidden cases.
 
 Shapes: ``K`` actions, ``S`` samples. Everything here is float64.
 """

@@ -1,12 +1,14 @@
-"""Tutorial 3's hidden cases: the inputs each exercise is graded on, kept out of the student's
-package (``course_utils.checking.HIDDEN_CASES``). Other sizes, seeds and values than the public
-cases of ``course_utils.lunar.checks``, of the same kinds. A batch is ``"stored"`` (the public
-one) or ``{"seed", "lengths"}``: episodes of those lengths made from that seed."""
+"""Tutorial 3's hidden cases: the inputs each exercise is graded on, kept out of the student's package
+(``course_utils.checking.HIDDEN_CASES``), and the oracle its judge needs for them (``ORACLES``).
+Other sizes, seeds and values than the public cases of ``course_utils.lunar.checks``, of the same
+kinds. A batch is ``"stored"`` (the public one) or ``{"seed", "lengths"}``: episodes of those
+lengths made from that seed."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from course_admin.lunar import bandit_oracle
 from course_admin.lunar.solutions import Episode
 from course_utils.lunar.checks.agents import distribution_cases, lunar_step, toy_step
 from course_utils.lunar.harness import Experience
@@ -148,3 +150,7 @@ HIDDEN = {
     "test_aac_agent": aac_agent,
     "test_aac_loss": aac_loss,
 }
+
+ORACLES = {"test_score_function": bandit_oracle.figures}
+"""What the judges need of a hidden case beyond the course's record, by grade id: the grader hands
+them in (``course_utils.checking.ORACLES``)."""

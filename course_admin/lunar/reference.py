@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from course_admin import stored_json
 from course_admin.lunar.bandit_oracle import stored_figures
 from course_admin.lunar.optional_reference import optional_expected
 from course_admin.lunar.solutions import (
@@ -33,7 +34,7 @@ from course_admin.lunar.solutions import (
     TrainBatch,
     VanillaPolicyGradientLoss,
 )
-from course_utils.lunar.expected import EXPECTED_FILE, load_expected
+from course_utils.lunar.expected import EXPECTED_FILE
 from course_utils.lunar.experiments import EXPERIMENTS, SEEDS, STORED_RESULTS, Experiment, run_experiments
 from course_utils.lunar.harness import Experience
 
@@ -124,35 +125,15 @@ def _score_identity() -> dict:
     return {"total": total, "terms": terms}
 
 
-def _dump(expected: dict) -> str:
-    return json.dumps(expected, indent=None, separators=(",", ":")) + "\n"
-
-
 def write_expected(path: Path = EXPECTED_FILE) -> Path:
     """Regenerate ``assets/lunar_expected.json`` from ``make_expected()``; returns the path written."""
-    path.write_text(_dump(make_expected()))
-    return path
+    return stored_json.write(path, make_expected())
 
 
 def stale_expected(path: Path = EXPECTED_FILE) -> list[str]:
-    """Why ``path`` no longer holds what ``make_expected()`` computes (compared as parsed JSON): one line
+    """Why ``path`` no longer holds what ``make_expected()`` computes (``stored_json.stale``): one line
     per differing section, or ``[]`` when it is up to date."""
-    if not path.exists():
-        return [f"{path} is missing"]
-    try:
-        stored = load_expected(path)
-    except json.JSONDecodeError as error:
-        return [f"{path} is not valid JSON ({error})"]
-    fresh = json.loads(_dump(make_expected()))
-    if stored == fresh:
-        return []
-    if not isinstance(stored, dict):
-        return [f"{path} does not hold a JSON object"]
-    return [
-        f"{path}: {key!r} differs from make_expected()"
-        for key in sorted(set(stored) | set(fresh))
-        if stored.get(key) != fresh.get(key)
-    ]
+    return stored_json.stale(path, make_expected())
 
 
 PG_HP = dict(batch_size=16, gamma=0.99, beta=0.5, learn_rate=2e-3, hidden_layers=(128, 128))

@@ -1,9 +1,11 @@
-"""Tutorial 4's hidden cases: the inputs each exercise is graded on, kept out of the student's
-package (``course_utils.checking.HIDDEN_CASES``). Other sizes, seeds and values than the public
-cases of ``course_utils.replay.checks*``, of the same kinds."""
+"""Tutorial 4's hidden cases: the inputs each exercise is graded on, kept out of the student's package
+(``course_utils.checking.HIDDEN_CASES``), and the oracles their judges need for them (``ORACLES``).
+Other sizes, seeds and values than the public cases of ``course_utils.replay.checks*``, of the same
+kinds."""
 
 from __future__ import annotations
 
+from course_admin.replay import td_judge, tree_judge
 from course_utils.replay.checks import tree_cases
 from course_utils.replay.checks_td import td_cases
 
@@ -66,3 +68,7 @@ HIDDEN = {
     "test_prioritized_buffer": prioritized_buffer,
     "test_td_loss": td_loss,
 }
+
+ORACLES = {"test_td_loss": td_judge.variants, "test_segment_trees": tree_judge.speed_total}
+"""What the judges need of a hidden case beyond the course's record, by grade id: the grader hands
+them in (``course_utils.checking.ORACLES``)."""

@@ -7,9 +7,9 @@ trees' speed part for the public seed (``tree_judge.speed_total``). ``course rel
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from course_admin import stored_json
 from course_admin.replay import td_judge, tree_judge
 from course_utils.replay.checks import TREES
 from course_utils.replay.checks_td import TD
@@ -36,18 +36,12 @@ def make_expected() -> dict:
             "segment_trees": {case_key([speed, speed["seed"]]): tree_judge.speed_total(speed, speed["seed"])}}
 
 
-def _dump(expected: dict) -> str:
-    return json.dumps(expected, indent=1, sort_keys=True) + "\n"
-
-
 def write_expected(path: Path = EXPECTED_FILE) -> Path:
     """Regenerate ``assets/replay_expected.json``; returns the path written."""
-    path.write_text(_dump(make_expected()))
-    return path
+    return stored_json.write(path, make_expected())
 
 
 def stale_expected(path: Path = EXPECTED_FILE) -> list[str]:
-    """``[]`` when ``path`` holds what ``make_expected()`` computes, else one line saying so."""
-    if not path.exists() or path.read_text() != _dump(make_expected()):
-        return [f"{path.name} (the TD loss's typical mistakes on its public cases)"]
-    return []
+    """Why ``path`` no longer holds what ``make_expected()`` computes (``stored_json.stale``): one line
+    per differing section, or ``[]`` when it is up to date."""
+    return stored_json.stale(path, make_expected())

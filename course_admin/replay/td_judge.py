@@ -5,7 +5,7 @@ It computes what Exercise 4 asks (the TD errors of a Q-network on a batch), so i
 code: the student's package holds none of it. The judge (``course_utils.replay.td_judge``) reads
 these values for the public cases from ``assets/replay_expected.json`` (written from this module by
 ``course release``, ``course_admin.replay.reference``) and, in the grader, where the hidden cases
-are judged, loads this module by name (``course_utils.replay.td_judge.GRADER_ORACLE``). The right
+are judged, gets ``variants`` from the grader (``hidden_cases.ORACLES``). The right
 values themselves come from the course's record of the reference answer (``expected``).
 """
 

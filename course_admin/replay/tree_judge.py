@@ -1,7 +1,7 @@
 """The grader's oracle for the segment trees' speed part (``course_utils.replay.checks.TREES``):
 the total of the sums the steps drawn from a seed ask for. The grader draws the seed afresh for
 every submission, so the total cannot be stored; the judge (``course_utils.replay.tree_judge``)
-loads this module by name where the grader runs it, and reads the public seed's total from
+gets ``speed_total`` from the grader (``hidden_cases.ORACLES``) where it runs, and reads the public seed's total from
 ``assets/replay_expected.json`` (``course_admin.replay.reference``)."""
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ layer first:
   ``EXERCISES``: ``checks`` (Exercises 1-2: the memory's ``add``, the segment trees),
   ``checks_buffer`` (Exercise 3: the prioritized buffer), ``checks_td`` (Exercise 4: the TD loss);
   their judges compare with the course's record of its own answer, and read what that record
-  does not hold from ``expected`` (stored values, or the grader's oracles in ``course_admin``):
-  ``td_judge``, ``tree_judge``
+  does not hold from ``expected`` (stored values), or from the oracles the grader hands them
+  (``checking.grader_oracle``): ``td_judge``, ``tree_judge``
 - ``timing``: the student's sum tree timed against a plain list
 """

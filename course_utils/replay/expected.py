@@ -4,23 +4,19 @@ computes with its reference code, which the student's package does not hold.
 - for the public cases, they are stored in ``assets/replay_expected.json`` (``course release``
   writes it with ``course_admin.replay.reference``): ``stored(section)[case_key(case)]``;
 - for any other case (the hidden ones, which only the grader judges), the grader computes them
-  with its oracle modules, ``course_admin.replay.<name>``, loaded by name (``grader_oracle``):
-  the student's package imports nothing of ``course_admin``, and where it is not installed
-  (the student's kernel) the name loads nothing.
+  with its oracles, which it hands the judges (``checking.grader_oracle``): the student's kernel
+  has none.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import importlib
 import json
 
 from course_utils.paths import ASSETS
 
 EXPECTED_FILE = ASSETS / "replay_expected.json"
-ORACLES = "course_admin.replay"
-"""The package of the grader's oracle modules (``td_judge``, ``tree_judge``)."""
 
 
 def case_key(case) -> str:
@@ -40,10 +36,3 @@ def stored(section: str) -> dict:
     """``{case_key: value}`` of one section of the stored file (empty when it has none)."""
     return _file().get(section, {})
 
-
-def grader_oracle(name: str):
-    """The grader's oracle module ``course_admin.replay.<name>``, or None where it is not installed."""
-    try:
-        return importlib.import_module(f"{ORACLES}.{name}")
-    except ImportError:
-        return None

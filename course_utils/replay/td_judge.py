@@ -5,10 +5,10 @@ that name each typical mistake.
 
 The hints need what each mistake would give: the TD errors with their sign, without the terminal
 mask, and the gradient that flows through an undetached target (``variants``). The course computes
-them with its reference (``course_admin.replay.td_judge``), which the student's package does not
-hold: for the public cases they are stored in ``assets/replay_expected.json`` (``course release``
-writes it), and the grader, which judges the hidden cases, loads that module by name
-(``expected.grader_oracle``). Where neither has them, the verdict stands without the specific hint.
+them with its reference, which the student's package does not hold: for the public cases they are
+stored in ``assets/replay_expected.json`` (``course release`` writes it), and the grader, which
+judges the hidden cases, hands its oracle in (``checking.grader_oracle``). Where neither has them,
+the verdict stands without the specific hint.
 
 Apart from the drive: the grader judges in its own process, and its child that drives the student's
 loss cannot read this module (``grading.drive_apart.JUDGE_ONLY``).
@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from course_utils.check_helpers import close_arrays, number, numbers
-from course_utils.checking import Problem, fmt
+from course_utils.checking import Problem, fmt, grader_oracle
 from course_utils.replay import expected as stored_values
 from course_utils.replay.check_log import _seen
 
@@ -29,13 +29,13 @@ and a wrong answer's to a typical mistake's."""
 
 
 def variants(case: dict) -> dict | None:
-    """The typical mistakes' values on ``case`` (``course_admin.replay.td_judge.variants``): stored
-    for a public case, computed by the grader's oracle for any other, None where neither exists."""
+    """The typical mistakes' values on ``case``: stored for a public case, computed by the oracle
+    the grader hands in for any other, None where neither exists."""
     found = stored_values.stored("td_loss").get(stored_values.case_key(case))
     if found is not None:
         return found
-    oracle = stored_values.grader_oracle("td_judge")
-    return None if oracle is None else oracle.variants(case)
+    oracle = grader_oracle("test_td_loss")
+    return None if oracle is None else oracle(case)
 
 
 def _huber(x: np.ndarray) -> np.ndarray:

@@ -13,20 +13,20 @@ from __future__ import annotations
 import numpy as np
 
 from course_utils.check_helpers import numbers
-from course_utils.checking import Problem, fmt
+from course_utils.checking import Problem, fmt, grader_oracle
 from course_utils.records import Opaque
 from course_utils.replay import expected
 
 
 def speed_total(speed: dict, seed: int) -> float | None:
     """The total of the speed part's sums drawn from ``seed`` (``speed``: the case's speed part):
-    stored for the public seed, computed by the grader's oracle (``course_admin.replay.tree_judge``)
-    for the seed the grader draws; None where neither exists."""
+    stored for the public seed, computed by the oracle the grader hands in for the seed it draws;
+    None where neither exists."""
     found = expected.stored("segment_trees").get(expected.case_key([speed, seed]))
     if found is not None:
         return found
-    oracle = expected.grader_oracle("tree_judge")
-    return None if oracle is None else oracle.speed_total(speed, seed)
+    oracle = grader_oracle("test_segment_trees")
+    return None if oracle is None else oracle(speed, seed)
 
 
 def judge_layout(nodes, values: np.ndarray, name: str) -> None:

@@ -42,7 +42,7 @@ for cell in GRADED:
         found[exercise.grade_id] = "given"
     except LookupError as error:
         found[exercise.grade_id] = str(error)
-print(json.dumps({"found": found, "installed": sorted(checking.HIDDEN_CASES),
+print(json.dumps({"found": found, "installed": sorted(checking.HIDDEN_CASES), "oracles": sorted(checking.ORACLES),
                   "admin": sorted(m for m in sys.modules if m.startswith("course_admin"))}))
 """
 
@@ -51,9 +51,21 @@ def test_the_student_package_gives_no_hidden_case():
     """What a student's kernel can reach: every exercise of the four tutorials, and not one hidden case."""
     done = subprocess.run([sys.executable, "-c", STUDENT], capture_output=True, text=True, timeout=300, check=True)
     seen = json.loads(done.stdout.splitlines()[-1])
-    assert seen["installed"] == [] and seen["admin"] == []
+    assert seen["installed"] == [] and seen["oracles"] == [] and seen["admin"] == []
     assert set(seen["found"]) == set(hidden_cases.every_tutorial())
     assert all("not in the student's package" in why for why in seen["found"].values()), seen["found"]
+
+
+def test_the_grader_hands_the_judges_their_oracles():
+    """The judges that need more of a hidden case than the course's record get it from the grader
+    (``checking.ORACLES``, filled by ``install``), not by loading ``course_admin`` by name."""
+    from course_admin.lunar import bandit_oracle
+    from course_admin.replay import td_judge, tree_judge
+
+    given = {exercise.grade_id: checking.grader_oracle(exercise.grade_id) for exercise in judging.exercises()}
+    assert {grade_id: oracle for grade_id, oracle in given.items() if oracle is not None} == {
+        "test_score_function": bandit_oracle.figures, "test_td_loss": td_judge.variants,
+        "test_segment_trees": tree_judge.speed_total}
 
 
 def test_a_hidden_cell_run_in_the_notebook_says_the_grader_runs_it(capsys, monkeypatch):

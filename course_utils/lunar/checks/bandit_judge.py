@@ -6,8 +6,8 @@ check cell's report of the estimate and the baseline.
 What it needs of a case (``figures``: the exact gradient, the margin of ``SIGMAS`` standard errors,
 what each typical mistake returns) comes from stored data for the check cell's cases (the
 ``"score_function"`` section of ``assets/lunar_expected.json``) and, for the hidden cases, from the
-course's oracle (``course_admin.lunar.bandit_oracle``), which only the grader has: computing them
-takes the estimator itself, the exercise's answer, which the student package does not ship.
+course's oracle, which only the grader has and hands in (``checking.grader_oracle``): computing
+them takes the estimator itself, the exercise's answer, which the student package does not ship.
 
 Apart from the drive: the grader judges in its own process, and its child that drives the
 student's function cannot read this module (``grading.drive_apart.JUDGE_ONLY``). The student's
@@ -18,14 +18,13 @@ Shapes: ``K`` actions, ``S`` samples. Everything here is float64.
 
 from __future__ import annotations
 
-import importlib
 import json
 
 import numpy as np
 import torch
 
 from course_utils.check_helpers import close_arrays, tensor_of
-from course_utils.checking import Problem, fmt, raise_if_error
+from course_utils.checking import Problem, fmt, grader_oracle, raise_if_error
 from course_utils.lunar.checks.bandit import call
 from course_utils.lunar.expected import load_expected
 
@@ -37,8 +36,9 @@ RTOL, ATOL = 1e-3, 1e-4
 what a typical mistake gives: ``ATOL`` is scaled by the largest component compared with, when
 that is above 1 (``_atol``)."""
 
-ORACLE = "course_admin.lunar.bandit_oracle"
-"""The module, in the instructor package, that computes ``figures`` of a case that is not stored."""
+GRADE_ID = "test_score_function"
+"""The exercise's grade id, under which the grader hands in the oracle that computes ``figures`` of
+a case that is not stored."""
 
 
 def case_key(case: dict) -> str:
@@ -53,11 +53,10 @@ def figures(case: dict) -> dict:
     for stored in load_expected().get("score_function", []):
         if stored["key"] == key:
             return stored
-    try:
-        oracle = importlib.import_module(ORACLE)
-    except ImportError:
-        raise Problem("this case can only be judged by the course's grader.") from None
-    return oracle.figures(case)
+    oracle = grader_oracle(GRADE_ID)
+    if oracle is None:
+        raise Problem("this case can only be judged by the course's grader.")
+    return oracle(case)
 
 
 def _atol(b: np.ndarray) -> float:
