@@ -31,6 +31,13 @@ def evaluate_individual(env, agent, optimizer_func, num_tasks=10, num_gradient_s
 
 
 # Solution cell 'genetic_algorithm'
+def choose_parents(population, tournament_size=20, parents_size=4):
+    '''Selection (given): the best `tournament_size` individuals form the tournament, and
+    `parents_size` parents are drawn from it at random. population: list of (agent, score).'''
+    ranked = sorted(population, key=lambda individual: individual[1], reverse=True)
+    return random.choices(ranked[:tournament_size], k=parents_size)
+
+
 def create_new_agent(agent1, agent2):
     '''An offspring of two parent agents: crossing over per layer, then mutation.'''
     child = copy.deepcopy(agent1)

@@ -1,20 +1,17 @@
-"""Tutorial 1's evolutions run in the notebook with the student's own operators, drawn live as
-they run: the genetic algorithm with the student's ``create_new_agent``, and the race of a
-Lamarckian population (kept by the student's ``lamarckian_individual``) against a Baldwinian one
-(same seed, same budget). Until those pass their checks the notebook shows the course's stored runs
-(``pretrained.load_runs``, drawn by ``show_run``).
+"""Tutorial 1's evolutions run in the notebook on the student's own code, drawn live as they
+run: the genetic algorithm of the student's ``update_population`` (which makes its offspring with
+their ``create_new_agent``), and the race of a Lamarckian population (kept by the student's
+``lamarckian_individual``) against a Baldwinian one (same seed, same budget). Until those pass
+their checks the notebook shows the course's stored runs (``pretrained.load_runs``, drawn by
+``show_run``).
 
-The loop around the student's operators is given, and it is the course's exception to "no
-answers in the student package" (README, instructor section) that comes closest to one: ranking,
-the tournament and the parents drawn as the notebook's own cell draws them, the children scored
-together by the batched scorer (``scoring``), and as many random old individuals replaced. That
-is the selection and replacement of Exercise 2's ``update_population``; the offspring are the
-student's ``create_new_agent``'s. It is no drop-in (it scores a generation's children in one
-batch and takes no population from outside), but its eight lines of selection and replacement can
-be copied into ``update_population``: a red team did, and earned the exercise's 4 points (the
-similarity report does not list it: the copy is a fifth of the answer). A live run on the
-student's own ``update_population`` would score the children one at a time, about 40 times
-slower; scoring them in one batch behind a stand-in ``evaluate_individual`` would close this.
+This module holds no genetic-algorithm operator: the selection is the notebook's given
+``choose_parents``, and offspring, replacement and what a Lamarckian population keeps are the
+student's. What it adds is speed: the ``evaluate_individual`` that ``update_population`` calls is
+replaced by a stand-in that scores a generation's offspring together with the batched scorer
+(``scoring``; one at a time they would take about 40 times as long). It resembles Exercise 1
+(``evaluate_individual``), as the batched scorer does, and no exercise more: it is a stand-in
+inside ``evolve``, not a function with an exercise's signature.
 
 Scores here are in the notebook's one unit: the **mean score per task, of 20** (the sum of the
 20 evaluation rewards on a task, averaged over the tasks an individual was scored on).
@@ -22,6 +19,7 @@ Scores here are in the notebook's one unit: the **mean score per task, of 20** (
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from collections.abc import Callable
@@ -30,6 +28,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from course_utils.harlow.env import HarlowExperimentEnv
 from course_utils.harlow.scoring import HYPER_NAMES, evaluate_population, fresh_agents, stack_agents
 from course_utils.runtime import headless
 
@@ -104,59 +103,145 @@ class LiveEvolution:
         plt.close(fig)
 
 
+@contextlib.contextmanager
+def _evaluate_with(update_population: Callable, stand_in: Callable):
+    """Put ``stand_in`` where the student's ``update_population`` looks ``evaluate_individual`` up
+    (the notebook's globals), and the student's own back afterwards."""
+    namespace = getattr(update_population, "__globals__", {})
+    if "evaluate_individual" not in namespace:
+        raise ValueError("update_population should call evaluate_individual(...) for each offspring "
+                         "(its check says the same): the live evolution scores the offspring in its place.")
+    saved = namespace["evaluate_individual"]
+    namespace["evaluate_individual"] = stand_in
+    try:
+        yield
+    finally:
+        namespace["evaluate_individual"] = saved
+
+
+def _random_states() -> tuple:
+    return random.getstate(), np.random.get_state(), torch.random.get_rng_state()
+
+
+def _set_random_states(states: tuple) -> None:
+    random.setstate(states[0])
+    np.random.set_state(states[1])
+    torch.random.set_rng_state(states[2])
+
+
+def _same_agent(a, b) -> bool:
+    """Whether two agents hold the same weights and hyperparameters."""
+    first, second = a.state_dict(), b.state_dict()
+    return (a.hyperparameters() == b.hyperparameters() and first.keys() == second.keys()
+            and all(torch.equal(first[name], second[name]) for name in first))
+
+
 def evolve(
-    create_new_agent: Callable,
+    update_population: Callable,
+    choose_parents: Callable,
     seed: int = 0,
     generations: int = 200,
     lamarckian_individual: Callable | None = None,
     population_size: int = 50,
     new_per_generation: int = 5,
-    tournament_size: int = 20,
-    parents_size: int = 4,
     num_tasks: int = 10,
     on_generation: Callable[[dict], None] | None = None,
     **settings,
 ) -> dict:
-    """The tutorial's genetic algorithm with the student's operators, deterministic from ``seed``.
+    """The tutorial's genetic algorithm run by the student's own code, deterministic from ``seed``.
 
-    Generation 0 is ``population_size`` fresh agents. Each generation then takes the
-    ``tournament_size`` best, draws ``parents_size`` parents among them (with replacement), makes
-    ``new_per_generation`` children of random parent pairs with ``create_new_agent(agent1,
-    agent2)``, scores them over ``num_tasks`` new tasks, and swaps them for as many random old
-    individuals. With ``lamarckian_individual(born, trained)`` the population is Lamarckian: once
-    scored, each individual is replaced by what that function keeps of it, given the weights its
-    trained copies ended with (one state dict per task); without it, Baldwinian.
+    Generation 0 is ``population_size`` fresh agents, each scored over ``num_tasks`` new tasks.
+    Each generation is then the notebook's: ``choose_parents(population)`` (the selection the
+    notebook gives) and the student's ``update_population(env, optimizer_func, population,
+    parents_population, best_score, new_generation_new_individuals=new_per_generation)``, with a
+    stand-in for the ``evaluate_individual`` it calls. The offspring, their scores' use and which
+    old individuals go are the student's; this function adds no operator of its own.
 
-    ``create_new_agent`` draws from Python's, NumPy's and torch's global generators: they are
+    The stand-in scores a generation's offspring in one batch (the batched scorer, ``scoring``):
+    ``update_population`` runs once to make them (the stand-in queues each and answers 0), they
+    are scored together, and it runs again from the same random state, the stand-in now answering
+    each offspring's real score: the population it returns is the one the student's code makes
+    with the real scores. An offspring the second run makes differently (an answer drawing from
+    a generator of its own) is scored on its own when it asks.
+
+    With ``lamarckian_individual(born, trained)`` the population is Lamarckian: once scored, each
+    individual is replaced by what that function keeps of it, given the weights its trained
+    copies ended with (one state dict per task); without it, Baldwinian.
+
+    The student's functions draw from Python's, NumPy's and torch's global generators: they are
     seeded from ``seed`` for the run and put back afterwards. ``on_generation(history)`` is called
     after every generation (0 included). Returns the history: ``generation``, ``mean`` and
     ``best`` population score (over ``num_tasks`` tasks), the mean of each hyperparameter, and
     the settings.
     """
     inheritance = "lamarckian" if lamarckian_individual is not None else "baldwinian"
-    states = random.getstate(), np.random.get_state(), torch.random.get_rng_state()
+    states = _random_states()
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    try:
-        def scored(agents):
-            """Score the agents; a Lamarckian population then keeps what ``lamarckian_individual`` keeps."""
-            per_task = {} if lamarckian_individual is not None else None
-            params, hypers = stack_agents(agents)
-            scores = evaluate_population(params, hypers, rng, num_tasks, learned_per_task=per_task, **settings).sum(1)
-            if per_task is not None:
-                agents = [lamarckian_individual(agent, [{name: p[i, k] for name, p in per_task.items()}
-                                                        for k in range(num_tasks)])
-                          for i, agent in enumerate(agents)]
-            return agents, scores
+    env = HarlowExperimentEnv()
 
-        population, scores = scored(fresh_agents(population_size, torch.Generator().manual_seed(seed)))
+    def scored(agents):
+        """Score the agents together: a list of (kept agent, total score, per-task scores); a
+        Lamarckian population keeps what ``lamarckian_individual`` keeps of each."""
+        per_task = {} if lamarckian_individual is not None else None
+        params, hypers = stack_agents(agents)
+        scores = evaluate_population(params, hypers, rng, num_tasks, learned_per_task=per_task, **settings)
+        kept = list(agents)
+        if per_task is not None:
+            kept = [lamarckian_individual(agent, [{name: p[i, k] for name, p in per_task.items()}
+                                                  for k in range(num_tasks)])
+                    for i, agent in enumerate(agents)]
+        return [(agent, float(row.sum()), [float(s) for s in row]) for agent, row in zip(kept, scores, strict=True)]
+
+    def one_generation(population, best_score):
+        parents = choose_parents(population)
+        before, queued = _random_states(), []
+
+        def queue(env, agent, *args, **kwargs):
+            queued.append(agent)
+            return 0.0, [0.0] * num_tasks
+
+        with _evaluate_with(update_population, queue):
+            update_population(env, torch.optim.RMSprop, list(population), list(parents), best_score,
+                              new_generation_new_individuals=new_per_generation)
+        results = scored(queued) if queued else []
+        _set_random_states(before)
+        offspring = {}  # id of an offspring of the second run -> (it, what the population keeps of it)
+
+        def answer(env, agent, *args, **kwargs):
+            k = len(offspring)
+            known = k < len(results) and _same_agent(agent, queued[k])
+            individual, total, per_task = results[k] if known else scored([agent])[0]
+            offspring[id(agent)] = (agent, individual if lamarckian_individual is not None else agent)
+            return total, per_task
+
+        with _evaluate_with(update_population, answer):
+            returned = update_population(env, torch.optim.RMSprop, list(population), list(parents), best_score,
+                                         new_generation_new_individuals=new_per_generation)
+        try:
+            population, best_score = returned
+            population = [(agent, float(score)) for agent, score in population]
+        except (TypeError, ValueError):
+            raise ValueError("update_population should return (population, best score), the population a list of "
+                             "(agent, score) pairs (its check says the same).") from None
+        if len(population) != population_size:
+            raise ValueError(f"update_population returned {len(population)} individuals of {population_size} "
+                             "(its check says the same).")
+        kept = {key: individual for key, (agent, individual) in offspring.items()}
+        return [(kept.get(id(agent), agent), score) for agent, score in population], best_score
+
+    try:
+        population = [(agent, total) for agent, total, _ in
+                      scored(fresh_agents(population_size, torch.Generator().manual_seed(seed)))]
+        best_score = max(score for _, score in population)
         history = {"generation": [], "mean": [], "best": [], **{f"mean_{k}": [] for k in HYPER_NAMES},
                    "num_tasks": num_tasks}
 
         def record(generation):
-            hypers = np.array([[agent.hyperparameters()[k] for k in HYPER_NAMES] for agent in population])
+            scores = np.array([score for _, score in population])
+            hypers = np.array([[agent.hyperparameters()[k] for k in HYPER_NAMES] for agent, _ in population])
             history["generation"].append(generation)
             history["mean"].append(round(float(scores.mean()), 3))
             history["best"].append(float(scores.max()))
@@ -167,27 +252,19 @@ def evolve(
 
         record(0)
         for generation in range(1, generations + 1):
-            ranked = np.argsort(-scores, kind="stable")[:tournament_size]
-            parents = rng.choice(ranked, size=parents_size, replace=True)
-            couples = rng.choice(parents, size=(new_per_generation, 2), replace=True)
-            children, child_scores = scored([create_new_agent(population[a], population[b]) for a, b in couples])
-            keep = np.setdiff1d(np.arange(population_size),
-                                rng.choice(population_size, new_per_generation, replace=False))
-            population = [population[i] for i in keep] + children
-            scores = np.concatenate([scores[keep], child_scores])
+            population, best_score = one_generation(population, best_score)
             record(generation)
     finally:
-        random.setstate(states[0])
-        np.random.set_state(states[1])
-        torch.random.set_rng_state(states[2])
+        _set_random_states(states)
     return {**history, "settings": {"seed": seed, "population_size": population_size, "generations": generations,
-                                    "new_per_generation": new_per_generation, "tournament_size": tournament_size,
-                                    "parents_size": parents_size, "inheritance": inheritance, **settings}}
+                                    "new_per_generation": new_per_generation, "inheritance": inheritance,
+                                    **settings}}
 
 
 def evolve_live(
     generations: int,
-    create_new_agent: Callable,
+    update_population: Callable,
+    choose_parents: Callable,
     seed: int = 0,
     lamarckian_individual: Callable | None = None,
     curves: dict | None = None,
@@ -195,7 +272,8 @@ def evolve_live(
     title: str = "Evolution, live",
     **settings,
 ) -> dict:
-    """Run ``evolve`` with the student's ``create_new_agent`` (and, for a Lamarckian run, their
+    """Run ``evolve`` on the student's ``update_population`` (with their ``create_new_agent``,
+    which it calls) and the notebook's ``choose_parents`` (and, for a Lamarckian run, their
     ``lamarckian_individual``) for ``generations`` generations (population 50, 5 new individuals
     per generation, each scored over 10 new tasks, as in the tutorial), drawing its population mean
     live. Returns ``evolve``'s result plus ``seconds`` (wall time of the run).
@@ -208,8 +286,8 @@ def evolve_live(
     label = label or f"{inheritance} population mean"
     plot = LiveEvolution(generations, label, curves, title)
     start = time.perf_counter()
-    result = evolve(create_new_agent, seed=seed, generations=generations, lamarckian_individual=lamarckian_individual,
-                    on_generation=plot, **settings)
+    result = evolve(update_population, choose_parents, seed=seed, generations=generations,
+                    lamarckian_individual=lamarckian_individual, on_generation=plot, **settings)
     result["seconds"] = time.perf_counter() - start
     plot.finish(result)
     return result

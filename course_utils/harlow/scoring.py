@@ -4,12 +4,12 @@ evaluated as ``train_evaluate_agent`` trains and evaluates one agent on one task
 Given code the tutorial cannot run without (the course's exception to "no answers in the student
 package", see the README's instructor section): the batched form of tutorial 1's LSTM A2C inner
 loop (``train_evaluate_agent``), which the notebook's initial population, its live evolutions
-(run with the student's own ``create_new_agent`` and ``lamarckian_individual``) and the comparisons
+(run on the student's own ``update_population`` and ``lamarckian_individual``) and the comparisons
 of Sections 4 and 5 need: one agent at a time they would take hours. ``evaluate_population``
 resembles Exercise 1 (``evaluate_individual``) done for a whole population; the A2C loss's
 gradient is written out inside the batched net's backward pass (``_BatchedNet.a2c_backward``), not
-as a loss function. It holds no genetic-algorithm operator: offspring and the Lamarckian
-write-back are the student's, selection is ``evolution``'s (the course's own engine is
+as a loss function. It holds no genetic-algorithm operator: offspring, replacement and the Lamarckian
+write-back are the student's, selection the notebook's (the course's own engine is
 ``course_admin.harlow.batch``).
 
 Every pair is a row of a batch of ``P`` pairs:

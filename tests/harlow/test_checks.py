@@ -487,27 +487,80 @@ def test_lamarckian_mistakes_get_their_hint(capsys, wrong, hint):
     assert hint in out, out
 
 
-def test_the_race_runs_on_the_students_functions_and_they_decide_what_is_kept():
-    """The notebook's live evolutions run on the student's create_new_agent and lamarckian_individual:
-    a Lamarckian run whose function keeps the born agent is the Baldwinian run, and one that keeps
-    the mean of the learned weights is another run."""
+def _live(student: dict, **settings) -> dict:
+    """The notebook's live evolution (``evolution.evolve``) on a student namespace, at a small size."""
     from course_utils.harlow.evolution import evolve
 
-    settings = {"population_size": 6, "generations": 2, "new_per_generation": 2, "tournament_size": 4, "num_tasks": 3,
-                "num_gradient_steps": 5}
-    made, kept = [], []
+    small = {"seed": 3, "population_size": 6, "generations": 2, "new_per_generation": 2, "num_tasks": 3,
+             "num_gradient_steps": 5}
+    select = functools.partial(student["choose_parents"], tournament_size=4)
+    return evolve(student["update_population"], select, **{**small, **settings})
+
+
+def test_the_race_runs_on_the_students_functions_and_they_decide_what_is_kept():
+    """The notebook's live evolutions run on the student's update_population (which makes the
+    offspring with their create_new_agent) and lamarckian_individual: a Lamarckian run whose
+    function keeps the born agent is the Baldwinian run, and one that keeps the mean of the learned
+    weights is another run."""
+    student = _student()
+    own, made, kept = student["evaluate_individual"], [], []
+    create = student["create_new_agent"]
 
     def offspring(agent1, agent2):
         made.append(1)
-        return solutions.create_new_agent(agent1, agent2)
+        return create(agent1, agent2)
 
     def keep(born, trained):
         kept.append(len(trained))
         return solutions.lamarckian_individual(born, trained)
 
-    student = evolve(offspring, seed=3, lamarckian_individual=keep, **settings)
-    assert len(made) == 2 * 2 and kept == [3] * (6 + 2 * 2) and student["settings"]["inheritance"] == "lamarckian"
-    assert student["mean"] == evolve(offspring, seed=3, lamarckian_individual=keep, **settings)["mean"]
-    born_only = evolve(offspring, seed=3, lamarckian_individual=baldwinian, **settings)
-    baldwin = evolve(offspring, seed=3, **settings)
-    assert born_only["mean"] == baldwin["mean"] and student["mean"][1:] != baldwin["mean"][1:]
+    student["create_new_agent"] = offspring
+    run = _live(student, lamarckian_individual=keep)
+    # update_population runs twice a generation from one random state: to make the offspring, then
+    # with their scores; each individual is kept once, after it was scored.
+    assert len(made) == 2 * 2 * 2 and kept == [3] * (6 + 2 * 2) and run["settings"]["inheritance"] == "lamarckian"
+    assert student["evaluate_individual"] is own  # the stand-in is gone after the run
+    assert run["mean"] == _live(student, lamarckian_individual=keep)["mean"]
+    born_only = _live(student, lamarckian_individual=baldwinian)
+    baldwin = _live(student)
+    assert born_only["mean"] == baldwin["mean"] and run["mean"][1:] != baldwin["mean"][1:]
+
+
+def test_the_live_evolution_keeps_what_the_students_update_population_returns():
+    """The live evolution has no replacement of its own: an update_population that throws its
+    offspring away keeps the first population, and the scores it stores are the ones recorded."""
+    keeps_old = _student(("    population = list(population)\n", "    old, population = population, list(population)\n"),
+                         ("return population + newcomers, best_score", "return old, best_score"))
+    run = _live(keeps_old)
+    assert run["mean"] == [run["mean"][0]] * 3 and run["mean_gamma"] == [run["mean_gamma"][0]] * 3
+    inflated = _live(_student(("newcomers.append((child, score))", "newcomers.append((child, score + 1000))")))
+    assert inflated["best"][0] < 1000 <= inflated["best"][1]
+
+
+def test_offspring_made_differently_the_second_time_are_scored_on_their_own(monkeypatch):
+    """An answer drawing from a generator of its own makes other offspring when update_population
+    runs again: each is then scored when it asks, so the scores stored are still its own."""
+    from course_utils.harlow import evolution
+
+    batches = []
+    scorer = evolution.evaluate_population
+    def counted(params, *args, **kwargs):
+        batches.append(len(next(iter(params.values()))))
+        return scorer(params, *args, **kwargs)
+
+    monkeypatch.setattr(evolution, "evaluate_population", counted)
+    student = _student(("value += np.random.normal() * noise", "value += OWN.normal() * noise"))
+    student["OWN"] = np.random.default_rng(0)
+    run = _live(student)
+    assert batches == [6, 2, 1, 1, 2, 1, 1] and all(-60 <= m <= 60 for m in run["mean"])
+
+
+def test_the_stand_in_goes_back_when_the_students_update_population_fails():
+    student = _student(("    population = list(population)\n", "    raise KeyError('mine')\n"))
+    own = student["evaluate_individual"]
+    with pytest.raises(KeyError, match="mine"):
+        _live(student)
+    assert student["evaluate_individual"] is own
+    del student["evaluate_individual"]
+    with pytest.raises(ValueError, match="should call evaluate_individual"):
+        _live(student)

@@ -3,6 +3,8 @@ the live display (in place in JupyterLab, a compact summary headless), and the n
 the population's fitness rises as it runs, and the Lamarckian population pulls ahead of the
 Baldwinian one from the same seed with the same budget."""
 
+import functools
+
 import numpy as np
 import pytest
 import torch
@@ -58,17 +60,23 @@ def test_lamarckian_and_baldwinian_runs_share_their_start_and_differ_only_by_inh
         hb.evolve(seed=2, generations=1, inheritance="darwinian", **SMALL)
 
 
+SMALL_SELECTION = functools.partial(solutions.choose_parents, tournament_size=SMALL["tournament_size"],
+                                    parents_size=SMALL["parents_size"])
+"""The notebook's selection at ``SMALL``'s size."""
+
+
 def test_headless_live_evolution_prints_a_compact_summary_and_one_figure(monkeypatch, capsys):
     monkeypatch.setenv("COURSE_HEADLESS", "1")
     shown = []
     monkeypatch.setattr(evolution.plt, "show", lambda: shown.append(1))
-    small = {k: v for k, v in SMALL.items() if k not in ("progress", "final_tasks", "final_candidates")}
-    result = harlow.evolve_live(20, solutions.create_new_agent, seed=0, **small)
+    small = {k: v for k, v in SMALL.items()
+             if k not in ("progress", "final_tasks", "final_candidates", "tournament_size", "parents_size")}
+    result = harlow.evolve_live(20, solutions.update_population, SMALL_SELECTION, seed=0, **small)
     lines = capsys.readouterr().out.strip().splitlines()
     assert 3 <= len(lines) <= 12 and "generation    0" in lines[0] and "generation   20" in lines[-1]
     assert shown == [1] and result["seconds"] > 0 and len(result["mean"]) == 21
     with pytest.raises(ValueError, match="at least 1"):
-        harlow.evolve_live(0, solutions.create_new_agent)
+        harlow.evolve_live(0, solutions.update_population, solutions.choose_parents)
 
 
 def test_live_evolution_redraws_one_figure_in_place(monkeypatch):
@@ -105,8 +113,8 @@ def _race(monkeypatch, fast: bool):
     monkeypatch.setenv("COURSE_HEADLESS", "1")
     monkeypatch.setattr(evolution.plt, "show", lambda: None)
     generations = harlow.SIZES.live_generations
-    baldwinian = harlow.evolve_live(generations, solutions.create_new_agent, seed=1)
-    lamarckian = harlow.evolve_live(generations, solutions.create_new_agent, seed=1,
+    baldwinian = harlow.evolve_live(generations, solutions.update_population, solutions.choose_parents, seed=1)
+    lamarckian = harlow.evolve_live(generations, solutions.update_population, solutions.choose_parents, seed=1,
                                     lamarckian_individual=solutions.lamarckian_individual)
     return {"baldwinian": baldwinian, "lamarckian": lamarckian}, generations
 
