@@ -285,5 +285,7 @@ def bench_course_grading(workers: int = 2) -> dict:
         figures["course_workers_1_wall_s"] / figures[f"course_workers_{workers}_wall_s"], 2)
     figures["course_same_scores"] = len(set(map(tuple, scores.values()))) == 1
     figures["course_scores"] = scores["course_workers_1"]
+    if not figures["course_same_scores"]:  # which run differed, and how (a cell past its time limit on a loaded machine?)
+        figures["course_scores_by_run"] = scores
     figures["load_average_after"] = round(os.getloadavg()[0], 2)
     return figures
