@@ -16,9 +16,10 @@ ASSIGNMENT = "01_harlow_meta_rl"
 
 def graded(tmp_path_factory, scheduler: str | None) -> dict:
     """{"csv": grades.csv, "course": the course folder} of one ``course autograde`` run of
-    tutorial 1: "full" and "zero" whole (the course's live evolutions do not depend on the
-    answers: they run), each coding exercise alone and the monkeypatch attack on their grading
-    path. Read only: a test that changes the gradebook works on a copy."""
+    tutorial 1: "full" and "zero" whole, each coding exercise alone and the monkeypatch attack on
+    their grading path. The live evolutions run the student's answers once their checks pass (the
+    stored runs otherwise); no grade depends on them, so grading skips them (``skip_cells``).
+    Read only: a test that changes the gradebook works on a copy."""
     return once_per_run(tmp_path_factory, "harlow-graded", lambda folder: grade_variants_in(
         folder, scheduler, ASSIGNMENT,
         fitness_only=("evaluate_individual",), evolution_only=("genetic_algorithm",),

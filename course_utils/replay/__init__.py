@@ -10,9 +10,10 @@ layer first:
   and the stored comparison
 - ``memory``: the circular batch replay memory the students complete (``CircularReplayMemory``:
   its ``add`` is Exercise 1) and CartPole batches
-- ``standin_trees``, ``standin_memory``: the slow trees and the memory (one transition per add,
-  overwriting in another order than a ring) the prioritized buffer's hidden test builds the buffer
-  on; the slow trees are also the notebook's timing baseline (``timing``)
+- ``standin_trees``, ``standin_memory``: the slow trees and the memory (one transition per add
+  into an append-only log, read back in another order than a ring's) the prioritized buffer's
+  hidden test builds the buffer on; the slow trees are also the notebook's timing baseline
+  (``timing``)
 - ``check_log``: the record the checks' drives write (observations named by the call that gave
   them), read back by the judges
 - the exercise checks, each module with its ``Exercise``s, ``check_*`` functions and

@@ -8,11 +8,12 @@ import importlib
 
 import numpy as np
 import pytest
+import torch
 
 from course_admin.replay import solutions
 from course_utils.paths import PACKAGE
 from course_utils.replay.buffer import ReplayBuffer
-from course_utils.replay.memory import ReplayMemoryError
+from course_utils.replay.memory import CircularReplayMemory, ReplayMemoryError
 from course_utils.replay.standin_memory import FillingMemory
 
 MOVED = ("per", "vector_per", "trees", "memory_judge")
@@ -55,6 +56,54 @@ def test_the_stand_in_memory_fails_the_memory_exercise():
         FillingMemory(4, 2, 2).add({"reward": np.zeros(2)})
     assert not passes(check_memory_add, FillingMemory)
     assert graded(ADD, FillingMemory)[0] is False
+
+
+def test_the_stand_in_memory_reads_its_slots_from_a_log_in_its_own_order():
+    """Which transition a slot holds is worked out from the number written (``held_transitions``),
+    and agrees with the order ``store`` reports (``overwrite_slot``)."""
+    from course_utils.replay.standin_memory import held_transitions, overwrite_slot
+
+    for capacity in range(1, 9):
+        for written in range(3 * capacity + 2):
+            held = [0] * min(written, capacity)
+            for t in range(written):
+                held[overwrite_slot(t, capacity)] = t
+            assert held_transitions(written, capacity).tolist() == held, (capacity, written)
+
+
+def test_the_stand_in_memory_has_nothing_a_ring_is_made_of():
+    """No slot tensors, size or pointer it advances, and no ``CircularReplayMemory`` (whose
+    ``prepare`` would allocate the slot tensors): a copy of it leaves the ring to be written."""
+    from course_utils.replay.memory import CircularReplayMemory
+
+    memory = FillingMemory(4, 2, 2)
+    for t in range(6):
+        memory.add({"reward": torch.tensor([float(t)]), "state": torch.full((1, 2), float(t))})
+    assert not issubclass(FillingMemory, CircularReplayMemory)
+    assert set(vars(memory)) == {"capacity", "_log"}
+    assert len(memory) == 4 and memory.pointer == 0
+    assert memory[torch.tensor([0, 1, 2, 3])]["reward"].tolist() == [0.0, 5.0, 4.0, 3.0]
+    assert memory[1]["state"].shape == (1, 2) and memory[1:3]["reward"].tolist() == [5.0, 4.0]
+
+
+class _RedTeamRing(CircularReplayMemory):
+    """The red team's drop-in for Exercise 1 (their cell carried the stand-in's source): one
+    transition at a time through the stand-in's ``add``, then the pointer bent back into a ring."""
+
+    def add(self, batch):
+        batch, n = self.prepare(batch)
+        for i in range(n):
+            FillingMemory.add(self, {k: v[i:i + 1] for k, v in batch.items()})
+            self.pointer = self.written % self.capacity
+        return self
+
+
+def test_the_red_team_s_drop_in_built_on_the_stand_in_memory_scores_nothing():
+    from verdicts import graded
+
+    from course_utils.replay.checks import ADD
+
+    assert graded(ADD, _RedTeamRing)[0] is False
 
 
 class _PriorityAtTheLastHeld(solutions.PrioritizedReplayBuffer):
