@@ -124,7 +124,9 @@ def test_a_clock_that_stands_still_does_not_make_a_slow_tree_fast(monkeypatch):
             return sum(self.tree[self.capacity + i] for i in range(start, end))
 
     monkeypatch.setattr(time, "process_time", lambda: 0.0)
-    slow = re.compile("too slow|grows with the capacity")  # on the small tree already, or on both
+    # on the small tree already, or on both; on a loaded machine the 1000 linear sums over the big
+    # tree can also outlast the check's time limit: not passed either way
+    slow = re.compile("too slow|grows with the capacity|did not finish within")
     assert slow.search(not_yet(TREES.check, LinearSum, REFERENCE_TREES[1]))
     passed, message = graded(TREES, LinearSum, REFERENCE_TREES[1])
     assert not passed and slow.search(message)
