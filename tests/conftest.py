@@ -89,13 +89,18 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def dask_scheduler():
-    """The address of one local Dask cluster (2 single-threaded worker processes) per test
-    process, for the tests that grade a class through Dask but are not about starting a cluster:
-    starting one costs about 3 s of wall-clock and 6 s of CPU, and the first submission each
-    worker grades imports nbgrader. ``course autograde``'s own cluster (``scheduler=None``) is
-    what the hostile corpus and tests/grading/test_dispatch.py grade with."""
+    """The address of one local Dask cluster (one single-threaded worker process) per test
+    process, for the tests that grade a class through Dask but are not about starting a cluster.
+    ``course autograde``'s own cluster (``scheduler=None``) is what the hostile corpus and
+    tests/grading/test_dispatch.py grade with.
+
+    One worker, not two: each worker process costs CPU of its own (about 3 CPU-s to start, and
+    8 to 10 more on the first tutorial notebook it grades: nbgrader's imports, its kernel
+    zygote, its drive runner), and `make test` already runs two test processes on two cores, so
+    a second worker per test process adds that cost and no throughput
+    (tests/grading/test_autograder.py alone: 80.6 CPU-s with two workers, 52.8 with one)."""
     from course_admin.grading.dispatch import close_cluster, start_local_cluster
 
-    cluster = start_local_cluster(2).result()
+    cluster = start_local_cluster(1).result()
     yield cluster.scheduler_address
     close_cluster(cluster)

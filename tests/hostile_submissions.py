@@ -260,8 +260,8 @@ def _zip_with_patched_header(path: Path, name: str, content: bytes, *, flag: int
 
 
 def _zip_bomb(path: Path, name: str, gib: float) -> None:
-    """One member of ``gib`` GiB of zeros, written with a streaming compressor (1 GiB takes
-    about a second; the zip is about a MB)."""
+    """One member of ``gib`` GiB of zeros, written with a streaming compressor (about 6 CPU-s and
+    a MB of zip per GiB)."""
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive, archive.open(name, "w", force_zip64=True) as f:
         chunk = bytes(2**24)
         for _ in range(int(gib * 2**30) // len(chunk)):
@@ -319,8 +319,9 @@ def build_intake(folder: Path, solution: dict, paths: dict) -> dict[str, tuple[f
     os.symlink(os.path.dirname(paths["solution"]), folder / "linkdir")
     expected["linkdir"] = (0, "symbolic link", "linkdir")
 
-    # zips: a bomb (1 GiB of zeros in about a MB), a password, Deflate64
-    _zip_bomb(folder / "bomb.zip", f"{TINY}.ipynb", 1)
+    # zips: a bomb (a quarter of a GiB of zeros in a quarter of a MB: five times the 50 MB limit,
+    # refused on its header like any larger one), a password, Deflate64
+    _zip_bomb(folder / "bomb.zip", f"{TINY}.ipynb", 0.25)
     expected["bomb"] = (0, "over the 50 MB limit", "bomb")
     notebook_bytes = json.dumps(full).encode()
     _zip_with_patched_header(folder / "locked.zip", f"{TINY}.ipynb", notebook_bytes, flag=0x1)

@@ -55,7 +55,7 @@ def test_the_corpus_can_fail_when_judging_moves_back_into_the_kernel(tmp_path_fa
     folder = tmp_path_factory.mktemp("regression")
     forgeries.build(folder)
     for path in folder.iterdir():
-        if path.stem not in ("patch_check", "silenced_traceback"):
+        if path.stem != "patch_check":  # the attack asserted on: each other one is a grading more
             path.unlink()
     rows = _grade(tmp_path_factory, dask_scheduler, folder, source=forgeries.in_kernel_source(tmp_path_factory.mktemp("source")))
     assert rows["patch_check"][forgeries.ACTOR] == f"{POINTS[forgeries.ACTOR]:g}"
