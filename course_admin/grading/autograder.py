@@ -52,6 +52,7 @@ class Report:
     graded_now: int = 0
     unchanged: int = 0
     task_cpu_seconds: dict[str, float] = field(default_factory=dict)
+    task_spans: dict[str, tuple] = field(default_factory=dict)  # {student/assignment: (worker, start, stop)}, epoch s
     sandbox: list[str] = field(default_factory=list)  # what isolation the kernels got (or missed) in this run
     grading_seconds: float = 0.0  # wall time from the tasks sent (cluster up) to the last result merged
     retried: list[str] = field(default_factory=list)  # graded on a second attempt: "student: the grader's first error"
@@ -443,7 +444,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
                     "feedback": term.feedback,
                 }
             )
-    task_cpu, isolation, timings, retried, graded_here = {}, [], {}, [], []
+    task_cpu, task_spans, isolation, timings, retried, graded_here = {}, {}, [], {}, [], []
     with Gradebook(database) as gradebook:
         results = grade_all(jobs, workers=workers, scheduler=scheduler, progress=progress, timings=timings, cluster=cluster)
         for result in results:
@@ -453,6 +454,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
             sub.problems += result["problems"]
             sub.status = "graded"
             task_cpu[f"{sub.student}/{sub.assignment}"] = result.get("cpu_seconds", 0.0)
+            task_spans[f"{sub.student}/{sub.assignment}"] = (result.get("worker"), *result.get("epoch_span", (None, None)))
             isolation += [note for note in result.get("sandbox", []) if note not in isolation]
             if result.get("retried"):
                 retried.append(f"{sub.name}: {result['retried']}")
@@ -491,7 +493,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
         summary_path=out / "summary.md",
         graded_now=len(jobs),
         unchanged=sum(s.status == "unchanged" for s in submissions),
-        task_cpu_seconds=task_cpu,
+        task_cpu_seconds=task_cpu, task_spans=task_spans,
         sandbox=isolation,
         grading_seconds=grading_seconds,
         retried=retried,
@@ -504,7 +506,6 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
         order={name: _graded_order(notebook) for name, notebook in released.items()},
     )
     from course_admin.grading.lms_export import write_exports
-
     report.exports = write_exports(submissions + missing, class_list, term, out)
     from course_admin.grading.similarity import class_pairs, write_report
 

@@ -116,6 +116,38 @@ def machine_ceiling(workers: int = 2, repeats: int = 5, steps: int = 6_000_000) 
             "machine_repeats": repeats}
 
 
+def timeline(spans: dict[str, tuple], start: float, end: float) -> dict:
+    """Where a grading run's workers sat idle or warmed up, from its tasks' (worker, start, stop)
+    in seconds since the epoch (``Report.task_spans``) and the run's own start and end:
+
+    - ``before_first_task_s``: the run's start to its first task's (the coordinator's
+      generation and jobs, the cluster's start, the worker's imports of the grading task);
+    - ``start_spread_core_s``: core-seconds the other workers started their first task later;
+    - ``first_task_s`` against ``task_median_s``: each worker's first task (the mean) against
+      the others (the median): a worker's one-time imports and kernel zygote;
+    - ``gaps_core_s``: between one task's end and the next's start on the same worker, summed;
+    - ``tail_core_s``: core-seconds the workers waited for the last task to end, summed;
+    - ``after_last_task_s``: the last task's end to the run's end (the last merge, read-back,
+      CSV, similarity, summary, the cluster's close)."""
+    by_worker: dict[str, list[tuple[float, float]]] = {}
+    for worker, begun, ended in spans.values():
+        if begun is not None:
+            by_worker.setdefault(worker, []).append((begun, ended))
+    if not by_worker:
+        return {}
+    runs = [sorted(tasks) for tasks in by_worker.values()]
+    first_start = min(tasks[0][0] for tasks in runs)
+    last_stop = max(tasks[-1][1] for tasks in runs)
+    rest = [stop - begun for tasks in runs for begun, stop in tasks[1:]]
+    return {"before_first_task_s": round(first_start - start, 2),
+            "start_spread_core_s": round(sum(tasks[0][0] - first_start for tasks in runs), 2),
+            "first_task_s": round(statistics.mean(tasks[0][1] - tasks[0][0] for tasks in runs), 2),
+            "task_median_s": round(statistics.median(rest), 2) if rest else None,
+            "gaps_core_s": round(sum(max(0.0, b[0] - a[1]) for tasks in runs for a, b in zip(tasks, tasks[1:], strict=False)), 2),
+            "tail_core_s": round(sum(last_stop - tasks[-1][1] for tasks in runs), 2),
+            "after_last_task_s": round(end - last_stop, 2)}
+
+
 def bench_grading(submissions: int = 40, workers: int = 2, train_steps: int = 80_000) -> dict:
     """Submissions per minute for ``submissions`` synthetic submissions (a third full marks,
     a third partial, a third untouched) graded with 1 worker, with ``workers`` workers (local
@@ -133,7 +165,8 @@ def bench_grading(submissions: int = 40, workers: int = 2, train_steps: int = 80
     Each run starts from an empty course folder, so nothing is skipped as unchanged.
     ``*_per_minute`` is end to end (course set-up and cluster start-up included);
     ``*_grading_phase_per_minute`` counts from the tasks sent (cluster up) to the last result
-    merged. ``*_cores_used`` is the tasks' CPU seconds (grading and kernels) plus the
+    merged. ``*_before_first_task_s`` ... ``*_after_last_task_s``: where the run's workers sat idle
+    or warmed up (``timeline``). ``*_cores_used`` is the tasks' CPU seconds (grading and kernels) plus the
     coordinator's over the grading phase's wall seconds. On a shared machine the wall
     figures are inflated by other load: see ``load_average_*``."""
     from course_admin.grading import autograder as grading
@@ -160,10 +193,11 @@ def bench_grading(submissions: int = 40, workers: int = 2, train_steps: int = 80
             course = tmp / f"course-{label}"
             student_notebooks.forget_generated()  # each run pays its generation, as one `course autograde` does
             children = os.times()
-            start, cpu = time.perf_counter(), time.process_time()
+            start, cpu, epoch = time.perf_counter(), time.process_time(), time.time()
             report = grading.autograde(folder, out=tmp / f"out-{label}", course_dir=course, source=source,
                                        progress=False, **kwargs)
             wall = time.perf_counter() - start
+            figures.update({f"{label}_{key}": value for key, value in timeline(report.task_spans, epoch, time.time()).items()})
             after = os.times()
             graded = sum(s.assignment is not None and not s.problems for s in report.submissions)
             figures[f"{label}_wall_s"] = round(wall, 2)

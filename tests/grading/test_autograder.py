@@ -115,6 +115,7 @@ def test_summary_table_and_markdown(graded):
     report, _, out = graded
     assert (report.graded_now, report.unchanged) == (9, 0)  # full, copied, zero, partial, edited, deleted, zipped,
     # and the two that wrap course code
+    assert len(report.task_spans) == 9 and all(start <= stop for _, start, stop in report.task_spans.values())
     table = {row["exercise"]: row for row in report.exercise_table()}
     assert table["test_replay_memory"]["points"] == 3 and table["test_replay_memory"]["failed"] == 5  # all but full, copied
     text = (out / "summary.md").read_text()
