@@ -55,8 +55,9 @@ class TrainerLoop:
 
     ``train(..., critic_steps=k)`` gives an actor-critic's critic ``k`` more regression steps on
     each batch's q-values after ``train_batch``, with an optimizer of its own (learning rate
-    ``critic_learn_rate``, by default the optimizer's): ``critic.CriticFit``. One step per batch
-    is too few for the critic to follow the returns (see that module).
+    ``critic_learn_rate``, by default the optimizer's), each after setting the bias of the value
+    output to the batch's mean error: ``critic.CriticFit``. One step per batch is too few for the
+    critic to follow the returns, and Adam's steps too small to follow their level (see that module).
 
     ``train(..., stop_when=f)`` also stops as soon as ``f(model, training_data)`` returns True
     after a batch (``solve.UntilSolved``: the greedy policy passes the course's bar); the

@@ -79,3 +79,27 @@ def test_the_training_loop_fits_the_critic_after_the_policy_step_with_the_advant
     assert fitted["adv_m"][0] == plain["adv_m"][0]  # batch 0's loss saw the same critic
     assert fitted["loss_v"][1] < 0.9 * plain["loss_v"][1]  # batch 1's saw a fitted one
     assert abs(fitted["adv_m"][1]) < abs(plain["adv_m"][1])
+
+
+def test_the_fit_sets_the_value_outputs_bias_to_centre_the_batch():
+    """Before each step the fit sets the value output's bias to the batch's mean of ``q - v``: after a
+    fit the critic's mean error on the batch is about 0 even with a learning rate too small for the
+    steps to move the level (here 5 units away), for both shapes of Exercise 8's network."""
+    for net in (AACPolicyNet(8, 4, (16,)), SharedBody()):
+        batch = Batch()
+        fit = CriticFit(net, batch.states, steps=3, learn_rate=1e-4)
+        assert fit.bias is (net.critic[-1].bias if isinstance(net, AACPolicyNet) else net.value.bias)
+        fit(batch)
+        assert abs(float((batch.q_vals - net(batch.states)[1].reshape(-1)).mean())) < 0.01
+        uncentred = AACPolicyNet(8, 4, (16,))
+        CriticFit(uncentred, batch.states, steps=3, learn_rate=1e-4, centre=False)(batch)
+        assert float((batch.q_vals - uncentred(batch.states)[1].reshape(-1)).mean()) < -4
+
+
+def test_a_critic_without_an_output_bias_is_fitted_by_its_steps_alone():
+    net = AACPolicyNet(8, 4, (16,))
+    net.critic[-1] = nn.Linear(16, 1, bias=False)
+    batch = Batch()
+    fit = CriticFit(net, batch.states, steps=2, learn_rate=1e-2)
+    assert fit.bias is None
+    assert fit(batch) > 0
