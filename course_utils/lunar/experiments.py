@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from course_utils.lunar.critic import CriticFit
 from course_utils.lunar.env import make_env
 from course_utils.lunar.harness import VectorBatchDataset
 from course_utils.lunar.sizes import SIZES
@@ -121,7 +122,11 @@ SEEDS = (0, 1, 2)
 
 def _fingerprint(experiment: Experiment, train_kw: dict) -> str:
     e = experiment
-    return code_fingerprint(e.net_type, list(e.loss_fns), e.trainer_type, e.batch_type, e.episode_type, e.hp, train_kw)
+    # the critic's own steps (critic.CriticFit) are code the trainer calls, not one of its classes:
+    # a run cached before a change to them must not be reloaded for the changed code
+    critic = [CriticFit] if e.hp.get("critic_steps") else []
+    return code_fingerprint(e.net_type, list(e.loss_fns), e.trainer_type, e.batch_type, e.episode_type, e.hp, train_kw,
+                            *critic)
 
 
 def _load(path: Path) -> dict:

@@ -289,3 +289,21 @@ def test_runs_that_do_not_split_evenly_over_the_cores_get_a_process_each():
     assert balanced_workers(12, 2) == 2 and balanced_workers(4, 2) == 2  # Section 6: 4 experiments x 3 seeds
     assert balanced_workers(5, 2) == 2 and balanced_workers(1, 2) == 1 and balanced_workers(2, 2) == 2
     assert balanced_workers(3, 1) == 1 and balanced_workers(0, 2) == 1  # one core: in this process
+
+
+def test_an_actor_critic_s_cached_runs_follow_the_critic_s_own_steps(monkeypatch):
+    """The critic's extra steps (``critic.CriticFit``) are not one of the trainer's classes: a
+    change to them must change the fingerprint of the runs that use them, and only of those."""
+    from course_utils.lunar import experiments
+
+    runs = reference.reference_experiments()
+    aac, bpg = runs["aac"], runs["bpg"]
+    before = experiments._fingerprint(aac, {}), experiments._fingerprint(bpg, {})
+
+    class OtherFit(experiments.CriticFit):
+        def __call__(self, batch):
+            return None
+
+    monkeypatch.setattr(experiments, "CriticFit", OtherFit)
+    assert experiments._fingerprint(aac, {}) != before[0]
+    assert experiments._fingerprint(bpg, {}) == before[1]
