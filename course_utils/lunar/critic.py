@@ -2,22 +2,18 @@
 (``TrainerLoop.train(..., critic_steps=k)``): after the student's ``train_batch``, ``k`` more
 gradient steps of the critic alone on the batch's q-values, with an optimiser of its own.
 
-Why: the student's loss moves the critic by one optimiser step per batch. The returns of the
-lander range over hundreds of reward units and rise as the policy improves, and one step per
-batch of 16 episodes leaves the critic's values tens of units below them: the advantages
-``q - v`` are then not centred, and the actor is pushed by the level of the returns as
-without a baseline. A few more steps per batch let the critic keep up.
-
-Why the output bias is set, not stepped: the level of the returns moves by hundreds of reward
-units over a run (from about -150 while the lander crashes to above +100 once it lands). Adam
-moves the output bias by about one learning rate per step, so gradient steps alone must carry
-that level in the hidden ReLU units, many of which end switched off for every state (in the
-course's runs 21-70 of the last hidden layer's 128, with or without the bias set). On seeds 10 and
-11 of main's stream the critic with steps alone fell behind the level for good: the mean advantage
-over the last 50 batches ended at +26 and +21, as with one step per batch. So before each of its
-steps the fit sets the bias of the value output to its least-squares value, the batch's mean of
-``q - v`` (``_output_bias``: the one critic parameter that shifts every state value by its own
-change); the steps then fit only how the value varies from state to state.
+Why: the student's loss moves the critic by one optimiser step per batch, and the level of the
+returns moves by hundreds of reward units over a run (from about -150 while the lander crashes
+to above +100 once it lands). One step per batch of 16 episodes leaves the critic's values tens
+of units below the returns: the advantages ``q - v`` are then not centred, and the actor is
+pushed by the level of the returns as without a baseline. More steps per batch fit how the value
+varies from state to state; the level they cannot carry: Adam moves the output bias by about one
+learning rate per step, so steps alone carry the level in the hidden ReLU units, many of which
+end switched off for every state (21-70 of the last hidden layer's 128 in the course's runs). On
+seeds 10 and 11 the critic with steps alone fell behind for good (mean advantage +26 and +21 over
+the last 50 batches, as with one step per batch). So before each of its steps the fit sets the
+bias of the value output to its least-squares value, the batch's mean of ``q - v``
+(``_output_bias``: the one critic parameter that shifts every state value by its own change).
 
 Given code that resembles an exercise (the course's exception to "no answers in the student
 package", README): these steps are the value term of Exercise 8's ``aac_loss`` as optimiser steps;

@@ -122,8 +122,7 @@ SEEDS = (0, 1, 2)
 
 def _fingerprint(experiment: Experiment, train_kw: dict) -> str:
     e = experiment
-    # the critic's own steps (critic.CriticFit) are code the trainer calls, not one of its classes:
-    # a run cached before a change to them must not be reloaded for the changed code
+    # the critic's own steps are code the trainer calls, not one of its classes: a change must show
     critic = [CriticFit] if e.hp.get("critic_steps") else []
     return code_fingerprint(e.net_type, list(e.loss_fns), e.trainer_type, e.batch_type, e.episode_type, e.hp, train_kw,
                             *critic)
