@@ -239,11 +239,16 @@ class _Scanner(ast.NodeVisitor):
             parts = _dotted(chain)
             if parts and parts[0] in self.names.course:
                 dotted = ".".join([self.names.course[parts[0]], *parts[1:]])
-                if not _internal(dotted) and not self.names.code.given(dotted):
-                    self._unlisted(chain, dotted, f"through {'.'.join(parts)}")
+                self._reached(chain, dotted, f"through {'.'.join(parts)}")
 
     def _unlisted(self, node, dotted: str, how: str) -> None:
         self.hit(node, f"uses course code not listed for this exercise: {dotted} ({how})")
+
+    def _reached(self, node, dotted: str, how: str) -> None:
+        """``dotted``, reached through a course module, is flagged unless it is internal (flagged
+        on its import) or given to this exercise."""
+        if not _internal(dotted) and not self.names.code.given(dotted):
+            self._unlisted(node, dotted, how)
 
     def visit_Import(self, node):  # noqa: N802 (ast's name)
         for alias in node.names:
@@ -419,8 +424,7 @@ class _Scanner(ast.NodeVisitor):
         name = node.args[1] if how == "getattr" and len(node.args) > 1 else None
         if isinstance(name, ast.Constant) and isinstance(name.value, str):
             dotted = f"{module}.{name.value}"
-            if not _internal(dotted) and not self.names.code.given(dotted):
-                self._unlisted(node, dotted, f"through getattr({'.'.join(parts)}, {name.value!r})")
+            self._reached(node, dotted, f"through getattr({'.'.join(parts)}, {name.value!r})")
         else:
             self.hit(node, f"reads course code by a name computed at run time ({ast.unparse(node)[:80]})")
 

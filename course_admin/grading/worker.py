@@ -463,7 +463,8 @@ def grade_submission(job: dict) -> dict:
         forked_kernels.collect()  # the forked kernels' CPU, once they are gone
     result["seconds"] = time.perf_counter() - started
     result["cpu_seconds"] = _cpu() - cpu_started
-    result["epoch_span"] = (time.time() - result["seconds"], time.time())  # (start, stop), s since the epoch: the run's timeline
+    stopped = time.time()
+    result["epoch_span"] = (stopped - result["seconds"], stopped)  # (start, stop), s since the epoch: the run's timeline
     return result
 
 

@@ -234,16 +234,18 @@ class NoActivationNet(PolicyNet):
         self.layers = nn.Sequential(*(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:], strict=True)))
 
 
+def _hidden(in_features, hidden_layers, activation) -> list[nn.Module]:
+    """The hidden layers of an MLP: a Linear and an ``activation`` per size in ``hidden_layers``."""
+    sizes = [in_features, *hidden_layers]
+    return [module for a, b in zip(sizes[:-1], sizes[1:], strict=True) for module in (nn.Linear(a, b), activation())]
+
+
 class TanhNet(PolicyNet):
     """Another nonlinearity: an answer (the exercise does not ask for ReLU)."""
 
     def __init__(self, in_features, out_actions, hidden_layers=(128, 128)):
         nn.Module.__init__(self)
-        sizes = [in_features, *hidden_layers]
-        layers = []
-        for a, b in zip(sizes[:-1], sizes[1:], strict=True):
-            layers += [nn.Linear(a, b), nn.Tanh()]
-        self.layers = nn.Sequential(*layers, nn.Linear(sizes[-1], out_actions))
+        self.layers = nn.Sequential(*_hidden(in_features, hidden_layers, nn.Tanh), nn.Linear(hidden_layers[-1], out_actions))
 
 
 class LinearHeadsNet(AACPolicyNet):
@@ -259,11 +261,8 @@ class SharedBodyNet(AACPolicyNet):
 
     def __init__(self, in_features, out_actions, hidden_layers=(128, 128)):
         nn.Module.__init__(self)
-        sizes = [in_features, *hidden_layers]
-        layers = []
-        for a, b in zip(sizes[:-1], sizes[1:], strict=True):
-            layers += [nn.Linear(a, b), nn.ReLU()]
-        self.body, self.head, self.n_actions = nn.Sequential(*layers), nn.Linear(sizes[-1], out_actions + 1), out_actions
+        self.body = nn.Sequential(*_hidden(in_features, hidden_layers, nn.ReLU))
+        self.head, self.n_actions = nn.Linear(hidden_layers[-1], out_actions + 1), out_actions
 
     def forward(self, x):
         out = self.head(self.body(x))
