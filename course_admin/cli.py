@@ -171,6 +171,7 @@ def _autograde(args) -> int:
     from course_admin.grading.late import TimesError
     from course_admin.grading.roster import RosterError
     from course_admin.grading.sandbox import Limits
+    from course_admin.grading.student_notebooks import GradebookConflict
     from course_admin.grading.term import TermError
 
     limits = Limits(
@@ -199,7 +200,7 @@ def _autograde(args) -> int:
             term=args.term,
             times=args.times,
         )
-    except (RosterError, TermError, TimesError, SchedulerUnreachable) as error:  # what to fix; nothing graded
+    except (RosterError, TermError, TimesError, SchedulerUnreachable, GradebookConflict) as error:  # what to fix; nothing graded
         print(f"course autograde: {error}", file=sys.stderr)
         return 2
     print(report.summary())  # student names and messages are escaped: nothing reaches the terminal raw

@@ -92,8 +92,33 @@ def _run_generate(course_dir: Path, names: list[str], source: Path) -> None:
     for name in names:
         result = run_converter(GenerateAssignment, course_config(course_dir), name)
         if not result.get("success"):
-            details = (result.get("error") or result.get("log") or "")[-3000:]
-            raise RuntimeError(f"nbgrader generate_assignment {name} failed:\n{details}")
+            raise _generation_failed(course_dir, Path(source) / f"{name}.ipynb", result.get("log") or "",
+                                     result.get("error") or "")
+
+
+class GradebookConflict(RuntimeError):
+    """The course folder's gradebook holds submissions of an assignment whose notebook has since
+    gained or lost graded cells: nbgrader will not change them, and nothing is graded."""
+
+
+CELLS_CHANGED = "Cannot add or remove cells"
+"""nbgrader's refusal to change an assignment's graded cells while its gradebook holds submissions."""
+
+
+def _generation_failed(course_dir: Path, notebook: Path, log: str, error: str) -> RuntimeError:
+    """The error for an instructor whose generation of ``notebook`` failed: nbgrader's own reason
+    (its log's error lines: its final exception only says "see the above traceback"), and what to
+    do where the reason is the known one, a changed notebook over a gradebook with submissions."""
+    reasons = [line.strip() for line in log.splitlines() if "Error:" in line or CELLS_CHANGED in line]
+    if any(CELLS_CHANGED in line for line in reasons):
+        return GradebookConflict(
+            f"{notebook} adds or removes cells nbgrader tracks (graded, answer or locked cells) since the "
+            f"submissions in the gradebook ({course_dir / 'gradebook.db'}) were graded, and nbgrader cannot change "
+            "an assignment's cells while it holds submissions. Grade this class against the notebook the students "
+            f"were given (restore that version of {notebook.name}), or start a new gradebook: move {course_dir} "
+            "aside (its grades stay there) and run again. Nothing was graded.")
+    details = "\n".join(reasons) or (error or log)[-3000:]
+    return RuntimeError(f"nbgrader generate_assignment {notebook.stem} failed:\n{details}")
 
 
 _FRESH: dict[tuple, dict[str, bytes]] = {}

@@ -11,7 +11,7 @@ import pytest
 
 from course_admin import grading
 from course_admin.grading import autograder, dispatch
-from course_admin.grading.synthetic import student_version, synthetic_assignment
+from course_admin.grading.synthetic import TINY, student_version, synthetic_assignment
 
 pytestmark = pytest.mark.grading
 
@@ -204,3 +204,25 @@ def test_a_grading_worker_does_not_build_the_iri_grammars():
             "print(sorted(name for name in sys.modules if name.startswith('rfc3987_syntax.')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_source_that_gained_a_graded_cell_over_graded_submissions_says_what_to_do(tmp_path):
+    """nbgrader will not add or remove an assignment's cells while its gradebook holds submissions,
+    and its own error ends with "see the above traceback": the run stops before grading with the
+    reason and the two ways out, and the gradebook keeps what it held."""
+    from course_admin.grading.student_notebooks import GradebookConflict
+
+    solutions, folder = _ada_and_bob(tmp_path)
+    course = tmp_path / "course"
+    grading.autograde(folder, out=tmp_path / "out", course_dir=course, source=solutions, workers=0, progress=False)
+    source = solutions / f"{TINY}.ipynb"
+    notebook = json.loads(source.read_text())
+    extra = {"cell_type": "code", "execution_count": None, "outputs": [], "source": "assert True",
+             "metadata": {"nbgrader": {"grade": True, "grade_id": "test_extra", "locked": True, "points": 1,
+                                       "schema_version": 3, "solution": False, "task": False}}}
+    notebook["cells"].append(extra)
+    source.write_text(json.dumps(notebook))
+    before = (course / "gradebook.db").read_bytes()
+    with pytest.raises(GradebookConflict, match=r"adds or removes cells nbgrader tracks .* move .*course aside"):
+        grading.autograde(folder, out=tmp_path / "out2", course_dir=course, source=solutions, workers=0, progress=False)
+    assert (course / "gradebook.db").read_bytes() == before
