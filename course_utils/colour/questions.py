@@ -11,10 +11,10 @@ MEMORY_CONTENTS = ConceptCheck(
                "a stored loss keeps its whole autograd graph alive (many times the size of the trials), and its "
                "gradient is the one of the old weights: replaying it would push the agent the way it needed to "
                "move back then, not now."),
-        Option("The inputs, actions and rewards: all it takes to recompute the loss later", False,
-               "they let the loss be recomputed with the current weights, but the actions were chosen by the agent "
-               "of back then: without the probability it gave each one, the loss cannot correct for the agent having "
-               "changed since (the importance ratio of this section)."),
+        Option("The inputs, actions, rewards and the critic's value of each state, to recompute the loss", False,
+               "the values are recomputed with the current critic when the step is replayed, like the rest of the "
+               "loss. What cannot be recomputed is the probability the agent of back then gave each action: without "
+               "it the loss cannot correct for the agent having changed since (the importance ratio of this section)."),
         Option("A copy of the agent's weights at that step, to go back to while replaying", False,
                "weights say what the agent did, not what happened: replay needs the trials themselves (inputs, "
                "actions, rewards) to compute a loss."),
@@ -45,14 +45,15 @@ FRESH_RATIO = ConceptCheck(
 RATIO_CAP = ConceptCheck(
     "The loss caps the importance ratio at 10. What does the cap cost?",
     (
-        Option("Nothing: a capped ratio only removes noise, so the gradient stays exactly unbiased", False,
-               "it does remove variance, but by changing the weights of some trials, so the estimate acquires a small "
-               "bias: a trade-off, not a free lunch."),
+        Option("Nothing: capping only removes noise and leaves every trial's expected weight as it was", False,
+               "it does remove variance, but by lowering the weights of some trials, which adds a bias: a trade-off, "
+               "not a free lunch."),
         Option("Fresh trials are down-weighted, so mode 2 is learned more slowly than without the cap", False,
                "fresh experience has a ratio of exactly 1, far below the cap: only replayed trials can be capped."),
-        Option("The gradient is only approximately unbiased: capped trials count less than they should", True,
-               "a capped trial counts less than it should, so the average is no longer exactly the on-policy "
-               "gradient; in exchange one rare old action can no longer dominate a step (lower variance)."),
+        Option("A bias: capped trials count less than their ratio says, in exchange for lower variance", True,
+               "a capped trial counts less than its ratio says, which adds a bias (on top of those the ratio never "
+               "corrected: the returns, the critic and the states are the old agent's); in exchange one rare old "
+               "action can no longer dominate a step (lower variance)."),
         Option("Rare old actions then weigh more than they should, which raises the variance", False,
                "it is the other way round: the cap lowers the weight of the trials whose ratio is large (rare old "
                "actions the agent now likes), which lowers the variance at the price of a little bias."),

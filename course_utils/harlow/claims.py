@@ -86,19 +86,19 @@ CLAIMS = (
           "Over {runs} runs of 100 trials, win-stay lose-shift ends at {mean:+.1f} on average (one run's spread: "
           "{sd:.0f}): no better than tossing a coin.",
           lambda f: f["runs"] >= 100 and abs(f["mean"]) < 3),
-    Claim("harlow.saved_run_rises", "Section 4, the saved run", "harlow_evolution", _run,
+    Claim("harlow.saved_run_rises", "Section 2, the saved run", "harlow_evolution", _run,
           "Over {generations} generations ({agents} agents, each scored over {tasks} tasks) the population's mean "
           "score per task rose from {first:.1f} (first 10 generations) to {last:.1f} of 20 (last 10).",
           lambda f: f["last"] - f["first"] > 10 and f["generations"] == 800),  # the text says 800 (Sections 0 and 2)
-    Claim("harlow.keeps_rising_after_200", "Section 4, after the live evolution", "harlow_evolution", _run,
+    Claim("harlow.keeps_rising_after_200", "Section 2, after the live evolution", "harlow_evolution", _run,
           "Evolution keeps going long after 200 generations: the saved run's mean score per task was {at_200:.1f} "
           "around generation 200 and {last:.1f} over its last 10 generations.",
           lambda f: f["last"] - f["at_200"] > 2),
-    Claim("harlow.evolved_hyperparameters", "Section 5, what evolution changed", "harlow_evolution", _hyper,
+    Claim("harlow.evolved_hyperparameters", "Section 4, what evolution changed", "harlow_evolution", _hyper,
           "The evolved learning rate is {lr_ratio:.1f} times the newbie's, and gamma went down from {newbie_gamma} "
           "to {gamma:.2f}.",
           lambda f: f["lr_ratio"] >= 3 and f["gamma"] < f["newbie_gamma"]),
-    Claim("harlow.final_pick", "Section 5, the evolved agent", "harlow_evolution", _run,
+    Claim("harlow.final_pick", "Section 4, the evolved agent", "harlow_evolution", _run,
           "The evolved agent is the best of the final population, re-scored over {final_tasks} new tasks to pick it.",
           lambda f: f["final_tasks"] >= 100),
     Claim("harlow.lamarck_pulls_ahead", "Section 3, the race", "live:harlow.evolve_live, both inheritances, seed 1", _race,

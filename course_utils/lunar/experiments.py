@@ -468,14 +468,20 @@ def performance_bar(results: dict, name: str) -> str:
 
 def loss_scales(run: dict, delta: float, batches: int = 10) -> str:
     """What ``delta`` balances: the sizes of the policy term and the value term of the AAC loss over
-    the first ``batches`` batches of ``run`` (training data with ``loss_p`` and ``loss_v``)."""
+    the first ``batches`` batches of ``run`` (training data with ``loss_p`` and ``loss_v``), and the
+    weights their gradients put on each step: the policy term weighs grad log pi by the advantage
+    q - v, the value term weighs grad v by 2 * delta * (v - q), the same error (reward units)."""
     if "loss_v" not in run or "loss_p" not in run:
         raise KeyError("This run has no loss_p and loss_v: pass the aac run (results['aac']).")
     n = min(batches, len(run["loss_v"]))
     policy = float(np.mean(np.abs(run["loss_p"][:n])))
     value = float(np.mean(run["loss_v"][:n]))
+    error = float(np.sqrt(value))
     return (f"Over the first {n} batches: |policy term| {policy:.0f} on average, value term (v - q)^2 {value:.0f} "
-            f"(v off by about {np.sqrt(value):.0f}), so delta * value term = {delta * value:.0f}.")
+            f"(v off by about {error:.0f}), so delta * value term = {delta * value:.0f}.\n"
+            f"What the shared weights feel is the gradients: per step the policy term weighs grad log pi by the "
+            f"advantage q - v (about {error:.0f} in size), the value term weighs grad v by 2 * delta * (v - q) "
+            f"(about {2 * delta * error:.1f} with delta = {delta:g}, {2 * error:.0f} with delta = 1).")
 
 
 def critic_lines(label: str, summary: dict, first: int = 10, last: int = 50) -> list[str]:

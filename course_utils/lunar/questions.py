@@ -88,7 +88,8 @@ VARIANCE = ThinkQuestion(
     "batch mean, or better a critic's v(s), cut the variance so much more?",
     "The total return weighs every step by rewards that came before it, which the action could not have caused: "
     "they only add noise, and the reward-to-go drops them. Both weights are still dominated by their level: early "
-    "on every episode crashes (all weights strongly negative), later every episode lands (all strongly positive), "
+    "on every episode crashes (all weights strongly negative), later every episode ends with a large positive total "
+    "(all strongly positive, even though most are cut off at 300 steps rather than landed), "
     "so every action is pushed the same way and a batch's gradient mostly says which episodes happened to be "
     "drawn. Subtracting the batch mean centres the weights, so only better-than-usual and worse-than-usual actions "
     "move the policy. A critic goes further: v(s) is the expected reward-to-go from that very state, so q-hat - "

@@ -83,6 +83,11 @@ CLAIMS = (
     Claim("replay.few_minutes", "Section 4, the stored comparison", "per_results", _comparison,
           "Recomputing the {seeds} + {seeds} stored runs of {frames} frames takes {cpu_minutes:.1f} minutes of CPU time.",
           lambda f: 1 <= f["cpu_minutes"] <= 10),
+    Claim("replay.short_runs_often_unsolved", "Section 3, watching your agent", "per_results", _comparison,
+          "In {frames} frames the course's own runs solved CartPole on {prioritized_solved} of {seeds} seeds with the "
+          "prioritized memory ({uniform_solved} of {seeds} with the uniform one): an agent this young may still drop "
+          "the pole.",
+          lambda f: f["prioritized_solved"] < f["seeds"] and f["uniform_solved"] < f["seeds"]),
     Claim("replay.no_winner", "Section 4, reading the result", "per_results", _comparison,
           "Solved within {frames} frames: {uniform_solved} of {seeds} seeds with the uniform memory, "
           "{prioritized_solved} of {seeds} with the prioritized one, with alpha = {alpha} (mildly prioritized): as the "

@@ -106,7 +106,7 @@ class DQNConfig:
     """Hyperparameters (defaults: those of the "Rainbow is all you need" PER notebook, except where noted)."""
 
     num_frames: int = 10_000  # environment steps
-    memory_size: int = 1000  # transitions kept (the Rainbow notebook keeps 10 000)
+    memory_size: int = 1000  # transitions kept (as in the Rainbow notebook)
     batch_size: int = 32
     target_update: int = 150  # gradient steps between hard target updates
     epsilon_decay_frames: int = 2000  # epsilon falls linearly from max to min over these frames

@@ -63,7 +63,7 @@ def _loss_mistakes(case: dict, found: dict | None) -> list[tuple[list, str]]:
          "Hint: the importance weights are not applied: multiply each element of the loss by batch['weights'] "
          "before the mean."),
         ([(weights * _huber(delta)).sum()],
-         "Hint: take the mean over the batch, not the sum (the weights are already at most 1)."),
+         "Hint: take the mean over the batch, not the sum: a sum would scale the step size with the batch size."),
         ([0.5 * squared, squared],
          "Hint: use the smooth-L1 (Huber) loss, F.smooth_l1_loss(q_taken, target, reduction='none'), not the squared error."),
         ([(weights * _huber(delta)).sum() / weights.sum()],
