@@ -5,7 +5,9 @@ cluster and yields the results as they finish, with a progress bar:
 
 - ``scheduler=None`` (default): a ``LocalCluster`` on this machine, one single-threaded worker
   process per core (``workers`` to choose). Processes, not threads: nbgrader's converters set
-  environment variables while they run, so one process grades one submission at a time.
+  environment variables while they run, so one process grades one submission at a time. The
+  workers are forked from one process that imported the grading code once, and start their
+  kernel zygote as they start (``start_local_cluster``).
 - ``scheduler="tcp://host:8786"``: an existing cluster, e.g. started with ``dask scheduler``
   and ``dask worker`` by hand, dask-jobqueue on Slurm or dask-kubernetes. The workers need
   this repository installed (the same ``course_utils``, nbgrader and tutorial dependencies);
@@ -88,9 +90,11 @@ def start_local_cluster(workers: int | None = None) -> Future:
     """Start a ``LocalCluster`` (``workers`` single-threaded worker processes, default one per
     core) in a background thread; returns a ``concurrent.futures.Future`` of the cluster.
 
-    Starting the worker processes takes seconds (each imports Python, nbgrader and the
-    course); ``course autograde`` starts them first and builds the grading jobs meanwhile.
-    Pass the future to ``grade_all(cluster=...)``; close it with ``close_cluster`` when done.
+    Starting the worker processes takes seconds (Python, distributed, nbgrader and the course
+    imported once in the forkserver they are forked from, ``_fork_workers_from_one_import``;
+    then each worker's kernel zygote, ``worker_start``); ``course autograde`` starts them first
+    and builds the grading jobs meanwhile. Pass the future to ``grade_all(cluster=...)``; close
+    it with ``close_cluster`` (or ``close_cluster_soon``) when done.
     """
     from concurrent.futures import ThreadPoolExecutor
 
