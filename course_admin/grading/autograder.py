@@ -363,7 +363,7 @@ def autograde(
     feedback policy); ``times``: submission-times CSVs (``late.read_times``), each ``PATH`` or
     ``TUTORIAL=PATH``. Every row then shows its raw score, lateness, penalty and final score.
     """
-    from course_admin.grading.dispatch import close_cluster, start_local_cluster
+    from course_admin.grading.dispatch import close_cluster, close_cluster_soon, start_local_cluster
     from course_admin.grading.roster import read_roster
 
     folder, out, source = Path(folder), Path(out), Path(source)
@@ -379,15 +379,26 @@ def autograde(
     recorded = late.read_all_times(times or [], term, class_list, assignments(source) if times else [])
     # The local cluster's worker processes start while the jobs are prepared below.
     cluster = start_local_cluster(workers) if scheduler is None and workers != 0 else None
+    closing = []  # the cluster's close, started as soon as every result is in
+
+    def graded() -> None:
+        if cluster is not None:
+            closing.append(close_cluster_soon(cluster))
+
     try:
         return _autograde(folder, out, course_dir, source, workers, scheduler, limits, intake, force, progress, cluster,
-                          class_list, term, recorded)
+                          class_list, term, recorded, graded)
     finally:
-        close_cluster(cluster)
+        if closing:
+            closing[0].result()
+        else:
+            close_cluster(cluster)
 
 
 def _autograde(folder, out, course_dir, source, workers, scheduler, limits, intake, force, progress, cluster,
-               class_list=None, term=None, submitted_times=None) -> Report:
+               class_list=None, term=None, submitted_times=None, graded=None) -> Report:
+    """``autograde``'s work; ``graded()`` (if given) is called once every result is in the
+    gradebook, before the read-back, the CSV and the reports, which need no worker."""
     from nbgrader.api import Gradebook, MissingEntry
 
     from course_admin.grading.dispatch import grade_all
@@ -470,6 +481,8 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
                 index[f"{sub.student}/{sub.assignment}"] = {"key": sub.key, "problems": result["problems"], "source": sub.source}
             _save_index(course_dir, index)
         grading_seconds = time.perf_counter() - timings.get("submitted", time.perf_counter())
+        if graded is not None:
+            graded()
 
         for sub in submissions:
             if sub.assignment is None:

@@ -5,7 +5,9 @@ cluster and yields the results as they finish, with a progress bar:
 
 - ``scheduler=None`` (default): a ``LocalCluster`` on this machine, one single-threaded worker
   process per core (``workers`` to choose). Processes, not threads: nbgrader's converters set
-  environment variables while they run, so one process grades one submission at a time.
+  environment variables while they run, so one process grades one submission at a time. The
+  workers are forked from one process that imported the grading code once, and start their
+  kernel zygote as they start (``start_local_cluster``).
 - ``scheduler="tcp://host:8786"``: an existing cluster, e.g. started with ``dask scheduler``
   and ``dask worker`` by hand, dask-jobqueue on Slurm or dask-kubernetes. The workers need
   this repository installed (the same ``course_utils``, nbgrader and tutorial dependencies);
@@ -26,7 +28,9 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
+import weakref
 from concurrent.futures import CancelledError, Future
 
 from course_admin.grading.worker import empty_result, grade_submission
@@ -86,25 +90,38 @@ def start_local_cluster(workers: int | None = None) -> Future:
     """Start a ``LocalCluster`` (``workers`` single-threaded worker processes, default one per
     core) in a background thread; returns a ``concurrent.futures.Future`` of the cluster.
 
-    Starting the worker processes takes seconds (each imports Python, nbgrader and the
-    course); ``course autograde`` starts them first and builds the grading jobs meanwhile.
-    Pass the future to ``grade_all(cluster=...)``; close it with ``close_cluster`` when done.
+    Starting the worker processes takes seconds (Python, distributed, nbgrader and the course
+    imported once in the forkserver they are forked from, ``_fork_workers_from_one_import``;
+    then each worker's kernel zygote, ``worker_start``); ``course autograde`` starts them first
+    and builds the grading jobs meanwhile. Pass the future to ``grade_all(cluster=...)``; close
+    it with ``close_cluster`` (or ``close_cluster_soon``) when done.
     """
     from concurrent.futures import ThreadPoolExecutor
 
     from distributed import LocalCluster
 
     use_grading_config()  # here, not in the thread: the nannies copy the config when they are made
+    _fork_workers_from_one_import()
 
     def start():
-        return LocalCluster(
-            n_workers=workers or os.cpu_count() or 1,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=":0",  # any free port: never clash with another cluster
-            memory_limit=0,  # the kernels have their own limits; the workers stay small
-            silence_logs=logging.ERROR,
-        )
+        global _STARTING
+        with _FORKSERVER_USERS:
+            _STARTING += 1
+        try:
+            cluster = LocalCluster(
+                n_workers=workers or os.cpu_count() or 1,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",  # any free port: never clash with another cluster
+                memory_limit=0,  # the kernels have their own limits; the workers stay small
+                silence_logs=logging.ERROR,
+                preload=[WORKER_START],
+            )
+            _OPEN.add(cluster)
+            return cluster
+        finally:
+            with _FORKSERVER_USERS:
+                _STARTING -= 1
 
     executor = ThreadPoolExecutor(1, thread_name_prefix="course-dask-start")
     future = executor.submit(start)
@@ -112,15 +129,91 @@ def start_local_cluster(workers: int | None = None) -> Future:
     return future
 
 
+WORKER_START = "course_admin.grading.worker_start"
+"""The module each local worker process runs as it starts (Dask's worker ``preload``)."""
+WORKER_IMPORTS = (
+    "distributed",
+    "course_admin.grading.worker",
+    "nbgrader.converters",
+    "nbgrader.api",
+    "nbconvert.preprocessors",
+    "course_admin.grading.sanitize",
+    "course_admin.grading.feedback_policy",
+    "course_admin.grading.drive_apart",
+    "course_admin.grading.judging",
+    "course_admin.grading.skip_cells",
+    WORKER_START,
+)
+"""What a local cluster's worker processes are forked from (``_fork_workers_from_one_import``):
+distributed and the modules every grading task imports, none of which starts a thread or
+runs course or student code at import."""
+
+
+def _fork_workers_from_one_import() -> None:
+    """Have the local cluster's nannies fork their worker processes from one ``forkserver``
+    process that imported ``WORKER_IMPORTS`` once (multiprocessing's ``forkserver`` method),
+    instead of each worker starting Python and importing them itself (``spawn``): 2 workers
+    on 2 cores otherwise paid the same imports twice at once. The forkserver is a fresh
+    interpreter (nothing of this process's memory), single-threaded when it forks; it lives
+    until ``close_cluster`` stops it, so that a later cluster of this process imports the
+    course's code as it is then."""
+    import multiprocessing
+
+    import dask
+    from distributed import utils
+
+    dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"})
+    multiprocessing.get_context("forkserver").set_forkserver_preload(list(WORKER_IMPORTS))
+    # distributed sets its own list on its first forkserver start unless told it is set: its
+    # list imports pandas and NumPy (here first), which no grading task needs
+    utils._forkserver_preload_set = True
+
+
+_FORKSERVER_USERS = threading.Lock()
+_STARTING = 0
+"""Local clusters being started now (their workers are being forked)."""
+_OPEN: weakref.WeakSet = weakref.WeakSet()
+"""Local clusters started and not closed yet: their workers share the forkserver."""
+
+
+def _stop_forkserver() -> None:
+    """Stop this process's forkserver once no local cluster of this process is open or starting
+    (it waits for the forkserver's children, their workers, to end); the next cluster starts one
+    anew. Nothing to do where there is none."""
+    from multiprocessing import forkserver
+
+    stop = getattr(forkserver._forkserver, "_stop", None)  # noqa: SLF001 (the stdlib gives no public stop)
+    with _FORKSERVER_USERS:
+        if stop is not None and not _STARTING and not len(_OPEN):
+            stop()
+
+
 def close_cluster(cluster) -> None:
-    """Close a cluster, or a ``start_local_cluster`` future once the cluster is up (or failed)."""
+    """Close a cluster, or a ``start_local_cluster`` future once the cluster is up (or failed),
+    then the forkserver its workers were forked from when no other local cluster uses it."""
     if isinstance(cluster, Future):
         try:
             cluster = cluster.result()
         except Exception:  # it never started: nothing to close
+            _stop_forkserver()
             return
     if cluster is not None:
         cluster.close()
+        _OPEN.discard(cluster)
+        _stop_forkserver()
+
+
+def close_cluster_soon(cluster) -> Future:
+    """``close_cluster(cluster)`` in a background thread, for a run that has every result and
+    goes on with work that needs no worker (reading the gradebook back, the CSV, the reports):
+    closing a local cluster waits about 2 s for its workers to stop. Returns the close's
+    ``Future``; its ``result()`` waits for it and raises what the close raised."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    executor = ThreadPoolExecutor(1, thread_name_prefix="course-dask-close")
+    future = executor.submit(close_cluster, cluster)
+    executor.shutdown(wait=False)
+    return future
 
 
 def grade_all(

@@ -125,6 +125,7 @@ class Helper:
         self.prefix = prefix
         self.process: subprocess.Popen | None = None
         self.home: Path | None = None
+        self._stopped_at_exit_of: int | None = None  # the process whose exit stops this helper
         atexit.register(self.stop)
 
     def alive(self) -> subprocess.Popen | None:
@@ -137,9 +138,20 @@ class Helper:
         (killed, so its exit handler never ran) are removed first."""
         self.stop()
         self._remove_orphans()
+        self._stop_at_exit()
         self.home = Path(tempfile.mkdtemp(prefix=f"{self.prefix}{os.getpid()}-"))
         self.process = launch(self.home)
         return self.process
+
+    def _stop_at_exit(self) -> None:
+        """Stop the helper when this process ends, also where ``atexit`` never runs: a process
+        that multiprocessing forked (a Dask worker forked from a forkserver) ends with
+        ``os._exit``, after multiprocessing's own exit finalizers, which this registers with."""
+        if self._stopped_at_exit_of != os.getpid():
+            from multiprocessing import util
+
+            util.Finalize(None, self.stop, exitpriority=10)
+            self._stopped_at_exit_of = os.getpid()
 
     def _remove_orphans(self) -> None:
         for folder in Path(tempfile.gettempdir()).glob(f"{self.prefix}*-*"):

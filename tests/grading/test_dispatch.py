@@ -226,3 +226,100 @@ def test_a_source_that_gained_a_graded_cell_over_graded_submissions_says_what_to
     with pytest.raises(GradebookConflict, match=r"adds or removes cells nbgrader tracks .* move .*course aside"):
         grading.autograde(folder, out=tmp_path / "out2", course_dir=course, source=solutions, workers=0, progress=False)
     assert (course / "gradebook.db").read_bytes() == before
+
+
+def test_the_local_workers_are_forked_ready_to_grade_and_leave_nothing_behind():
+    """The local cluster's workers are forked from one process that imported the grading code
+    once (not this one, and single-threaded), each has its kernel zygote started before any task,
+    and closing the cluster stops every zygote, their folders, and that process once no other
+    local cluster (the session's ``dask_scheduler``, when it runs) forks from it."""
+    import glob
+    import os
+    import time
+    from multiprocessing import forkserver
+
+    from distributed import Client
+
+    def state():
+        import os
+        import sys
+
+        from course_admin.grading import forked_kernels
+
+        zygote = forked_kernels._ZYGOTE.alive()
+        return {"pid": os.getpid(), "parent": os.getppid(), "zygote": zygote.pid if zygote else None,
+                "imported": "course_admin.grading.worker" in sys.modules and "nbgrader.converters" in sys.modules}
+
+    cluster = dispatch.start_local_cluster(2).result()
+    try:
+        server = forkserver._forkserver._forkserver_pid
+        server_threads = len(os.listdir(f"/proc/{server}/task"))
+        with Client(cluster) as client:
+            seen = list(client.run(state).values())
+    finally:
+        dispatch.close_cluster(cluster)
+    assert server not in (None, os.getpid()) and server_threads == 1
+    assert len(seen) == 2 and {worker["parent"] for worker in seen} == {server}
+    assert all(worker["imported"] and worker["zygote"] for worker in seen)
+    # the next cluster imports the course's code anew, unless another one still uses the forkserver
+    assert (forkserver._forkserver._forkserver_pid is None) == (len(dispatch._OPEN) == 0)
+    time.sleep(0.5)
+    for worker in seen:
+        with pytest.raises(ProcessLookupError):
+            os.kill(worker["zygote"], 0)
+        assert glob.glob(f"/tmp/course-*-{worker['pid']}-*") == []
+
+
+def test_autograde_closes_its_cluster_once_every_result_is_in_not_after_the_reports(tmp_path, monkeypatch):
+    """The cluster's close (its workers stopping) overlaps the read-back, the CSV and the reports,
+    which need no worker; ``autograde`` returns once it is done."""
+    from course_admin.grading import similarity
+
+    events, clusters = [], []
+    start, soon, pairs = dispatch.start_local_cluster, dispatch.close_cluster_soon, similarity.class_pairs
+
+    def started(workers=None):
+        clusters.append(start(workers))
+        return clusters[-1]
+
+    def closing(cluster):
+        events.append("closing")
+        return soon(cluster)
+
+    def compared(*args, **kwargs):
+        events.append("similarity")
+        return pairs(*args, **kwargs)
+
+    monkeypatch.setattr(dispatch, "start_local_cluster", started)
+    monkeypatch.setattr(dispatch, "close_cluster_soon", closing)
+    monkeypatch.setattr(similarity, "class_pairs", compared)
+    solutions, folder = _ada_and_bob(tmp_path)
+    report = grading.autograde(folder, out=tmp_path / "out", course_dir=tmp_path / "course", source=solutions,
+                               workers=1, progress=False)
+    rows = {row["student"]: row for row in csv.DictReader(report.csv_path.open())}
+    assert (rows["ada"]["score"], rows["bob"]["score"]) == ("3", "1")
+    assert events == ["closing", "similarity"]
+    assert clusters[0].result().status.name == "closed"
+
+
+def test_the_forkserver_stops_with_the_last_local_cluster_that_uses_it():
+    """Two local clusters at once fork their workers from one forkserver: closing the first
+    leaves it (and the second's worker) running; closing the second stops it."""
+    from multiprocessing import forkserver
+
+    from distributed import Client
+
+    others = len(dispatch._OPEN)  # the session's dask_scheduler cluster, when an earlier test started it
+    first = dispatch.start_local_cluster(1)
+    first.result()  # one after the other: distributed's first imports are not safe from two threads at once
+    second = dispatch.start_local_cluster(1)
+    try:
+        second.result()
+        dispatch.close_cluster(first)
+        assert forkserver._forkserver._forkserver_pid is not None
+        with Client(second.result()) as client:
+            assert client.submit(sum, [1, 2]).result(timeout=120) == 3
+    finally:
+        dispatch.close_cluster(second)
+        dispatch.close_cluster(first)  # a second close of a closed cluster is harmless
+    assert (forkserver._forkserver._forkserver_pid is None) == (others == 0)
