@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from course_utils.lunar.env import MAX_EPISODE_STEPS, LanderVectorEnv
+from course_utils.lunar.numpy_policy import draw, numpy_scores
 from course_utils.runtime import positive_int
 
 
@@ -63,7 +64,9 @@ class Shard:
 
     Given code that resembles an exercise (README, "Given code in the student package"):
     ``_actions`` samples actions from a policy's scores, as Exercise 2's agent samples one; it is
-    a method of a shard stepping its own environments, not a function an answer can call.
+    a method of a shard stepping its own environments, not a function an answer can call. The
+    scores are computed in NumPy where ``numpy_policy.numpy_scores`` shows the network is a chain
+    of operations the course knows and the two agree on the batch's weights, else by the network.
 
     ``net_spec`` is ``(cls, kwargs)``: ``cls(**kwargs)`` builds the network, whose output is
     action scores (N, 4) or a tuple ``(scores, values)``; or a network, copied (a notebook's
@@ -85,6 +88,12 @@ class Shard:
         self.obs = torch.as_tensor(self.envs.reset(seed=[int(s) for s in seeds])[0]).clone()
         self.generator = torch.Generator().manual_seed(generator_seed)
         self.generator_seed = generator_seed
+        # the sampled actions of play_episodes: uniforms from this NumPy generator, and the scores
+        # computed in NumPy where numpy_scores can show the network is the same function (the torch
+        # forward's per-operation overhead cost more than box2d's step on a shard's few landers)
+        self.rng = np.random.default_rng(generator_seed)
+        self.numpy_net = numpy_scores(self.net)
+        self.fast = None
 
     def play_episodes(self, state_dict, seeds, deterministic: bool = False) -> list[tuple]:
         """One whole episode per seed (at most one per environment of the shard), all stepped
@@ -103,6 +112,8 @@ class Shard:
         self.net.load_state_dict(state_dict)
         time_feature = self.envs.time_feature
         n, d = len(seeds), self.envs.single_observation_space.shape[0]
+        # checked on these weights: where the NumPy scores differ from the torch forward, torch it is
+        self.fast = self.numpy_net if self.numpy_net is not None and self.numpy_net.agrees(d) else None
         obs = np.zeros((n, d), dtype=np.float32)
         for i, seed in enumerate(seeds):
             obs[i, :8] = envs[i].reset(seed=int(seed))[0]
@@ -133,13 +144,17 @@ class Shard:
 
     def _actions(self, obs: np.ndarray, deterministic: bool = False) -> list[int]:
         """Actions (n,) as ints for observations (n, d): drawn from the network's policy with the
-        shard's generator, or the most probable if ``deterministic``."""
-        with torch.no_grad():
-            output = self.net(torch.from_numpy(obs))
-            log_probs = torch.log_softmax(output[0] if isinstance(output, tuple) else output, -1)
-            if deterministic:
-                return log_probs.argmax(-1).tolist()
-            return torch.multinomial(log_probs.exp(), 1, generator=self.generator).view(-1).tolist()
+        shard's NumPy generator (``numpy_policy.draw``), or the most probable if ``deterministic``.
+        The scores are the NumPy twin's where ``play_episodes`` found it agrees, else the torch forward's."""
+        if self.fast is not None:
+            scores = self.fast(obs)
+        else:
+            with torch.no_grad():
+                output = self.net(torch.from_numpy(obs))
+            scores = (output[0] if isinstance(output, tuple) else output).detach().numpy()
+        if deterministic:
+            return scores.argmax(-1).tolist()
+        return draw(scores, self.rng)
 
     def close(self) -> None:
         self.envs.close()

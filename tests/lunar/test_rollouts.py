@@ -129,28 +129,38 @@ def test_play_episodes_plays_each_seed_to_its_end_as_one_environment_would(worke
     assert sorted(len(actions) for _, actions, _ in played) == [64, 65, MAX_EPISODE_STEPS]
 
 
-def test_sampled_episodes_draw_the_actions_one_forward_per_step_would():
+@pytest.mark.parametrize("numpy_forward", [True, False])
+def test_sampled_episodes_draw_the_actions_one_forward_per_step_would(numpy_forward, monkeypatch):
     """``play_episodes`` samples each step's actions for the environments still playing with one
-    forward and one draw from the shard's generator: the episodes are those of that plain loop
-    (``_act_torch``, gymnasium's own LunarLander), to the last bit."""
+    forward and one draw from the shard's NumPy generator: the episodes are those of that plain loop
+    (the torch network's scores, Gumbel noise from a generator seeded alike, gymnasium's own
+    LunarLander), to the last bit where the torch forward acts (``numpy_forward=False``: a network
+    ``numpy_scores`` does not know), and the same where the NumPy scores act (float rounding of
+    the scores apart, which none of these draws is near enough to a tie to feel)."""
     from gymnasium.envs.box2d.lunar_lander import LunarLander
 
+    from course_utils.lunar import rollouts
     from course_utils.lunar.env import MAX_EPISODE_STEPS
     from course_utils.lunar.rollouts import Shard
 
+    if not numpy_forward:
+        monkeypatch.setattr(rollouts, "numpy_scores", lambda net: None)
     torch.manual_seed(4)
     net = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
     seeds = [11, 12, 13, 14]
     shard = Shard(range(4), net, generator_seed=9)
     played = shard.play_episodes(net.state_dict(), seeds)
+    assert (shard.fast is not None) == numpy_forward
     shard.close()
-    reference = AACShard(range(4), net, generator_seed=9)
+    rng = np.random.default_rng(9)
     envs = [LunarLander() for _ in seeds]
     obs = np.stack([env.reset(seed=seed)[0] for env, seed in zip(envs, seeds, strict=True)])
     trails = [([], [], []) for _ in seeds]
     active, t = list(range(4)), 0
     while active:
-        actions = reference._act_torch(obs[active])[0].tolist()
+        with torch.no_grad():
+            scores = net(torch.from_numpy(obs[active])).numpy()
+        actions = (scores + rng.gumbel(size=scores.shape)).argmax(axis=1).tolist()
         t += 1
         for i, action in zip(list(active), actions, strict=True):
             trails[i][0].append(obs[i].copy())
@@ -160,10 +170,19 @@ def test_sampled_episodes_draw_the_actions_one_forward_per_step_would():
             obs[i] = o
             if terminated or t >= MAX_EPISODE_STEPS:
                 active.remove(i)
-    reference.close()
     for (states, actions, rewards), (s, a, r) in zip(played, trails, strict=True):
         assert np.array_equal(states, np.stack(s)) and actions.tolist() == a and rewards.tolist() == r
     assert len({len(a) for _, a, _ in trails}) > 1  # the episodes ended at different steps
+
+
+def test_sampled_actions_follow_the_softmax_of_the_scores():
+    """The Gumbel-max draw: over 40 000 draws each action's share is its softmax probability."""
+    from course_utils.lunar.numpy_policy import draw
+
+    scores = np.tile(np.array([[0.5, -1.0, 2.0, 0.0]], dtype=np.float32), (40_000, 1))
+    seen = np.bincount(draw(scores, np.random.default_rng(0)), minlength=4) / len(scores)
+    expected = np.exp(scores[0]) / np.exp(scores[0]).sum()
+    assert np.abs(seen - expected).max() < 0.01  # about 4 standard errors
 
 
 def test_play_episodes_refuses_more_seeds_than_environments():
