@@ -23,6 +23,9 @@ Shapes: ``n`` observations of ``d`` features, ``A`` actions.
 
 from __future__ import annotations
 
+import contextlib
+import io
+
 import numpy as np
 import torch
 from torch import nn
@@ -129,7 +132,8 @@ def numpy_scores(net: nn.Module) -> NumpyScores | None:
     show they are the same function (the caller then runs the torch forward). ``net`` must be in
     eval or train mode alike: none of the operations taken behaves differently in either."""
     try:
-        graph = torch.fx.symbolic_trace(net).graph
+        with contextlib.redirect_stdout(io.StringIO()):  # a forward that prints would print a trace
+            graph = torch.fx.symbolic_trace(net).graph
     except Exception:  # noqa: BLE001 - any code fx cannot trace keeps the torch forward
         return None
     nodes = list(graph.nodes)
