@@ -198,3 +198,30 @@ def draw(scores: np.ndarray, rng: np.random.Generator) -> list[int]:
     largest of the scores plus independent standard Gumbel noise (the Gumbel-max trick: the index of
     that maximum has exactly the softmax's distribution; one call to the generator per step)."""
     return (scores + rng.gumbel(size=scores.shape)).argmax(axis=1).tolist()
+
+
+def one_blas_thread() -> bool:
+    """Make NumPy's OpenBLAS compute in this process's own thread: for a worker process that runs
+    ``NumpyScores`` (call it there, not in a notebook's kernel). Why: on a product of a few
+    observations by a 128 x 128 matrix OpenBLAS starts its other threads, which then keep a core
+    busy waiting for the next product (a run of 1000 episodes took 13.9 CPU-s with them against
+    9.7 without). Returns whether a loaded OpenBLAS was found and set (Linux: read from
+    ``/proc/self/maps``; elsewhere nothing is done)."""
+    import ctypes
+    import re
+
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = sorted(set(re.findall(r"(/\S*openblas\S*\.so\S*)", maps.read())))
+    except OSError:
+        return False
+    found = False
+    for path in paths:
+        library = ctypes.CDLL(path)
+        for name in ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads"):
+            setter = getattr(library, name, None)
+            if setter is not None:
+                setter(1)
+                found = True
+                break
+    return found

@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from course_utils.lunar.env import MAX_EPISODE_STEPS, LanderVectorEnv
-from course_utils.lunar.numpy_policy import draw, numpy_scores
+from course_utils.lunar.numpy_policy import draw, numpy_scores, one_blas_thread
 from course_utils.runtime import positive_int
 
 
@@ -165,6 +165,7 @@ def _serve(pipe, shard_type, args) -> None:
     for the parent until ``close``. A stop by hand (Ctrl-C, Jupyter's stop button) is the parent's to handle:
     the worker ignores it, and the parent closes it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    one_blas_thread()  # the shard's NumPy forwards: see numpy_policy.one_blas_thread
     try:
         shard = shard_type(*args)
         pipe.send(("ready", None))
