@@ -193,13 +193,6 @@ def _step(net: nn.Module, node: torch.fx.Node):
 
 
 
-def draw(scores: np.ndarray, rng: np.random.Generator) -> list[int]:
-    """One action per row of ``scores`` (n, A), drawn from the softmax of the row with ``rng``: the
-    largest of the scores plus independent standard Gumbel noise (the Gumbel-max trick: the index of
-    that maximum has exactly the softmax's distribution; one call to the generator per step)."""
-    return (scores + rng.gumbel(size=scores.shape)).argmax(axis=1).tolist()
-
-
 def one_blas_thread() -> bool:
     """Make NumPy's OpenBLAS compute in this process's own thread: for a worker process that runs
     ``NumpyScores`` (call it there, not in a notebook's kernel). Why: on a product of a few

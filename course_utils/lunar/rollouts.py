@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from course_utils.lunar.env import MAX_EPISODE_STEPS, LanderVectorEnv
-from course_utils.lunar.numpy_policy import draw, numpy_scores, one_blas_thread
+from course_utils.lunar.numpy_policy import numpy_scores, one_blas_thread
 from course_utils.runtime import positive_int
 
 
@@ -88,10 +88,9 @@ class Shard:
         self.obs = torch.as_tensor(self.envs.reset(seed=[int(s) for s in seeds])[0]).clone()
         self.generator = torch.Generator().manual_seed(generator_seed)
         self.generator_seed = generator_seed
-        # the sampled actions of play_episodes: uniforms from this NumPy generator, and the scores
-        # computed in NumPy where numpy_scores can show the network is the same function (the torch
-        # forward's per-operation overhead cost more than box2d's step on a shard's few landers)
-        self.rng = np.random.default_rng(generator_seed)
+        # the scores of play_episodes computed in NumPy where numpy_scores can show the network is the
+        # same function (the torch forward's per-operation overhead cost more than box2d's step on a
+        # shard's few landers)
         self.numpy_net = numpy_scores(self.net)
         self.fast = None
 
@@ -144,17 +143,20 @@ class Shard:
 
     def _actions(self, obs: np.ndarray, deterministic: bool = False) -> list[int]:
         """Actions (n,) as ints for observations (n, d): drawn from the network's policy with the
-        shard's NumPy generator (``numpy_policy.draw``), or the most probable if ``deterministic``.
-        The scores are the NumPy twin's where ``play_episodes`` found it agrees, else the torch forward's."""
-        if self.fast is not None:
-            scores = self.fast(obs)
-        else:
-            with torch.no_grad():
+        shard's generator, or the most probable if ``deterministic``. The scores are the NumPy
+        twin's where ``play_episodes`` found it agrees, else the torch forward's; the draw is the
+        same either way (torch's, from the shard's generator), so the two give the same actions
+        unless float rounding of the scores tips one (the twin's products are NumPy's)."""
+        with torch.no_grad():
+            if self.fast is not None:
+                scores = torch.from_numpy(self.fast(obs))
+            else:
                 output = self.net(torch.from_numpy(obs))
-            scores = (output[0] if isinstance(output, tuple) else output).detach().numpy()
-        if deterministic:
-            return scores.argmax(-1).tolist()
-        return draw(scores, self.rng)
+                scores = output[0] if isinstance(output, tuple) else output
+            log_probs = torch.log_softmax(scores, -1)
+            if deterministic:
+                return log_probs.argmax(-1).tolist()
+            return torch.multinomial(log_probs.exp(), 1, generator=self.generator).view(-1).tolist()
 
     def close(self) -> None:
         self.envs.close()

@@ -132,11 +132,10 @@ def test_play_episodes_plays_each_seed_to_its_end_as_one_environment_would(worke
 @pytest.mark.parametrize("numpy_forward", [True, False])
 def test_sampled_episodes_draw_the_actions_one_forward_per_step_would(numpy_forward, monkeypatch):
     """``play_episodes`` samples each step's actions for the environments still playing with one
-    forward and one draw from the shard's NumPy generator: the episodes are those of that plain loop
-    (the torch network's scores, Gumbel noise from a generator seeded alike, gymnasium's own
-    LunarLander), to the last bit where the torch forward acts (``numpy_forward=False``: a network
-    ``numpy_scores`` does not know), and the same where the NumPy scores act (float rounding of
-    the scores apart, which none of these draws is near enough to a tie to feel)."""
+    forward and one draw from the shard's generator: the episodes are those of that plain loop
+    (``_act_torch``, gymnasium's own LunarLander), to the last bit, with the torch forward (a
+    network ``numpy_scores`` does not know) and with the NumPy scores alike (their float rounding
+    tips none of these draws)."""
     from gymnasium.envs.box2d.lunar_lander import LunarLander
 
     from course_utils.lunar import rollouts
@@ -152,15 +151,13 @@ def test_sampled_episodes_draw_the_actions_one_forward_per_step_would(numpy_forw
     played = shard.play_episodes(net.state_dict(), seeds)
     assert (shard.fast is not None) == numpy_forward
     shard.close()
-    rng = np.random.default_rng(9)
+    reference = AACShard(range(4), net, generator_seed=9)
     envs = [LunarLander() for _ in seeds]
     obs = np.stack([env.reset(seed=seed)[0] for env, seed in zip(envs, seeds, strict=True)])
     trails = [([], [], []) for _ in seeds]
     active, t = list(range(4)), 0
     while active:
-        with torch.no_grad():
-            scores = net(torch.from_numpy(obs[active])).numpy()
-        actions = (scores + rng.gumbel(size=scores.shape)).argmax(axis=1).tolist()
+        actions = reference._act_torch(obs[active])[0].tolist()
         t += 1
         for i, action in zip(list(active), actions, strict=True):
             trails[i][0].append(obs[i].copy())
@@ -170,19 +167,10 @@ def test_sampled_episodes_draw_the_actions_one_forward_per_step_would(numpy_forw
             obs[i] = o
             if terminated or t >= MAX_EPISODE_STEPS:
                 active.remove(i)
+    reference.close()
     for (states, actions, rewards), (s, a, r) in zip(played, trails, strict=True):
         assert np.array_equal(states, np.stack(s)) and actions.tolist() == a and rewards.tolist() == r
     assert len({len(a) for _, a, _ in trails}) > 1  # the episodes ended at different steps
-
-
-def test_sampled_actions_follow_the_softmax_of_the_scores():
-    """The Gumbel-max draw: over 40 000 draws each action's share is its softmax probability."""
-    from course_utils.lunar.numpy_policy import draw
-
-    scores = np.tile(np.array([[0.5, -1.0, 2.0, 0.0]], dtype=np.float32), (40_000, 1))
-    seen = np.bincount(draw(scores, np.random.default_rng(0)), minlength=4) / len(scores)
-    expected = np.exp(scores[0]) / np.exp(scores[0]).sum()
-    assert np.abs(seen - expected).max() < 0.01  # about 4 standard errors
 
 
 def test_play_episodes_refuses_more_seeds_than_environments():
