@@ -352,11 +352,8 @@ AAC_HP_BEFORE = dict(batch_size=16, gamma=0.99, beta=0.5, delta=0.01, learn_rate
 """The notebook's ``aac_hp`` before issue 17 (the baseline of ``bench_lunar_student``)."""
 
 
-def _student_run(hp: dict, dataset_type, stop_when, max_episodes: int, lr_decay_episodes=None, start_state=None,
-                 dataset_seed: int = 2) -> tuple:
-    """Section 8's run with the reference classes: seed 2, ``hp``, episodes from ``dataset_type`` (its
-    ``seed=dataset_seed``), from the weights ``start_state`` where given (the notebook's cell: the
-    ``aac`` experiment's, ``section_7_weights``)."""
+def _student_run(hp: dict, dataset_type, stop_when, max_episodes: int, lr_decay_episodes=None) -> tuple:
+    """Section 8's run with the reference classes: seed 2, ``hp``, episodes from ``dataset_type``."""
     from course_admin.lunar.solutions import (
         AACPolicyGradientLoss,
         AACPolicyNet,
@@ -368,33 +365,14 @@ def _student_run(hp: dict, dataset_type, stop_when, max_episodes: int, lr_decay_
 
     seed_torch(2)
     net = AACPolicyNet.build_for_env(make_env(), **hp)
-    if start_state is not None:
-        net.load_state_dict(start_state)
     trainer = PolicyTrainer(net, torch.optim.Adam(net.parameters(), lr=hp["learn_rate"]),
                             [AACPolicyGradientLoss(hp["delta"]), ActionEntropyLoss(4, hp["beta"])],
-                            dataset_type(net, hp["batch_size"], hp["gamma"], seed=dataset_seed, batch_type=TrainBatch,
-                                         episode_type=Episode))
+                            dataset_type(net, hp["batch_size"], hp["gamma"], seed=2, batch_type=TrainBatch, episode_type=Episode))
     # as Section 8's cell and the aac experiment: the critic's extra steps where hp gives them
     critic = {key: hp[key] for key in ("critic_steps", "critic_learn_rate") if key in hp}
     data = trainer.train(max_episodes=max_episodes, stop_when=stop_when, progress=False, lr_decay_episodes=lr_decay_episodes,
                          **critic)
     return net, data
-
-
-FINAL_DATASET_SEED = 3
-"""The ``VectorBatchDataset`` seed of Section 8's cell: landscapes none of the experiments' seeds (0-2) played."""
-
-
-def section_7_weights() -> dict:
-    """The weights Section 8's cell starts from: the ``aac`` experiment's run with its last seed (2),
-    full size, with the reference classes, from the experiment cache (``course train
-    lunar-experiments`` leaves it there), or trained here if it is not cached."""
-    from course_admin.lunar.reference import EXPERIMENT_EPISODES, reference_experiments
-    from course_utils.lunar.experiments import SEEDS, run_experiments
-
-    aac = run_experiments({"aac": reference_experiments()["aac"]}, EXPERIMENT_EPISODES, seeds=[SEEDS[-1]],
-                          progress=False)["aac"]
-    return aac["runs"][-1]["model_state"]
 
 
 def student_run(max_episodes: int | None = None) -> dict:
@@ -406,19 +384,17 @@ def student_run(max_episodes: int | None = None) -> dict:
     cell, it gives the critic ``aac_hp``'s extra steps per batch (``critic_steps``). Returns its figures: solved,
     episodes, wall-clock and CPU seconds (every process), the last training
     mean and the last evaluation."""
-    from course_admin.lunar.reference import AAC_HP, EXPERIMENT_EPISODES, FINAL_LR_DECAY_EPISODES
-    from course_utils.lunar.experiments import SEEDS
+    from course_admin.lunar.reference import AAC_HP, FINAL_LR_DECAY_EPISODES
     from course_utils.lunar.sizes import SIZES
     from course_utils.lunar.solve import UntilSolved
 
     _positive("max_episodes", max_episodes, optional=True)
-    start_state = section_7_weights()
-    start = _clock()  # the cell's own run: Section 7's cell trained (or reloaded) the weights it starts from
+    start = _clock()
     until = UntilSolved()
     _, data = _student_run(AAC_HP, VectorBatchDataset, until, max_episodes or SIZES.full("final_episodes"),
-                           FINAL_LR_DECAY_EPISODES, start_state=start_state, dataset_seed=FINAL_DATASET_SEED)
+                           FINAL_LR_DECAY_EPISODES)
     return {"aac_hp": {**AAC_HP, "hidden_layers": list(AAC_HP["hidden_layers"])}, "critic_steps": AAC_HP["critic_steps"],
-            "start": f"aac, seed {SEEDS[-1]}, {EXPERIMENT_EPISODES} episodes", "solved": until.solved,
+            "solved": until.solved,
             "episodes": int(data["episode_num"][-1]), **_since(start),
             "training_mean": round(data["mean_reward"][-1], 1),
             "final_evaluation": until.evaluations[-1] if until.evaluations else None}

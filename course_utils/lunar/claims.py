@@ -277,8 +277,7 @@ CLAIMS = (
           "training, {sampled:.0f}.",
           lambda f: f["mean"] - f["sampled"] > 50),
     Claim("lunar.student_run_greedy_above_training", "Section 8, your agent", "lunar_student_run", _student,
-          "The course's timed run of Section 8's cell passed the bar after {episodes:,} episodes (on top of Section 7's "
-          "aac run it goes on from): its training mean "
+          "The course's timed run of Section 8's cell passed the bar after {episodes:,} episodes: its training mean "
           "(sampled actions) was {training:.0f}, and the same weights flying their most probable actions scored "
           "{greedy:.0f} ± {std:.0f}.",
           lambda f: f["solved"] and f["greedy"] - f["training"] > 50),

@@ -53,8 +53,7 @@ def student_run_report() -> str:
     outcome = (f"passed the bar after {run['episodes']:,} episodes" if run["solved"] else
                f"had not passed the bar after {run['episodes']:,} episodes")
     load = max(run["load_average_1min"])
-    start = f", going on from {run['start']}" if "start" in run else ", seed 2"
-    return (f"The course's own run of this cell (the exercise's reference classes{start}, the default aac_hp) "
+    return (f"The course's own run of this cell (the exercise's reference classes, seed 2, the default aac_hp) "
             f"{outcome} in {run['wall_s'] / 60:.1f} minutes of wall-clock time ({run['cpu_s'] / 60:.1f} minutes of CPU, "
             f"{run['cores']} cores{f', shared: load average up to {load:.1f}' if load > run['cores'] else ''}). "
             "Yours takes about as long if your classes match it; the stop button ends it early.")
