@@ -28,6 +28,9 @@ Shapes: ``N`` samples in a batch; the model maps states (N, d) to ``(scores (N, 
 
 from __future__ import annotations
 
+import contextlib
+import io
+
 import torch
 from torch import nn
 
@@ -61,6 +64,7 @@ class CriticFit:
         self.model, self.steps, self.learn_rate = model, steps, learn_rate
         params = critic_parameters(model, states)
         self.params = params
+        self.values_of = _values_alone(model, states) or (lambda states: model(states)[1])
         self.optimizer = torch.optim.Adam(params, lr=learn_rate) if params and steps > 0 else None
         # the value output's bias, set to the batch's mean error before each step (see the module's docstring)
         self.bias = _output_bias(model, states, params) if centre and self.optimizer is not None else None
@@ -71,7 +75,7 @@ class CriticFit:
         if self.optimizer is None:
             return None
         for _ in range(self.steps):
-            values = self.model(batch.states)[1].reshape(-1)
+            values = self.values_of(batch.states).reshape(-1)
             if self.bias is not None:
                 # the least-squares bias: v + shift has zero mean error on the batch, and so has the
                 # loss's gradient with respect to the bias, which the step below then barely moves
@@ -105,3 +109,27 @@ def _output_bias(model: nn.Module, states: torch.Tensor, params: list[nn.Paramet
             if torch.allclose(shifted - before, torch.ones_like(before), atol=1e-4):
                 return param
     return None
+
+
+def _values_alone(model: nn.Module, states: torch.Tensor):
+    """``model``'s state values (N, 1) without its action scores: the network traced by ``torch.fx``
+    with only what its second output depends on kept (same parameters, same operations, so the same
+    values to the last bit, which is checked on ``states``); None where it cannot be traced or
+    differs. Why: the critic's steps need only the values, and the actor's forward over a whole
+    batch was about a quarter of each step."""
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # a forward that prints would print a trace
+            traced = torch.fx.symbolic_trace(model)
+    except Exception:  # noqa: BLE001 - a network fx cannot trace runs whole
+        return None
+    output = next(node for node in traced.graph.nodes if node.op == "output")
+    returned = output.args[0]
+    if not (isinstance(returned, tuple) and len(returned) == 2 and isinstance(returned[1], torch.fx.Node)):
+        return None
+    output.args = (returned[1],)
+    traced.graph.eliminate_dead_code()
+    traced.delete_all_unused_submodules()
+    traced.recompile()
+    with torch.no_grad():
+        same = torch.equal(traced(states), model(states)[1])
+    return traced if same else None

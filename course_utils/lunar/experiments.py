@@ -277,8 +277,11 @@ def _work(tasks, events) -> None:
     import signal
     import traceback
 
+    from course_utils.lunar.numpy_policy import one_blas_thread
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     torch.set_num_threads(1)
+    one_blas_thread()  # the rollouts' NumPy forwards: see numpy_policy.one_blas_thread
     while (index := tasks.get()) is not None:
 
         def report(batch_idx, model, batch, index=index):

@@ -267,11 +267,11 @@ class VectorBatchDataset:
 
     def _episode(self, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray):
         """The notebook's ``Episode`` of one played episode's arrays (``Shard.play_episodes``)."""
-        states_t = torch.from_numpy(states)
+        rows = torch.from_numpy(states).unbind(0)  # one view per step, in one call (half the cost of indexing each)
         rewards, last = rewards.tolist(), len(rewards) - 1
         total = sum(rewards)
-        steps = enumerate(zip(actions.tolist(), rewards, strict=True))
-        experiences = [Experience(states_t[t], a, r, t == last) for t, (a, r) in steps]
+        steps = enumerate(zip(rows, actions.tolist(), rewards, strict=True))
+        experiences = [Experience(state, a, r, t == last) for t, (state, a, r) in steps]
         return self.episode_type(total, experiences)
 
 

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from course_utils.lunar.env import MAX_EPISODE_STEPS, LanderVectorEnv
+from course_utils.lunar.numpy_policy import numpy_scores, one_blas_thread
 from course_utils.runtime import positive_int
 
 
@@ -63,7 +64,9 @@ class Shard:
 
     Given code that resembles an exercise (README, "Given code in the student package"):
     ``_actions`` samples actions from a policy's scores, as Exercise 2's agent samples one; it is
-    a method of a shard stepping its own environments, not a function an answer can call.
+    a method of a shard stepping its own environments, not a function an answer can call. The
+    scores are computed in NumPy where ``numpy_policy.numpy_scores`` shows the network is a chain
+    of operations the course knows and the two agree on the batch's weights, else by the network.
 
     ``net_spec`` is ``(cls, kwargs)``: ``cls(**kwargs)`` builds the network, whose output is
     action scores (N, 4) or a tuple ``(scores, values)``; or a network, copied (a notebook's
@@ -85,6 +88,11 @@ class Shard:
         self.obs = torch.as_tensor(self.envs.reset(seed=[int(s) for s in seeds])[0]).clone()
         self.generator = torch.Generator().manual_seed(generator_seed)
         self.generator_seed = generator_seed
+        # the scores of play_episodes computed in NumPy where numpy_scores can show the network is the
+        # same function (the torch forward's per-operation overhead cost more than box2d's step on a
+        # shard's few landers)
+        self.numpy_net = numpy_scores(self.net)
+        self.fast = None
 
     def play_episodes(self, state_dict, seeds, deterministic: bool = False) -> list[tuple]:
         """One whole episode per seed (at most one per environment of the shard), all stepped
@@ -103,6 +111,8 @@ class Shard:
         self.net.load_state_dict(state_dict)
         time_feature = self.envs.time_feature
         n, d = len(seeds), self.envs.single_observation_space.shape[0]
+        # checked on these weights: where the NumPy scores differ from the torch forward, torch it is
+        self.fast = self.numpy_net if self.numpy_net is not None and self.numpy_net.agrees(d) else None
         obs = np.zeros((n, d), dtype=np.float32)
         for i, seed in enumerate(seeds):
             obs[i, :8] = envs[i].reset(seed=int(seed))[0]
@@ -133,10 +143,17 @@ class Shard:
 
     def _actions(self, obs: np.ndarray, deterministic: bool = False) -> list[int]:
         """Actions (n,) as ints for observations (n, d): drawn from the network's policy with the
-        shard's generator, or the most probable if ``deterministic``."""
+        shard's generator, or the most probable if ``deterministic``. The scores are the NumPy
+        twin's where ``play_episodes`` found it agrees, else the torch forward's; the draw is the
+        same either way (torch's, from the shard's generator), so the two give the same actions
+        unless float rounding of the scores tips one (the twin's products are NumPy's)."""
         with torch.no_grad():
-            output = self.net(torch.from_numpy(obs))
-            log_probs = torch.log_softmax(output[0] if isinstance(output, tuple) else output, -1)
+            if self.fast is not None:
+                scores = torch.from_numpy(self.fast(obs))
+            else:
+                output = self.net(torch.from_numpy(obs))
+                scores = output[0] if isinstance(output, tuple) else output
+            log_probs = torch.log_softmax(scores, -1)
             if deterministic:
                 return log_probs.argmax(-1).tolist()
             return torch.multinomial(log_probs.exp(), 1, generator=self.generator).view(-1).tolist()
@@ -150,6 +167,7 @@ def _serve(pipe, shard_type, args) -> None:
     for the parent until ``close``. A stop by hand (Ctrl-C, Jupyter's stop button) is the parent's to handle:
     the worker ignores it, and the parent closes it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    one_blas_thread()  # the shard's NumPy forwards: see numpy_policy.one_blas_thread
     try:
         shard = shard_type(*args)
         pipe.send(("ready", None))

@@ -103,3 +103,24 @@ def test_a_critic_without_an_output_bias_is_fitted_by_its_steps_alone():
     fit = CriticFit(net, batch.states, steps=2, learn_rate=1e-2)
     assert fit.bias is None
     assert fit(batch) > 0
+
+
+def test_the_fit_computes_the_values_alone_and_gets_the_steps_of_the_whole_network():
+    """The critic's steps run only what the values depend on (an actor's forward would be wasted),
+    and take the very steps the whole network's values give, to the last bit: two fits from the
+    same weights, one of them made to run the whole network."""
+    for make in (lambda: AACPolicyNet(8, 4, (16,)), SharedBody):
+        torch.manual_seed(1)
+        nets = [make(), make()]
+        nets[1].load_state_dict(nets[0].state_dict())
+        fits = [CriticFit(net, Batch().states, steps=5, learn_rate=1e-2) for net in nets]
+        assert isinstance(fits[0].values_of, torch.fx.GraphModule)
+        whole = nets[1]
+        fits[1].values_of = lambda states, whole=whole: whole(states)[1]
+        for fit in fits:
+            for seed in range(3):
+                fit(Batch(seed=seed))
+        for (name, a), b in zip(nets[0].state_dict().items(), nets[1].state_dict().values(), strict=True):
+            assert torch.equal(a, b), name
+        scores_module = [name for name, _ in fits[0].values_of.named_modules() if name.startswith(("actor", "scores"))]
+        assert scores_module == []  # the traced values hold no part of the actor

@@ -129,20 +129,27 @@ def test_play_episodes_plays_each_seed_to_its_end_as_one_environment_would(worke
     assert sorted(len(actions) for _, actions, _ in played) == [64, 65, MAX_EPISODE_STEPS]
 
 
-def test_sampled_episodes_draw_the_actions_one_forward_per_step_would():
+@pytest.mark.parametrize("numpy_forward", [True, False])
+def test_sampled_episodes_draw_the_actions_one_forward_per_step_would(numpy_forward, monkeypatch):
     """``play_episodes`` samples each step's actions for the environments still playing with one
     forward and one draw from the shard's generator: the episodes are those of that plain loop
-    (``_act_torch``, gymnasium's own LunarLander), to the last bit."""
+    (``_act_torch``, gymnasium's own LunarLander), to the last bit, with the torch forward (a
+    network ``numpy_scores`` does not know) and with the NumPy scores alike (their float rounding
+    tips none of these draws)."""
     from gymnasium.envs.box2d.lunar_lander import LunarLander
 
+    from course_utils.lunar import rollouts
     from course_utils.lunar.env import MAX_EPISODE_STEPS
     from course_utils.lunar.rollouts import Shard
 
+    if not numpy_forward:
+        monkeypatch.setattr(rollouts, "numpy_scores", lambda net: None)
     torch.manual_seed(4)
     net = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
     seeds = [11, 12, 13, 14]
     shard = Shard(range(4), net, generator_seed=9)
     played = shard.play_episodes(net.state_dict(), seeds)
+    assert (shard.fast is not None) == numpy_forward
     shard.close()
     reference = AACShard(range(4), net, generator_seed=9)
     envs = [LunarLander() for _ in seeds]
