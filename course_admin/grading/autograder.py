@@ -14,19 +14,15 @@ The instructor's nbgrader course folder is ``grading/`` at the repository root (
 from __future__ import annotations
 
 import csv
-import functools
-import hashlib
 import json
 import os
 import shutil
-import sys
 import time
 import warnings
 from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
 
-from course_admin import PACKAGE as ADMIN
 from course_admin.grading import late
 from course_admin.grading.class_list import identify_students, missing_students
 from course_admin.grading.escaping import csv_cell, markdown_cell, plain_text
@@ -34,10 +30,11 @@ from course_admin.grading.flags import flags, tutorial_of
 from course_admin.grading.intake import IntakeLimits, Submission, collect, grade_ids
 from course_admin.grading.nbgrader_run import tools_on_path
 from course_admin.grading.notebook_repair import repair
+from course_admin.grading.regrade_index import load_index, save_index, submission_key
 from course_admin.grading.sandbox import Limits
 from course_admin.grading.student_notebooks import assignments, fresh, generate_here, generated
 from course_admin.grading.summary_html import GRADED_HERE, summary_html
-from course_utils.paths import ASSETS, COURSE_DIR, PACKAGE, ROOT, SOLUTIONS
+from course_utils.paths import COURSE_DIR, SOLUTIONS
 
 
 @dataclass
@@ -219,61 +216,6 @@ def _in_order(submissions: list[Submission]) -> list[Submission]:
     return sorted(submissions, key=lambda s: (s.name, s.assignment or s.missing_assignment, s.student, s.source))
 
 
-INDEX = "autograde_index.json"
-"""In the course folder: per ``student/assignment``, the key of the last graded submission
-and the problems found, so an unchanged submission is not graded again."""
-GRADER_VERSION = "3"  # part of every key: bump when grading itself changes results
-
-
-@functools.lru_cache(maxsize=1)
-def course_fingerprint() -> str:
-    """SHA-256 of everything besides the notebooks that a grade depends on: the course
-    packages' code (the checks and the grader), the assets (expected values, checkpoints'
-    registry), the nbgrader configuration, and the versions of the course,
-    nbgrader and Python. A fixed check changes it, so the next run grades again."""
-    from importlib import metadata
-
-    digest = hashlib.sha256()
-    files = sorted(PACKAGE.rglob("*.py")) + sorted(ADMIN.rglob("*.py")) + sorted(ASSETS.rglob("*.json"))
-    files.append(ROOT / "nbgrader_config.py")
-    for path in files:
-        if path.is_file():
-            digest.update(str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name).encode())
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
-    for name in ("rl-course", "nbgrader"):
-        try:
-            digest.update(f"{name}={metadata.version(name)}".encode())
-        except metadata.PackageNotFoundError:
-            digest.update(f"{name}=?".encode())
-    digest.update(sys.version.encode())
-    return digest.hexdigest()
-
-
-def _key(content: bytes, source: bytes, limits: Limits, feedback: str = "pass_fail") -> str:
-    """Content hash of what decides a grade and its feedback: the submission, the instructor's
-    notebook (solutions and hidden tests), the limits, the course package
-    (``course_fingerprint``), the feedback policy and the grader's version."""
-    digest = hashlib.sha256(GRADER_VERSION.encode())
-    parts = (content, source, json.dumps(limits.as_dict(), sort_keys=True).encode(), course_fingerprint().encode(),
-             f"feedback={feedback}".encode())
-    for part in parts:
-        digest.update(hashlib.sha256(part).digest())
-    return digest.hexdigest()
-
-
-def _load_index(course_dir: Path) -> dict:
-    try:
-        return json.loads((course_dir / INDEX).read_text())
-    except (OSError, json.JSONDecodeError):
-        return {}
-
-
-def _save_index(course_dir: Path, index: dict) -> None:
-    temporary = course_dir / f".{INDEX}.tmp"
-    temporary.write_text(json.dumps(index, indent=1, sort_keys=True))
-    os.replace(temporary, course_dir / INDEX)
-
-
 def _template(wanted: list[str], names: list[str], source: Path) -> dict[str, dict[str, bytes]]:
     """Per assignment in ``wanted``, the files a grading task's throwaway course folder starts
     from: a gradebook after ``generate_assignment`` (no students, no solution notebook), and the
@@ -413,7 +355,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
 
     tools_on_path()
     database = f"sqlite:///{course_dir / 'gradebook.db'}"
-    index = _load_index(course_dir)
+    index = load_index(course_dir)
     pending: dict[tuple[str, str], Submission] = {}
     with Gradebook(database) as gradebook:
         for sub in submissions:
@@ -423,7 +365,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
                 sub.content, notes = repair(sub.content, released[sub.assignment])
                 sub.problems += notes
                 sub.flags = flags(sub.content, released[sub.assignment], tutorial_of(sub.assignment))
-                key = _key(sub.content, sources[sub.assignment], limits, term.feedback)
+                key = submission_key(sub.content, sources[sub.assignment], limits, term.feedback)
             except Exception as error:
                 sub.problems.append(f"could not be prepared for grading ({type(error).__name__}: {str(error)[:200]})")
                 sub.assignment, sub.content = None, None
@@ -479,7 +421,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
             index.pop(f"{sub.student}/{sub.assignment}", None)  # a task that failed outright is graded again next run
             if not result.get("task_failed"):
                 index[f"{sub.student}/{sub.assignment}"] = {"key": sub.key, "problems": result["problems"], "source": sub.source}
-            _save_index(course_dir, index)
+            save_index(course_dir, index)
         grading_seconds = time.perf_counter() - timings.get("submitted", time.perf_counter())
         if graded is not None:
             graded()

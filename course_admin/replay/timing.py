@@ -93,7 +93,7 @@ def bench_per(
 
     def speedups(level: str, what: str) -> list[float]:
         plain, vector = figures[f"{level}_plain_{what}_us"], figures[f"{level}_vector_{what}_us"]
-        return [round(p / v, 2) for p, v in zip(plain, vector, strict=True)]
+        return [_ratio(p, v) for p, v in zip(plain, vector, strict=True)]
 
     result = {
         "benchmark": "per",
@@ -110,10 +110,10 @@ def bench_per(
         result["cpprb"] = "absent"
     else:
         result["vector_over_cpprb_sample"] = [
-            round(v / c, 2) for v, c in zip(figures["buffer_vector_sample_us"], figures["cpprb_sample_us"], strict=True)
+            _ratio(v, c) for v, c in zip(figures["buffer_vector_sample_us"], figures["cpprb_sample_us"], strict=True)
         ]
         result["vector_over_cpprb_update"] = [
-            round(v / c, 2) for v, c in zip(figures["buffer_vector_update_us"], figures["cpprb_update_us"], strict=True)
+            _ratio(v, c) for v, c in zip(figures["buffer_vector_update_us"], figures["cpprb_update_us"], strict=True)
         ]
     result["numpy"] = np.__version__
     return result
@@ -202,6 +202,12 @@ def _time_cpprb(capacity: int, batch: int, priorities: np.ndarray, updates, roun
         "sample": _best_us_per_call(sample, buffer, updates, rounds),
         "update": _best_us_per_call(update, buffer, updates, rounds),
     }
+
+
+def _ratio(a: float, b: float) -> float:
+    """``a / b`` to three significant digits: a ratio rounded to two decimals reads 0.0 when a
+    pre-empted round makes ``b`` hundreds of times ``a`` (seen on a loaded machine)."""
+    return float(f"{a / b:.3g}")
 
 
 def _best_us_per_call(run, subject, work: list, rounds: int) -> tuple[float, float]:

@@ -18,7 +18,7 @@ import pytest
 from hostile_submissions import LEAKED, build, build_intake
 
 from course_admin import grading
-from course_admin.grading import autograder, kernel_restrictions, sandbox
+from course_admin.grading import kernel_restrictions, regrade_index, sandbox
 from course_admin.grading.synthetic import TINY, student_version, synthetic_assignment
 
 pytestmark = pytest.mark.grading
@@ -286,7 +286,7 @@ def test_a_changed_course_package_regrades(corpus, tmp_path, monkeypatch):
                progress=False)
     assert grading.autograde(folder, **run).graded_now == 1
     assert grading.autograde(folder, **run).graded_now == 0
-    monkeypatch.setattr(autograder, "course_fingerprint", lambda: "a fixed check")
+    monkeypatch.setattr(regrade_index, "course_fingerprint", lambda: "a fixed check")
     assert grading.autograde(folder, **run).graded_now == 1
 
 
