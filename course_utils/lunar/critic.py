@@ -28,11 +28,10 @@ Shapes: ``N`` samples in a batch; the model maps states (N, d) to ``(scores (N, 
 
 from __future__ import annotations
 
-import contextlib
-import io
-
 import torch
 from torch import nn
+
+from course_utils.lunar.numpy_policy import trace
 
 
 def critic_parameters(model: nn.Module, states: torch.Tensor) -> list[nn.Parameter]:
@@ -117,10 +116,8 @@ def _values_alone(model: nn.Module, states: torch.Tensor):
     values to the last bit, which is checked on ``states``); None where it cannot be traced or
     differs. Why: the critic's steps need only the values, and the actor's forward over a whole
     batch was about a quarter of each step."""
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):  # a forward that prints would print a trace
-            traced = torch.fx.symbolic_trace(model)
-    except Exception:  # noqa: BLE001 - a network fx cannot trace runs whole
+    traced = trace(model)
+    if traced is None:
         return None
     output = next(node for node in traced.graph.nodes if node.op == "output")
     returned = output.args[0]

@@ -127,16 +127,24 @@ def _linear(module: nn.Linear):
     return forward
 
 
+def trace(net: nn.Module) -> torch.fx.GraphModule | None:
+    """``net``'s forward traced by ``torch.fx``, or None where fx cannot trace it (the caller then
+    runs the network whole). A forward that prints would print while it is traced: swallowed."""
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            return torch.fx.symbolic_trace(net)
+    except Exception:  # noqa: BLE001 - any code fx cannot trace keeps the torch forward
+        return None
+
+
 def numpy_scores(net: nn.Module) -> NumpyScores | None:
     """The NumPy scores of ``net`` (see the module's docstring), or None where the course cannot
     show they are the same function (the caller then runs the torch forward). ``net`` must be in
     eval or train mode alike: none of the operations taken behaves differently in either."""
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):  # a forward that prints would print a trace
-            graph = torch.fx.symbolic_trace(net).graph
-    except Exception:  # noqa: BLE001 - any code fx cannot trace keeps the torch forward
+    traced = trace(net)
+    if traced is None:
         return None
-    nodes = list(graph.nodes)
+    nodes = list(traced.graph.nodes)
     placeholders = [node for node in nodes if node.op == "placeholder"]
     outputs = [node for node in nodes if node.op == "output"]
     if len(placeholders) != 1 or len(outputs) != 1:
@@ -190,7 +198,6 @@ def _step(net: nn.Module, node: torch.fx.Node):
             return None
         return _METHODS.get(node.target)
     return None
-
 
 
 def one_blas_thread() -> bool:
