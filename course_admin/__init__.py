@@ -10,7 +10,8 @@ holds the contract). What is here:
   from ``solutions/`` (``solutions``), ``course train`` (``train``; tutorial 3's stored runs and
   expected values: ``lunar.reference``) and the benchmarks (``bench``)
 - ``bench``: the ``course bench`` registry; ``ci``: CI timed on a clean clone;
-  ``notebook_timing``: every tutorial run at full size, timed per cell
+  ``notebook_timing``: every tutorial run at full size, timed per cell; ``schedule``: the
+  course's timetable, which ``course release`` writes into the README and the notebooks
 - ``cli``: the instructor's ``course`` commands (``course_utils.cli`` adds them when this package
   is installed)
 """

@@ -56,7 +56,7 @@ def _bench(args) -> int:
 
 
 RELEASE = (
-    ("timetable written into", "course_utils.schedule:write_schedule", "course_utils.schedule:stale_schedule"),
+    ("timetable written into", "course_admin.schedule:write_schedule", "course_admin.schedule:stale_schedule"),
     ("harvested", "course_admin.grading.harvest:write_solutions", "course_admin.grading.harvest:stale_solutions"),
     ("released", "course_admin.grading:release", "course_admin.grading:stale_notebooks"),
     ("wrote", "course_admin.grading.student_notebooks:write_names", "course_admin.grading.student_notebooks:stale_names"),

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from course_utils import schedule
+from course_admin import schedule
 from course_utils.paths import ROOT, SOLUTIONS
 
 

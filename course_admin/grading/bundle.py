@@ -133,7 +133,7 @@ check: install
 
 def student_readme(wheel: str) -> str:
     """The bundle's README for students, its table of tutorials from the course's timetable."""
-    from course_utils.schedule import student_table
+    from course_admin.schedule import student_table
 
     return STUDENT_README.replace("{wheel}", wheel).replace("{table}", student_table())
 

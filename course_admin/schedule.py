@@ -14,7 +14,7 @@ import math
 import re
 from dataclasses import dataclass
 
-README_START = "<!-- tutorial table: written by `course release` from course_utils/schedule.py -->"
+README_START = "<!-- tutorial table: written by `course release` from course_admin/schedule.py -->"
 README_END = "<!-- end of tutorial table -->"
 TIME_LINE = re.compile(r"^\*\*(Estimated )?[Tt]ime:.*$", re.MULTILINE)
 MARK = re.compile(r"\s*\*\(~\d+ min\)\*\s*$")
@@ -220,7 +220,7 @@ def apply_to_notebook(nb: dict, notebook: str) -> dict:
     missing = [h for h in minutes if h not in found]
     if missing:
         raise ValueError(f"{notebook}: the timetable lists sections the notebook does not have: {missing}. "
-                         "Update course_utils/schedule.py.")
+                         "Update course_admin/schedule.py.")
     return nb
 
 
@@ -260,5 +260,5 @@ def write_schedule() -> list:
 
 def stale_schedule() -> list[str]:
     """Files whose tutorial table, time line or section marks disagree with the timetable."""
-    return [f"{path.name} disagrees with course_utils/schedule.py" for path, (old, new) in _updated_files().items()
+    return [f"{path.name} disagrees with course_admin/schedule.py" for path, (old, new) in _updated_files().items()
             if old != new]
