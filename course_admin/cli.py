@@ -79,7 +79,7 @@ def _stale() -> list[str]:
 
 def _release(args) -> int:
     if args.check:
-        from course_utils import claims
+        from course_admin import claims
 
         contradicted = claims.contradicted()
         for line in contradicted:
@@ -105,7 +105,7 @@ def _release(args) -> int:
 
 
 def _claims(args) -> int:
-    from course_utils import claims
+    from course_admin import claims
 
     print(claims.claims_table())
     return 1 if claims.contradicted() else 0

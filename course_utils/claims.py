@@ -9,10 +9,9 @@ declares its claims in ``<tutorial>/claims.py`` (``CLAIMS``); this module collec
 
 - The notebook prints the sentence with ``show_claim(name)``: the numbers in the text are the
   result's, so the text cannot drift from the figure beside it.
-- ``course release --check`` fails when a stored result contradicts a claim
-  (``contradicted()``), and ``course claims`` prints the table a reviewer audits
-  (``claims_table()``): every claim, where the notebook makes it, the figures, and whether it
-  holds.
+- ``course release --check`` fails when a stored result contradicts a claim, and ``course
+  claims`` prints the table a reviewer audits (``course_admin.claims``, which adds the claims
+  only the solution notebooks make, about a model answer's figures).
 - Claims over a result the notebook computes live (``source="live:..."``) are checked by the
   tests that run that computation at the notebook's size (and full size under ``--run-slow``),
   with the same ``figures`` and ``holds``.
@@ -113,35 +112,3 @@ def show_claim(name: str, result: dict | None = None) -> str:
         text += "\n(This run does not bear that sentence out: the text around it describes the course's full-size runs.)"
     print(text)
     return text
-
-
-def contradicted(claims: dict[str, Claim] | None = None) -> list[str]:
-    """One line per stored-result claim that its stored result contradicts (or cannot be read)."""
-    problems = []
-    for c in (claims or all_claims()).values():
-        if not c.stored:
-            continue
-        try:
-            holds, figures = c.check()
-        except Exception as error:  # a renamed key or a missing file: as wrong as a false claim
-            problems.append(f"claim {c.name} ({c.where}): cannot be checked on {c.source}: {error!r}")
-            continue
-        if not holds:
-            problems.append(f"claim {c.name} ({c.where}) does not hold on {c.source}: {c.says.format(**figures)}")
-    return problems
-
-
-def claims_table(claims: dict[str, Claim] | None = None) -> str:
-    """A markdown table of every claim: where, source, the sentence with its figures, holds."""
-    rows = ["| claim | where | rests on | says (stored figures) | holds |", "|---|---|---|---|---|"]
-    for c in (claims or all_claims()).values():
-        if c.stored:
-            try:
-                holds, figures = c.check()
-                says, verdict = c.says.format(**figures), "yes" if holds else "**NO**"
-            except Exception as error:
-                says, verdict = f"cannot be checked: {error!r}", "**NO**"
-        else:
-            says, verdict = c.says, "tests, at the notebook's size"
-        rows.append(f"| `{c.name}` | {c.where} | {c.source} | {says.replace('|', '/')} | {verdict} |")
-    return "\n".join(rows)
