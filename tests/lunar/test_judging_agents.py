@@ -161,17 +161,15 @@ def test_hidden_cases_catch_sizes_the_public_ones_do_not():
     assert not passed and "should have shape" in message
 
 
-def test_the_aac_variant_needs_no_stored_record():
+def test_the_aac_agent_check_judges_the_action_scores_of_a_pair_network():
+    """Exercise 8's agent is judged by the same probabilities check as exercise 2's, on a network that
+    returns (scores, values): the actor-critic's agent passes, exercise 2's plain agent does not."""
     from course_admin.lunar.solutions import AACPolicyAgent
-    from course_utils.lunar.checks.agents import AAC_DISTRIBUTION, check_agent_distribution
+    from course_utils.lunar.checks.aac_checks import AAC_AGENT, check_aac_agent
 
-    assert AAC_DISTRIBUTION.grade_id == "test_aac_agent" and AAC_DISTRIBUTION.reference == ("AACPolicyAgent",)
-    assert check_agent_distribution(AACPolicyAgent, aac=True)
-    assert not checking.passes(lambda answer: check_agent_distribution(answer, aac=True), PolicyAgent)
-    hidden = AAC_DISTRIBUTION.record(AACPolicyAgent, hidden=False)
-    AAC_DISTRIBUTION.judge_record(hidden, None, hidden=False)  # raises Problem if wrong
-    with pytest.raises(checking.Problem):
-        AAC_DISTRIBUTION.judge_record(AAC_DISTRIBUTION.record(PolicyAgent, hidden=False), None, hidden=False)
+    assert AAC_AGENT.grade_id == "test_aac_agent" and AAC_AGENT.reference == ("AACPolicyAgent",)
+    assert check_aac_agent(AACPolicyAgent)
+    assert not checking.passes(check_aac_agent, PolicyAgent)
 
 
 def test_a_step_record_holds_raw_values_not_verdicts():

@@ -8,7 +8,8 @@ hidden-test cells):
 - ``score_function``: exercise 5 (the score-function estimator on a softmax bandit: ``bandit``),
   judged by ``bandit_judge`` (its oracle, which the grader's drive of the answer cannot read)
 - ``losses``: exercises 6-7 (the three losses, ``PolicyTrainer.train_batch``)
-- ``aac_checks``: exercise 8 (the actor-critic's network, agent and loss)
+- ``aac_checks``: exercise 8 (the actor-critic's network, agent and loss; its agent is judged
+  by ``agents.probabilities_checked``, as exercise 2's)
 
 and what they share: ``standins`` (the environments and networks the checks hand the student's
 code), ``loss_records`` (the batches a loss is driven on, one loss call as a record) and

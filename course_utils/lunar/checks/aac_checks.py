@@ -14,11 +14,14 @@ from torch import nn
 
 from course_utils import facts
 from course_utils.check_helpers import close, is_error, tensor_of
-from course_utils.checking import Exercise, Problem, attempt, fmt, raise_if_error
+from course_utils.checking import Exercise, Problem, attempt, raise_if_error
 from course_utils.lunar.checks import loss_records
+from course_utils.lunar.checks.agents import probabilities_checked
 from course_utils.lunar.checks.standins import (
     AFFINE_HINT,
     _FakeEnv,
+    _linear_net,
+    _PairNet,
     affine_probe,
     affine_residual,
     build_hp,
@@ -158,19 +161,6 @@ def check_aac_net(AACPolicyNet) -> bool:  # noqa: N803
 # 8. AAC: the agent
 
 
-class _LinearPair(nn.Module):
-    """A stand-in AAC network: a seeded linear layer's action scores and a constant state value (N, 1)."""
-
-    def __init__(self, seed: int, value: float):
-        super().__init__()
-        seed_torch(seed)
-        self.linear, self.value = nn.Linear(8, 4), value
-
-    def forward(self, x):
-        scores = self.linear(x)
-        return scores, torch.full((*scores.shape[:-1], 1), self.value)
-
-
 def _aac_agent_cases() -> list[dict]:
     """The environment's seed, the stand-in network's seed and its constant state value."""
     return [{"seed": seed, "net": seed, "value": 0.0 if seed < 4 else 1.0} for seed in range(5)]
@@ -180,7 +170,7 @@ def _drive_aac_agent(cases, AACPolicyAgent) -> list[dict]:  # noqa: N803 (the ex
     out = []
     for case in cases:
         env, seed = make_env(), case["seed"]
-        net = _LinearPair(case["net"], case["value"])
+        net = _PairNet(_linear_net(case["net"]), case["value"])  # a seeded linear layer's scores, a constant value
         agent = attempt(f"AACPolicyAgent(env, p_net, seed={seed})", AACPolicyAgent, env, net, seed)
         state = torch.as_tensor(env.reset(seed=seed)[0])
         if is_error(agent):
@@ -196,21 +186,7 @@ def _drive_aac_agent(cases, AACPolicyAgent) -> list[dict]:  # noqa: N803 (the ex
 def _judge_aac_agent(got: list, expected: list, cases) -> None:
     for mine, reference in zip(got, expected, strict=True):
         raise_if_error(mine.get("error"))
-        d = tensor_of("current_action_distribution()", mine.get("distribution")).reshape(-1).double()
-        if d.numel() != 4:
-            raise Problem(f"expected 4 probabilities (one per action), got {d.numel()} values.")
-        if (d < 0).any() or not close(float(d.sum()), 1.0, 1e-5):
-            raise Problem(
-                f"the probabilities {fmt(d)} should be non-negative and sum to 1 (they sum to "
-                f"{float(d.sum()):.4f}). Hint: apply a softmax to the action scores."
-            )
-        want = reference["distribution"].reshape(-1).double()
-        if not torch.allclose(d, want, atol=1e-5):
-            raise Problem(
-                f"in state {fmt(reference['state'])} the network's scores give probabilities {fmt(want)}, "
-                f"you returned {fmt(d)}. Use self.p_net on self.curr_state and take the action scores, "
-                "the first of the network's two outputs."
-            )
+        probabilities_checked(mine.get("distribution"), reference["distribution"], reference["state"], aac=True)
 
 
 AAC_AGENT = Exercise(

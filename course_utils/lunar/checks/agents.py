@@ -34,12 +34,11 @@ from course_utils.check_helpers import (
     tensor_of,
     truth,
 )
-from course_utils.checking import Exercise, Problem, attempt, check_length, fmt, raise_if_error, verdict
+from course_utils.checking import Exercise, Problem, attempt, check_length, fmt, raise_if_error
 from course_utils.lunar.checks.standins import (
     AFFINE_HINT,
     _FixedScores,
     _linear_net,
-    _PairNet,
     _preferring,
     affine_probe,
     affine_residual,
@@ -190,82 +189,65 @@ def distribution_cases(sizes: list[tuple], seed: int) -> list[dict]:
     ]
 
 
-def _agent_name(aac: bool) -> str:
-    return "AACPolicyAgent" if aac else "PolicyAgent"
+def _drive_distribution(cases, PolicyAgent) -> list:
+    out = []
+    for case in cases:
+        env = make_case_env(case)
+        net = _linear_net(case["seed"], case["n_obs"], case["n_actions"])
+        agent = attempt(f"PolicyAgent(env, p_net, seed={case['seed']})", PolicyAgent, env, net, case["seed"])
+        state = torch.tensor(case["state"], dtype=torch.float32)
+        placed = agent if is_error(agent) else safely("setting agent.curr_state", setattr, agent, "curr_state", state)
+        probs = placed if is_error(placed) else method("current_action_distribution()", agent, "current_action_distribution")
+        out.append({"seed": case["seed"], "probs": probs})  # the seed: which network the probabilities are of
+        env.close()
+    return out
 
 
-def _distribution_driver(aac: bool):
-    def drive(cases, PolicyAgent) -> list:
-        out = []
-        for case in cases:
-            env = make_case_env(case)
-            linear = _linear_net(case["seed"], case["n_obs"], case["n_actions"])
-            net = _PairNet(linear) if aac else linear
-            agent = attempt(f"{_agent_name(aac)}(env, p_net, seed={case['seed']})", PolicyAgent, env, net, case["seed"])
-            state = torch.tensor(case["state"], dtype=torch.float32)
-            placed = agent if is_error(agent) else safely("setting agent.curr_state", setattr, agent, "curr_state", state)
-            probs = placed if is_error(placed) else method("current_action_distribution()", agent, "current_action_distribution")
-            out.append({"seed": case["seed"], "probs": probs})  # the seed: which network the probabilities are of
-            env.close()
-        return out
-
-    return drive
-
-
-def _distribution_judge(aac: bool):
-    def judge(got, expected, cases) -> None:
-        """Judged against the probabilities of the case's own network (no stored record needed)."""
-        for case, mine in zip(cases, got, strict=True):
-            if mine["seed"] != case["seed"]:
-                raise Problem("the record of your answer does not match the check's cases.")
-            d = tensor_of("current_action_distribution()", mine["probs"]).detach().reshape(-1).float()
-            if d.numel() != case["n_actions"]:
-                raise Problem(f"expected {case['n_actions']} probabilities (one per action), got {d.numel()} values.")
-            if (d < 0).any() or not close(float(d.sum()), 1.0, 1e-5):
-                raise Problem(
-                    f"the probabilities {fmt(d)} should be non-negative and sum to 1 (they sum to "
-                    f"{float(d.sum()):.4f}). Hint: apply a softmax to the action scores."
-                )
-            state = torch.tensor(case["state"], dtype=torch.float32)
-            with torch.no_grad():
-                want = torch.softmax(_linear_net(case["seed"], case["n_obs"], case["n_actions"])(state), -1)
-            if not torch.allclose(d, want, atol=1e-5):
-                raise Problem(
-                    f"in state {fmt(state)} the network's scores give probabilities {fmt(want)}, "
-                    f"you returned {fmt(d)}. Use self.p_net on self.curr_state"
-                    + (" and take the action scores, the first of the network's two outputs." if aac else ".")
-                )
-
-    return judge
+def probabilities_checked(found, want: torch.Tensor, state, aac: bool = False) -> None:
+    """``current_action_distribution()``'s record ``found`` must be ``want``, the probabilities (actions,)
+    the agent's network gives in ``state``: a ``Problem`` naming what is wrong if not. ``aac``: the
+    network returns (scores, values), as the actor-critic's (exercise 8) does."""
+    d = tensor_of("current_action_distribution()", found).detach().reshape(-1).double()
+    if d.numel() != want.numel():
+        raise Problem(f"expected {want.numel()} probabilities (one per action), got {d.numel()} values.")
+    if (d < 0).any() or not close(float(d.sum()), 1.0, 1e-5):
+        raise Problem(
+            f"the probabilities {fmt(d)} should be non-negative and sum to 1 (they sum to "
+            f"{float(d.sum()):.4f}). Hint: apply a softmax to the action scores."
+        )
+    if not torch.allclose(d, want.reshape(-1).double(), atol=1e-5):
+        raise Problem(
+            f"in state {fmt(state)} the network's scores give probabilities {fmt(want)}, "
+            f"you returned {fmt(d)}. Use self.p_net on self.curr_state"
+            + (" and take the action scores, the first of the network's two outputs." if aac else ".")
+        )
 
 
-def distribution_exercise(aac: bool) -> Exercise:
-    """``current_action_distribution`` of the tutorial's ``PolicyAgent``, or of the ``AACPolicyAgent``
-    (``aac``: its network returns (scores, values))."""
-    return Exercise(
-        name=f"{_agent_name(aac)}.current_action_distribution",
-        grade_id="test_aac_agent" if aac else "test_agent_distribution",
-        cases=_distribution_cases,
-        drive=_distribution_driver(aac),
-        judge=_distribution_judge(aac),
-        reference=(_agent_name(aac),),
-        one_per_case="cases",
-    )
+def _judge_distribution(got, expected, cases) -> None:
+    """Judged against the probabilities of the case's own network (no stored record needed)."""
+    for case, mine in zip(cases, got, strict=True):
+        if mine["seed"] != case["seed"]:
+            raise Problem("the record of your answer does not match the check's cases.")
+        state = torch.tensor(case["state"], dtype=torch.float32)
+        with torch.no_grad():
+            want = torch.softmax(_linear_net(case["seed"], case["n_obs"], case["n_actions"])(state), -1)
+        probabilities_checked(mine["probs"], want, state)
 
 
-AGENT_DISTRIBUTION = distribution_exercise(aac=False)
-AAC_DISTRIBUTION = distribution_exercise(aac=True)
-"""Exercise 8's agent: the same check on a (scores, values) network. Its judge needs no stored
-record, so ``check_agent_distribution(..., aac=True)`` works whether or not it is graded from
-records (it is in no ``EXERCISES``: exercise 8's agent is graded by ``aac_checks.AAC_AGENT``)."""
+AGENT_DISTRIBUTION = Exercise(
+    name="PolicyAgent.current_action_distribution",
+    grade_id="test_agent_distribution",
+    cases=_distribution_cases,
+    drive=_drive_distribution,
+    judge=_judge_distribution,
+    reference=("PolicyAgent",),
+    one_per_case="cases",
+)
 
 
-def check_agent_distribution(PolicyAgent, aac: bool = False) -> bool:
+def check_agent_distribution(PolicyAgent) -> bool:
     """``PolicyAgent(env, p_net).current_action_distribution()`` -> probabilities (actions,) summing to 1."""
-    if not aac:
-        return AGENT_DISTRIBUTION.check(PolicyAgent)
-    exercise = AAC_DISTRIBUTION
-    return verdict(exercise.name, lambda: exercise.judge_record(exercise.record(PolicyAgent, hidden=False), None, False))
+    return AGENT_DISTRIBUTION.check(PolicyAgent)
 
 
 # ---------------------------------------------------------------------------------------------

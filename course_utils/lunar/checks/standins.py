@@ -3,7 +3,7 @@ exercises' answers (none of them is an answer to an exercise): ``_FakeEnv``, jus
 an environment of any size (for ``build_for_env``); ``_ToyEnv``, an environment of any size with
 scripted dynamics (``make_case_env``); ``_FixedScores``, a "network" with the same action scores
 in every state (``_preferring`` one action); ``_PairNet``, a scores network dressed as an
-actor-critic; ``_linear_net``, a seeded linear layer. And what the network checks ask of the
+actor-critic (with a constant state value); ``_linear_net``, a seeded linear layer. And what the network checks ask of the
 student's network's layers, without building one: the weight shapes of an MLP of given sizes
 (``mlp_weight_shapes``, ``missing_shapes``) and the inputs that tell an affine map (``affine_probe``).
 """
@@ -100,15 +100,15 @@ def _linear_net(seed: int = 0, n_obs: int = 8, n_actions: int = 4) -> nn.Module:
 
 
 class _PairNet(nn.Module):
-    """Wrap a scores network as an AAC network returning (scores, zero values (N, 1))."""
+    """Wrap a scores network as an AAC network returning (scores, state values (N, 1) all equal to ``value``)."""
 
-    def __init__(self, net):
+    def __init__(self, net, value: float = 0.0):
         super().__init__()
-        self.net = net
+        self.net, self.value = net, value
 
     def forward(self, x):
         scores = self.net(x)
-        return scores, torch.zeros(*scores.shape[:-1], 1)
+        return scores, torch.full((*scores.shape[:-1], 1), float(self.value))
 
 
 def mlp_weight_shapes(n_in: int, hidden, n_out: int) -> list[tuple[int, int]]:
