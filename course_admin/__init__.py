@@ -9,6 +9,8 @@ holds the contract). What is here:
 - ``harlow``, ``colour``, ``lunar``, ``replay``: per tutorial, the reference solutions harvested
   from ``solutions/`` (``solutions``), ``course train`` (``train``; tutorial 3's stored runs and
   expected values: ``lunar.reference``) and the benchmarks (``bench``)
+- ``exercises``: the exercise index (every graded cell, its solution, check, hidden test and hint
+  tests; ``course where``: ``where``); ``claims``: the claims audit (``course claims``)
 - ``bench``: the ``course bench`` registry; ``ci``: CI timed on a clean clone;
   ``notebook_timing``: every tutorial run at full size, timed per cell; ``schedule``: the
   course's timetable, which ``course release`` writes into the README and the notebooks

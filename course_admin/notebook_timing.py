@@ -84,7 +84,7 @@ def time_notebook(path: Path, fast: bool = False, timeout_s: int = 3600, longest
 def bench_notebooks(fast: bool = False) -> dict:
     """Every tutorial's solution notebook at full size (``fast``: the test size), one after the
     other: per tutorial ``time_notebook``'s figures, and the longest cell of all."""
-    from course_utils.exercises import TUTORIALS
+    from course_admin.exercises import TUTORIALS
     from course_utils.paths import SOLUTIONS
 
     figures: dict = {"benchmark": "notebooks", "size": "fast" if fast else "full", "cores": os.cpu_count(),

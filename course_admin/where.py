@@ -20,7 +20,7 @@ from importlib import import_module
 from pathlib import Path
 
 from course_admin import PACKAGE as ADMIN
-from course_utils.exercises import GRADED, TUTORIALS, GradedCell
+from course_admin.exercises import GRADED, TUTORIALS, GradedCell
 from course_utils.paths import ROOT, SOLUTIONS
 
 
@@ -108,7 +108,7 @@ def where(grade_id: str) -> list[tuple[str, str]]:
 
 
 def _places(cell: GradedCell) -> list[tuple[str, str]]:
-    index_file = Path(import_module("course_utils.exercises").__file__)
+    index_file = Path(import_module("course_admin.exercises").__file__)
     quoted = '"' + cell.grade_id + '"'
     places = [("index row", f"{_relative(index_file)}:{_line_of(index_file, quoted)}")]
     path, cells = _notebook_cells(cell.tutorial)

@@ -11,8 +11,8 @@ layers with import-linter):
   loading), ``checking`` (the exercise-check framework), ``check_helpers`` (the words every
   tutorial's checks are written in), ``records`` and ``facts`` (what a check reads of the
   student's code), ``claims``
-  (the notebooks' claims as data), ``game`` (the Left/Right widget game base), ``exercises``
-  (the exercise index: every graded cell, its solution, check, hidden test and hint tests)
+  (the notebooks' claims as data), ``game`` (the Left/Right widget game base), ``twins``
+  (the course code that computes what each exercise asks, which the grader hides from its answer)
 - ``harlow/``: tutorial 1, Harlow meta-RL and the Baldwin effect
 - ``colour/``: tutorial 2, colour replay
 - ``lunar/``: tutorial 3, policy gradients and actor-critic on LunarLander

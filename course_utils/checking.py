@@ -455,13 +455,13 @@ def borrowed_course_code(grade_id: str, *answers) -> list[str]:
     """What the answers use of the course's code that the grader does not give this exercise's
     answer (see ``course_admin.grading.drive_apart``): a module the notebook's setup cell binds
     (``colour``, ``lunar.aac``...), or anything from a module that computes what the exercise asks
-    (``exercises.GradedCell.twins``), called or subclassed. For the check cell's warning; the
-    grade itself never depends on it."""
+    (``course_utils.twins``), called or subclassed. For the check cell's warning; the grade itself
+    never depends on it."""
     import types
 
-    from course_utils.exercises import GRADED
+    from course_utils.twins import TWINS
 
-    twins = next((cell.twins for cell in GRADED if cell.grade_id == grade_id), ())
+    twins = TWINS.get(grade_id, ())
     found: list[str] = []
 
     def course(module: str | None) -> bool:

@@ -6,9 +6,9 @@ import time
 
 import pytest
 
+from course_admin.exercises import GRADED
 from course_utils import checking
 from course_utils.checking import Problem, call_student
-from course_utils.exercises import GRADED
 
 
 def forever():

@@ -1,4 +1,4 @@
-"""The exercise index (``course_utils.exercises``) against the solution notebooks: every graded
+"""The exercise index (``course_admin.exercises``) against the solution notebooks: every graded
 cell is listed with its points, each row's solution cell, check, hidden test and hint tests
 exist, and the harvested reference solutions are the notebooks' solution cells."""
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from course_admin import exercises
+from course_admin.exercises import GRADED, TUTORIALS
 from course_admin.grading import harvest, judging
-from course_utils import exercises
-from course_utils.exercises import GRADED, TUTORIALS
 from course_utils.paths import ROOT, SOLUTIONS
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from course_utils.exercises import TUTORIALS as NOTEBOOK_NAMES
+from course_admin.exercises import TUTORIALS as NOTEBOOK_NAMES
 from course_utils.paths import NOTEBOOKS, SOLUTIONS
 from course_utils.questions import (
     MIN_WORDS,

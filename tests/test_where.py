@@ -5,8 +5,8 @@ import re
 import pytest
 
 from course_admin import where
+from course_admin.exercises import GRADED
 from course_utils.cli import main
-from course_utils.exercises import GRADED
 from course_utils.paths import ROOT
 
 PLACE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+)")

@@ -268,10 +268,10 @@ def bench_course_grading(workers: int = 2) -> dict:
     first (``course_second_student_*``: the steady state of a class, without the worker's one-time
     imports). (The hidden tests have no in-kernel baseline: the student package holds no hidden
     case.)"""
+    from course_admin.exercises import TUTORIALS
     from course_admin.grading import autograder as grading
     from course_admin.grading import student_notebooks
     from course_admin.grading.sandbox import Limits
-    from course_utils.exercises import TUTORIALS
     from course_utils.paths import SOLUTIONS
 
     figures: dict = {"load_average_before": round(os.getloadavg()[0], 2)}

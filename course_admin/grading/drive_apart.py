@@ -36,11 +36,11 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat.notebooknode import NotebookNode
 from traitlets import Bool, Unicode
 
+from course_admin.exercises import GRADED, SOLUTION_IMPORTS
 from course_admin.grading import drive_runner, hidden_cases, processes, sandbox
 from course_admin.grading.drive_runner import NOT_GIVEN
 from course_admin.grading.process_tree import ProcessTree
 from course_utils import records
-from course_utils.exercises import GRADED, SOLUTION_IMPORTS
 from course_utils.paths import PACKAGE
 
 RUNNER = Path(drive_runner.__file__).resolve()
@@ -133,7 +133,7 @@ def closure(modules: set[str], exclude: tuple[str, ...] = ()) -> dict[str, Path]
 
 @functools.cache
 def _hidden_source(grade_id: str) -> str:
-    from course_utils.exercises import TUTORIALS
+    from course_admin.exercises import TUTORIALS
     from course_utils.paths import SOLUTIONS
 
     cell = next(cell for cell in GRADED if cell.grade_id == grade_id)

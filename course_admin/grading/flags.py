@@ -134,7 +134,7 @@ def allowed_course_code(tutorial: str | None) -> set[str]:
     """The course code a tutorial's answers may use, as ``"module:name"``: every ``helpers``
     entry of its exercises in ``exercises.GRADED`` and the imports its notebook's setup cell
     gives the solution cells (``exercises.SOLUTION_IMPORTS``). Empty for an unknown tutorial."""
-    from course_utils.exercises import GRADED, SOLUTION_IMPORTS
+    from course_admin.exercises import GRADED, SOLUTION_IMPORTS
 
     allowed = {helper for cell in GRADED if cell.tutorial == tutorial for helper in cell.helpers}
     return allowed | _course_imports(ast.parse(SOLUTION_IMPORTS.get(tutorial, "")))
@@ -142,7 +142,7 @@ def allowed_course_code(tutorial: str | None) -> set[str]:
 
 def tutorial_of(assignment: str | None) -> str | None:
     """The tutorial subpackage of an assignment (a notebook's name), None if not a tutorial."""
-    from course_utils.exercises import TUTORIALS
+    from course_admin.exercises import TUTORIALS
 
     return next((tutorial for tutorial, notebook in TUTORIALS.items() if notebook == assignment), None)
 

@@ -16,8 +16,8 @@ import json
 from pathlib import Path
 
 from course_admin import PACKAGE as ADMIN
+from course_admin.exercises import SOLUTION_IMPORTS, TUTORIALS
 from course_admin.grading.cells import cell_source, nbgrader_meta, solution_code
-from course_utils.exercises import SOLUTION_IMPORTS, TUTORIALS
 from course_utils.paths import SOLUTIONS
 
 

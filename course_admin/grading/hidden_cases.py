@@ -15,8 +15,8 @@ import functools
 import importlib
 import pickle
 
+from course_admin.exercises import GRADED
 from course_utils import checking
-from course_utils.exercises import GRADED
 
 
 def _cases(tutorial: str, grade_id: str):

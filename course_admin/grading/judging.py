@@ -30,10 +30,10 @@ from nbformat.notebooknode import NotebookNode
 from traitlets import Bool
 
 from course_admin import stored_json
+from course_admin.exercises import GRADED
 from course_admin.grading import hidden_cases, synthetic_exercises
 from course_utils import records
 from course_utils.checking import CHECK_RECORDS, Exercise, outcome
-from course_utils.exercises import GRADED
 from course_utils.paths import ASSETS
 
 hidden_cases.install()  # the grader drives the course's answers on the hidden cases, and judges on them

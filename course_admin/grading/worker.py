@@ -380,7 +380,7 @@ def grade_submission(job: dict) -> dict:
             # the grader does before it needs them (the first submission of a process waited 4 s
             # for the zygote, then 4 to 6 s for the runner server).
             forked_kernels.start_early()
-            from course_utils.exercises import TUTORIALS
+            from course_admin.exercises import TUTORIALS
 
             if assignment in TUTORIALS.values():  # the course's: its hidden tests are driven apart
                 from course_admin.grading import drive_apart

@@ -15,7 +15,7 @@ works out which transition each slot holds from the log's length alone (``held_t
 its own overwrite order) each time it is read. The hidden test's buffers store at most 9
 transitions, so reading them back from the log each time costs nothing there; it is not meant
 for a training run. Only that hidden test imports it; the memory exercises may not read it
-either (their ``twins`` in ``course_utils.exercises``)."""
+either (their twins in ``course_utils.twins``)."""
 
 from __future__ import annotations
 

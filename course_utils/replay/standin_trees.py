@@ -5,7 +5,7 @@ also times the student's tree against them, as the plain list they are.
 They are no answer to the segment trees' exercise: they keep no tree (a list of leaves, no
 ``self.tree`` of nodes) and every sum and search walks the leaves, O(capacity), so that exercise's
 check fails them on its layout and on its speed part (``tests/replay/test_trees.py``). Its graded
-child may not read them either (they are one of its ``twins`` in ``course_utils.exercises``).
+child may not read them either (they are one of its twins in ``course_utils.twins``).
 """
 
 from __future__ import annotations

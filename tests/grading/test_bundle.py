@@ -15,9 +15,9 @@ import pytest
 import student_bundle
 from browser.conftest import _missing as browser_missing
 
+from course_admin.exercises import TUTORIALS
 from course_admin.grading import harvest, skip_cells
 from course_admin.grading.bundle import BundleError, build_bundle
-from course_utils.exercises import TUTORIALS
 from course_utils.paths import ROOT, SOLUTIONS
 
 
@@ -191,7 +191,7 @@ import matplotlib.pyplot as plt
 import course_utils
 from course_utils import checking
 from course_utils.checking import passes
-from course_utils.exercises import GRADED
+from course_admin.exercises import GRADED
 
 checking.TIME_LIMIT = 10.0  # as in the notebooks: a candidate that loops is no answer either
 CALL_SHAPES = json.loads(sys.argv[1])

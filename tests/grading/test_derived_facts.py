@@ -228,7 +228,7 @@ def _wrong_answers(grade_id: str) -> list:
     """The wrong answer of ``grade_id`` in this process: the course's solutions with its cell run over them."""
     import importlib
 
-    from course_utils.exercises import SOLUTION_IMPORTS
+    from course_admin.exercises import SOLUTION_IMPORTS
 
     graded = _graded(grade_id)
     namespace = dict(vars(importlib.import_module(f"course_admin.{graded.tutorial}.solutions")))
@@ -308,7 +308,7 @@ def _undetached_forgery(grade_id: str) -> dict:
     """The undetached answer's record on the hidden cases, claiming "no gradient" where it has one."""
     import importlib
 
-    from course_utils.exercises import SOLUTION_IMPORTS
+    from course_admin.exercises import SOLUTION_IMPORTS
 
     graded = _graded(grade_id)
     namespace = dict(vars(importlib.import_module(f"course_admin.{graded.tutorial}.solutions")))

@@ -19,9 +19,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from course_admin.exercises import GRADED, TUTORIALS
 from course_admin.grading import drive_apart, judging
 from course_admin.grading.sandbox import Limits
-from course_utils.exercises import GRADED, TUTORIALS
 from course_utils.paths import NOTEBOOKS, SOLUTIONS
 
 ADAPTERS = Path(__file__).parent / "adapters"

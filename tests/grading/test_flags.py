@@ -8,8 +8,8 @@ import forgeries
 import pytest
 from submissions import load
 
+from course_admin.exercises import TUTORIALS
 from course_admin.grading.flags import allowed_course_code, flags, tutorial_of
-from course_utils.exercises import TUTORIALS
 from course_utils.paths import NOTEBOOKS, SOLUTIONS
 
 NOT_A_CHEAT = {"nan"}  # a wrong answer, not an attempt to forge one

@@ -115,7 +115,7 @@ RUN_WITHOUT_SOLUTIONS = textwrap.dedent(
         sys.modules["course_utils.lunar"] = course_utils.lunar = package
         front_door = "bypassed"
 
-    from course_utils.exercises import GRADED
+    from course_admin.exercises import GRADED
 
     # The harvested reference solutions, from their file under another name.
     spec = importlib.util.spec_from_file_location("harvested_reference", SOLUTIONS_FILE)

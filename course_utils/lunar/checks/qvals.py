@@ -3,7 +3,7 @@ cases, judge the record; see ``course_utils.checking``), and its ``check_calc_qv
 
 A module of its own that imports no discounted-return code: the grader's child that drives this
 exercise loads it alone, and can read no module that computes what the exercise asks
-(``exercises.GradedCell.twins``). The expected q-values come from the reference solution
+(``course_utils.twins``). The expected q-values come from the reference solution
 (``Exercise.reference``) and, for the check cell's stored case, ``assets/lunar_expected.json``.
 """
 

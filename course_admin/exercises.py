@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from course_utils.twins import TWINS
+
 TUTORIALS = {
     "harlow": "01_harlow_meta_rl",
     "colour": "02_colour_replay",
@@ -92,9 +94,6 @@ class GradedCell:
         ``EXERCISES`` holds the ``Exercise`` the hidden test submits); ``None`` when graded by hand.
     helpers: ``"module:name"`` of the package code the exercise leans on (given to the student).
     hint_tests: ``"tests/...py::test_name"``: tests where typical wrong answers get their specific hint.
-    twins: course modules that compute what the exercise asks (the course's own agents need them);
-        the grader drives the answer where none of them can be read (``grading.drive_apart``), so
-        an answer that wraps one scores 0 on this exercise.
     """
 
     grade_id: str
@@ -104,7 +103,13 @@ class GradedCell:
     check: str | None = None
     helpers: tuple[str, ...] = ()
     hint_tests: tuple[str, ...] = ()
-    twins: tuple[str, ...] = ()
+
+    @property
+    def twins(self) -> tuple[str, ...]:
+        """Course modules that compute what the exercise asks (``course_utils.twins``, which the
+        student's check cell reads too): the grader drives the answer where none of them can be read
+        (``grading.drive_apart``), so an answer that wraps one scores 0 on this exercise."""
+        return TWINS.get(self.grade_id, ())
 
     @property
     def manual(self) -> bool:
@@ -117,11 +122,6 @@ _COLOUR_CHECKS = "course_utils.colour.checks"
 _LUNAR_CHECKS = "course_utils.lunar.checks"
 _REPLAY_CHECKS = "course_utils.replay.checks"
 _LUNAR_HINTS = "tests/lunar/test_checks.py"
-_LUNAR_ENGINE = ("course_utils.lunar.rollouts",)
-"""The rollout workers that play the notebook's batches: they sample actions from a policy's scores,
-and no exercise's answer needs them (the given ``VectorBatchDataset`` imports them where it plays).
-The course's own lander (its network, NumPy actor-critic and trainer) is instructor code
-(``course_admin.lunar``), not in the student package."""
 
 GRADED = (
     # Tutorial 1: Harlow meta-RL and the Baldwin effect
@@ -129,7 +129,6 @@ GRADED = (
         "test_evaluate_individual", "harlow", 3, "evaluate_individual", f"{_HARLOW_CHECKS}:check_evaluate_individual",
         helpers=("course_utils.harlow.agent:train_evaluate_agent", "course_utils.harlow.env:HarlowExperimentEnv"),
         hint_tests=("tests/harlow/test_checks.py::test_fitness_mistakes_get_their_hint",),
-        twins=("course_utils.harlow.evolution", "course_utils.harlow.scoring"),
     ),
     GradedCell(
         "test_genetic_algorithm", "harlow", 4, "genetic_algorithm", f"{_HARLOW_CHECKS}:check_genetic_algorithm",
@@ -138,7 +137,6 @@ GRADED = (
             "tests/harlow/test_checks.py::test_offspring_mistakes_get_their_hint",
             "tests/harlow/test_checks.py::test_update_population_mistakes_get_their_hint",
         ),
-        twins=("course_utils.harlow.evolution", "course_utils.harlow.scoring"),
     ),
     GradedCell("think_lamarck", "harlow", 2, "think_lamarck"),
     GradedCell(
@@ -146,9 +144,6 @@ GRADED = (
         "course_utils.harlow.checks_lamarck:check_lamarckian_individual",
         helpers=("course_utils.harlow.agent:ActorCritic",),
         hint_tests=("tests/harlow/test_checks.py::test_lamarckian_mistakes_get_their_hint",),
-        # scoring stacks agents and hands out their trained copies' weights; evolution runs the
-        # student's function on them
-        twins=("course_utils.harlow.scoring", "course_utils.harlow.evolution"),
     ),
     # Tutorial 2: colour replay
     # discounted_returns is an optional, ungraded exercise here (colour.optional): tutorial 3's
@@ -157,89 +152,70 @@ GRADED = (
         "test_replay_memory", "colour", 3, "replay_memory", f"{_COLOUR_CHECKS}:check_replay_memory",
         helpers=("course_utils.colour.agent:Experience", "course_utils.colour.training:train_agent"),
         hint_tests=("tests/colour/test_checks.py::test_replay_memory_mistakes_get_hints",),
-        twins=("course_utils.replay.standin_memory", "course_utils.replay.memory"),
     ),
     GradedCell(
         # the idea that makes replay work, so it carries most of the tutorial's points
         "test_replay_actor_loss", "colour", 5, "replay_actor_loss", f"{_COLOUR_CHECKS}:check_replay_actor_loss",
         helpers=("course_utils.colour.agent:RHO_MAX", "course_utils.colour.training:train_agent"),
         hint_tests=("tests/colour/test_checks.py::test_replay_actor_loss_mistakes_get_their_hint",),
-        # the course's A2C loss computes this actor term (agent), and training and curves import it
-        twins=("course_utils.colour.agent", "course_utils.colour.training", "course_utils.colour.curves"),
     ),
     # Tutorial 3: policy gradients and actor-critic on LunarLander
     GradedCell(
         "test_policy_net", "lunar", 1, "policy_net", f"{_LUNAR_CHECKS}.agents:check_policy_net",
         hint_tests=(f"{_LUNAR_HINTS}::test_agent_and_net_checks_catch_mistakes",),
-        twins=_LUNAR_ENGINE,
     ),
     GradedCell(
         "test_agent_distribution", "lunar", 1, "policy_agent", f"{_LUNAR_CHECKS}.agents:check_agent_distribution",
         helpers=("course_utils.lunar.harness:Experience",),
         hint_tests=(f"{_LUNAR_HINTS}::test_agent_and_net_checks_catch_mistakes",),
-        twins=_LUNAR_ENGINE,
     ),
     GradedCell(
         "test_agent_step", "lunar", 2, "policy_agent", f"{_LUNAR_CHECKS}.agents:check_agent_step",
         helpers=("course_utils.lunar.harness:Experience", "course_utils.lunar.env:make_env"),
         hint_tests=(f"{_LUNAR_HINTS}::test_agent_and_net_checks_catch_mistakes",),
-        twins=_LUNAR_ENGINE,
     ),
     GradedCell(
         "test_calc_qvals", "lunar", 2, "calc_qvals", f"{_LUNAR_CHECKS}.qvals:check_calc_qvals",
         helpers=("course_utils.lunar.harness:Experience",),
         hint_tests=(f"{_LUNAR_HINTS}::test_check_calc_qvals_catches_mistakes",),
-        twins=_LUNAR_ENGINE,
     ),
     GradedCell(
         "test_from_episodes", "lunar", 1, "from_episodes", f"{_LUNAR_CHECKS}.episodes:check_from_episodes",
         hint_tests=(f"{_LUNAR_HINTS}::test_from_episodes_check_catches_a_missing_discount_and_wrong_dtypes",),
-        twins=("course_utils.lunar.checks.stored_batch", *_LUNAR_ENGINE),
     ),
     GradedCell(
         "test_score_function", "lunar", 3, "score_function", f"{_LUNAR_CHECKS}.score_function:check_score_function",
         hint_tests=("tests/lunar/test_score_function.py::test_each_typical_mistake_gets_its_hint",),
-        # the judge's oracle; the variance module (the stored measurement of the estimator's variance);
-        # the actor-critic losses, whose autograd gradient is the estimator
-        twins=("course_utils.lunar.checks.bandit_judge", "course_utils.lunar.variance", "course_utils.colour.agent",
-               *_LUNAR_ENGINE),
     ),
     GradedCell(
         "test_vpg_loss", "lunar", 1, "vpg_loss", f"{_LUNAR_CHECKS}.losses:check_vpg_loss",
         hint_tests=(f"{_LUNAR_HINTS}::test_loss_checks_catch_mistakes",),
-        twins=("course_utils.colour.agent", *_LUNAR_ENGINE),
     ),
     GradedCell(
         "test_bpg_loss", "lunar", 1, "bpg_loss", f"{_LUNAR_CHECKS}.losses:check_bpg_loss",
         hint_tests=(f"{_LUNAR_HINTS}::test_loss_checks_catch_mistakes",),
-        twins=("course_utils.colour.agent", *_LUNAR_ENGINE),
     ),
     GradedCell(
         "test_entropy_loss", "lunar", 2, "entropy_loss", f"{_LUNAR_CHECKS}.losses:check_entropy_loss",
         hint_tests=(f"{_LUNAR_HINTS}::test_loss_checks_catch_mistakes",),
-        twins=("course_utils.colour.agent", *_LUNAR_ENGINE),
     ),
     GradedCell(
         "test_policy_trainer", "lunar", 2, "policy_trainer", f"{_LUNAR_CHECKS}.losses:check_policy_trainer",
         helpers=("course_utils.lunar.harness:TrainerLoop",),
         hint_tests=(f"{_LUNAR_HINTS}::test_trainer_check_catches_mistakes",),
-        twins=_LUNAR_ENGINE,
     ),
     GradedCell(
         "test_aac_net", "lunar", 1, "aac_net", f"{_LUNAR_CHECKS}.aac_checks:check_aac_net",
         hint_tests=(f"{_LUNAR_HINTS}::test_aac_net_check_catches_a_missing_value_head_and_a_shared_output",),
-        twins=_LUNAR_ENGINE,
     ),
     GradedCell(
         "test_aac_agent", "lunar", 1, "aac_agent", f"{_LUNAR_CHECKS}.aac_checks:check_aac_agent",
         hint_tests=(f"{_LUNAR_HINTS}::test_aac_agent_check_catches_a_softmax_over_scores_and_value",),
-        twins=_LUNAR_ENGINE,
     ),
     GradedCell(
         "test_aac_loss", "lunar", 2, "aac_loss", f"{_LUNAR_CHECKS}.aac_checks:check_aac_loss",
         helpers=("course_utils.lunar.harness:TrainerLoop", "course_utils.lunar.harness:VectorBatchDataset"),
         hint_tests=(f"{_LUNAR_HINTS}::test_aac_loss_check_catches_mistakes",),
-        twins=("course_utils.colour.agent", "course_utils.lunar.critic", *_LUNAR_ENGINE),
     ),
     GradedCell("q1_baseline", "lunar", 2, "q1_baseline"),
     GradedCell("q2_value_targets", "lunar", 2, "q2_value_targets"),
@@ -249,28 +225,21 @@ GRADED = (
         "test_memory_add", "replay", 3, "memory_add", f"{_REPLAY_CHECKS}:check_memory_add",
         helpers=("course_utils.replay.memory:CircularReplayMemory",),
         hint_tests=("tests/replay/test_memory.py::test_check_rejects_common_mistakes_with_a_hint",),
-        # the prioritized buffer's hidden test's stand-in memory fills slots as this exercise's add does
-        # (without the wrap this exercise asks for)
-        twins=("course_utils.replay.standin_memory",),
     ),
     GradedCell(
         "test_segment_trees", "replay", 4, "segment_trees", f"{_REPLAY_CHECKS}:check_segment_trees",
         hint_tests=("tests/replay/test_trees.py::test_tree_check_accepts_the_course_trees_and_flags_mistakes",),
-        # the prioritized buffer's hidden test's stand-in trees have the interface this exercise asks for
-        twins=("course_utils.replay.standin_trees",),
     ),
     GradedCell(
         "test_prioritized_buffer", "replay", 4, "prioritized_buffer",
         "course_utils.replay.checks_buffer:check_prioritized_buffer",
         helpers=("course_utils.replay.buffer:ReplayBuffer",),
         hint_tests=("tests/replay/test_per.py::test_buffer_check_flags_the_pitfalls",),
-        twins=("course_utils.replay.dqn",),
     ),
     GradedCell(
         "test_td_loss", "replay", 3, "td_loss", "course_utils.replay.checks_td:check_td_loss",
         helpers=("course_utils.replay.dqn:batch_tensors",),
         hint_tests=("tests/replay/test_td_loss.py::test_each_typical_mistake_gets_its_hint",),
-        twins=("course_utils.replay.td_judge", "course_utils.replay.dqn"),
     ),
 )
 
