@@ -10,7 +10,8 @@ holds the contract). What is here:
   from ``solutions/`` (``solutions``), ``course train`` (``train``; tutorial 3's stored runs and
   expected values: ``lunar.reference``) and the benchmarks (``bench``)
 - ``exercises``: the exercise index (every graded cell, its solution, check, hidden test and hint
-  tests; ``course where``: ``where``); ``claims``: the claims audit (``course claims``)
+  tests; ``course where``: ``where``); ``claims``: the claims audit (``course claims``);
+  ``notebook_names``: which cell of a notebook makes which name (for the setup cell's NameErrors)
 - ``bench``: the ``course bench`` registry; ``ci``: CI timed on a clean clone;
   ``notebook_timing``: every tutorial run at full size, timed per cell; ``schedule``: the
   course's timetable, which ``course release`` writes into the README and the notebooks

@@ -6,22 +6,6 @@ from course_utils import notebook
 from course_utils.paths import ASSETS
 
 
-def _nb(*cells):
-    return {"cells": [{"cell_type": kind, "source": [src]} for kind, src in cells]}
-
-
-def test_defined_names_finds_the_first_cell_and_its_section():
-    nb = _nb(("markdown", "## Setup"), ("code", "%matplotlib inline\nimport numpy as np\nfrom x import y as z"),
-             ("markdown", "## Section 1: Go *(~5 min)*"),
-             ("code", "# a comment\na, (b, c) = 1, (2, 3)\nfor i in range(3):\n    pass\n"),
-             ("code", "if ok:\n    d = 1\nelse:\n    d = 2\ndef f():\n    inner = 1\nclass K: pass\na = 9"))
-    names = notebook.defined_names(nb)
-    assert names["np"] == {"section": "Setup", "first_line": "import numpy as np"}
-    assert names["z"]["section"] == "Setup"
-    assert names["a"] == {"section": "Section 1: Go", "first_line": "a, (b, c) = 1, (2, 3)"}
-    assert {"b", "c", "i", "d", "f", "K"} <= set(names) and "inner" not in names
-
-
 def test_released_notebooks_names_are_current():
     from course_admin.grading.student_notebooks import stale_names
 

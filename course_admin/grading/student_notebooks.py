@@ -21,7 +21,8 @@ import nbformat
 
 from course_admin import stored_json
 from course_admin.grading.nbgrader_run import course_config, nbgrader, run_converter, tools_on_path
-from course_utils.notebook import NAMES_FILE, names_table
+from course_admin.notebook_names import names_table
+from course_utils.notebook import NAMES_FILE
 from course_utils.paths import ASSETS, NOTEBOOKS, SOLUTIONS
 
 
@@ -203,7 +204,7 @@ def stale_notebooks() -> list[str]:
 
 
 def write_names() -> list[Path]:
-    """Write ``assets/notebook_names.json`` (``notebook.names_table``, from ``notebooks/``); returns
+    """Write ``assets/notebook_names.json`` (``notebook_names.names_table``, from ``notebooks/``); returns
     it in a list if it changed."""
     path, table = ASSETS / NAMES_FILE, names_table()
     return [stored_json.write(path, table)] if stored_json.stale(path, table) else []
