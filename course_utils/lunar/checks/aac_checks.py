@@ -224,15 +224,15 @@ def _drive_aac_loss(cases, AACPolicyGradientLoss) -> list[dict]:  # noqa: N803 (
             continue
         batch, scores, values = loss_records.make_inputs(case["batch"])
         s, v = scores.requires_grad_(True), values.view(-1, 1).clone().requires_grad_(True)
-        record, loss = loss_records.observe_loss(f"{what}(batch, (action_scores, state_values))", loss_fn, batch, (s, v))
-        record["backward"] = loss_records.backward(loss)
-        record["values_grad"] = loss_records.grad_of(v)
         pair = f"{what}(batch, (action_scores, state_values))"
+        record, loss = loss_records.observe_loss(pair, loss_fn, batch, (s, v))
+        record["backward"] = loss_records.backward(loss)
+        record["values_grad"] = facts.grad(v)  # as autograd left it (None when none reached v)
         record["flat"], _ = loss_records.observe_loss(pair, loss_fn, batch, (s.detach(), v.detach().view(-1)))
         record["row_shifted"], _ = loss_records.observe_loss(pair, loss_fn, batch, (loss_records.row_shifted(s), v.detach()))
         batch, scores, values = loss_records.make_inputs(case["batch"], shift=loss_records.SHIFT)
         raised = (scores, values.view(-1, 1))
-        record["shifted"], _ = loss_records.observe_loss(f"{what}(batch, (action_scores, state_values))", loss_fn, batch, raised)
+        record["shifted"], _ = loss_records.observe_loss(pair, loss_fn, batch, raised)
         out.append(record)
     return out
 

@@ -145,11 +145,6 @@ def backward(loss: torch.Tensor | None) -> dict | None:
     return outcome if is_error(outcome) else None
 
 
-def grad_of(tensor: torch.Tensor):
-    """The gradient a leaf received (None when none did), as autograd left it (``facts.grad``)."""
-    return facts.grad(tensor)
-
-
 # ---------------------------------------------------------------------------------------------
 # Judging: reading the records back
 
