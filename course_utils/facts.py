@@ -16,7 +16,7 @@ cell, before any answer runs, so the functions below are torch's, numpy's and Py
   ``_buffers`` and ``_modules`` dicts (``named_parameters``), not through ``named_parameters()``
   or ``state_dict()``, which a subclass can override and ``nn.Module.parameters`` itself calls;
 - sequences: the items a list or tuple (or a subclass of one) really holds (``items``);
-- comparisons and conversions the drives make (``arrays_equal``, ``tensors_equal``, ``as_array``):
+- comparisons and conversions the drives make (``tensors_equal``, ``as_array``):
   numpy's and torch's own functions.
 
 Calling the answer's own API (``memory.add(...)``, ``net(x)``, ``loss_fn(...)``) is what an
@@ -49,10 +49,8 @@ _GETSET, _proxy_get = type(type.__dict__["__dict__"]), type(type.__dict__).get
 _dict_items, _dict_get, _list_slice, _tuple_slice = dict.items, dict.get, list.__getitem__, tuple.__getitem__
 _dict_set = dict.__setitem__
 _np_array = np.array
-arrays_equal = np.array_equal
-"""``np.array_equal`` as numpy defines it (an answer that replaces it later changes nothing here)."""
 tensors_equal = torch.equal
-"""``torch.equal`` as torch defines it."""
+"""``torch.equal`` as torch defines it (an answer that replaces it later changes nothing here)."""
 as_array = np.asarray
 """``np.asarray`` as numpy defines it."""
 
