@@ -17,20 +17,12 @@ def all_claims() -> dict[str, Claim]:
     """Every claim by name: the notebooks' (in notebook order), then the model answers'."""
     from course_admin.lunar.claims import CLAIMS as LUNAR_MODEL_ANSWERS
 
-    claims = notebook_claims.all_claims()
-    for c in LUNAR_MODEL_ANSWERS:
-        if c.name in claims:
-            raise ValueError(f"claim {c.name} is declared twice.")
-        claims[c.name] = c
-    return claims
+    return notebook_claims.all_claims(extra=LUNAR_MODEL_ANSWERS)
 
 
 def claim(name: str) -> Claim:
     """A notebook's or a model answer's claim by name."""
-    claims = all_claims()
-    if name not in claims:
-        raise KeyError(f"no claim {name!r}; `course claims` lists them.")
-    return claims[name]
+    return notebook_claims.claim(name, all_claims())
 
 
 def contradicted(claims: dict[str, Claim] | None = None) -> list[str]:

@@ -83,19 +83,21 @@ def stored_result(source: str) -> dict:
     return loaders[source]()
 
 
-def all_claims() -> dict[str, Claim]:
-    """Every tutorial's claims by name, in notebook order."""
+def all_claims(extra: tuple[Claim, ...] = ()) -> dict[str, Claim]:
+    """Every tutorial's claims by name, in notebook order, then ``extra`` (the claims only the
+    solution notebooks make, which the instructor's audit adds: ``course_admin.claims``)."""
     claims: dict[str, Claim] = {}
-    for tutorial in TUTORIALS:
-        for claim in importlib.import_module(f"course_utils.{tutorial}.claims").CLAIMS:
-            if claim.name in claims:
-                raise ValueError(f"claim {claim.name} is declared twice.")
-            claims[claim.name] = claim
+    notebooks = (c for tutorial in TUTORIALS for c in importlib.import_module(f"course_utils.{tutorial}.claims").CLAIMS)
+    for claim in (*notebooks, *extra):
+        if claim.name in claims:
+            raise ValueError(f"claim {claim.name} is declared twice.")
+        claims[claim.name] = claim
     return claims
 
 
-def claim(name: str) -> Claim:
-    claims = all_claims()
+def claim(name: str, claims: dict[str, Claim] | None = None) -> Claim:
+    """Claim ``name`` of ``claims`` (default: every notebook's)."""
+    claims = all_claims() if claims is None else claims
     if name not in claims:
         raise KeyError(f"no claim {name!r}; `course claims` lists them.")
     return claims[name]
