@@ -22,6 +22,7 @@ import warnings
 from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from course_admin.grading import late
 from course_admin.grading.class_list import identify_students, missing_students
@@ -35,6 +36,9 @@ from course_admin.grading.sandbox import Limits
 from course_admin.grading.student_notebooks import assignments, fresh, generate_here, generated
 from course_admin.grading.summary_html import GRADED_HERE, summary_html
 from course_utils.paths import COURSE_DIR, SOLUTIONS
+
+if TYPE_CHECKING:  # the worker module (nbgrader, jupyter_client) loads only when there is something to grade
+    from course_admin.grading.worker import GradingResult
 
 
 @dataclass
@@ -233,7 +237,7 @@ def _template(wanted: list[str], names: list[str], source: Path) -> dict[str, di
             for name in wanted}
 
 
-def _merge(gradebook, course_dir: Path, sub: Submission, result: dict) -> None:
+def _merge(gradebook, course_dir: Path, sub: Submission, result: GradingResult) -> None:
     """Write one task's result into the instructor's gradebook and course folder, the way
     ``nbgrader autograde`` would have: grades (manual scores kept), comments, the submitted
     and autograded notebooks and the feedback HTML."""
@@ -241,22 +245,22 @@ def _merge(gradebook, course_dir: Path, sub: Submission, result: dict) -> None:
     with warnings.catch_warnings():  # nbgrader's own autograde triggers the same SQLAlchemy warnings
         warnings.simplefilter("ignore")
         record = gradebook.update_or_create_submission(sub.assignment, sub.student)
-    graded = result["autograded"] is not None
+    graded = result.autograded is not None
     for notebook in record.notebooks:
         for grade in notebook.grades:
             if graded:
-                auto = (result["grades"].get(grade.name) or {}).get("auto_score")
+                auto = (result.grades.get(grade.name) or {}).get("auto_score")
             else:  # the notebook could not be run at all: autograded cells score 0
                 auto = 0.0 if grade.cell.cell_type == "code" else None
             grade.auto_score = auto
             grade.needs_manual_grade = grade.manual_score is not None or auto is None
         for comment in notebook.comments:
-            comment.auto_comment = result["comments"].get(comment.name)
+            comment.auto_comment = result.comments.get(comment.name)
     gradebook.db.commit()
     files = {
         course_dir / "submitted" / sub.student / sub.assignment / f"{sub.assignment}.ipynb": sub.content,
-        course_dir / "autograded" / sub.student / sub.assignment / f"{sub.assignment}.ipynb": result["autograded"],
-        course_dir / "feedback" / sub.student / sub.assignment / f"{sub.assignment}.html": result["feedback"],
+        course_dir / "autograded" / sub.student / sub.assignment / f"{sub.assignment}.ipynb": result.autograded,
+        course_dir / "feedback" / sub.student / sub.assignment / f"{sub.assignment}.html": result.feedback,
     }
     for path, content in files.items():
         if path.parent.exists():
@@ -384,34 +388,27 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
                 pending[(sub.student, sub.assignment)] = sub
     jobs = []
     if pending:
+        from course_admin.grading.worker import GradingJob
+
         templates = _template(sorted({a for _, a in pending}), names, source)
         for (student, assignment), sub in pending.items():
-            jobs.append(
-                {
-                    "student": student,
-                    "assignment": assignment,
-                    "notebook": sub.content,
-                    "template": templates[assignment],
-                    "limits": limits.as_dict(),
-                    "key": sub.key,
-                    "feedback": term.feedback,
-                }
-            )
+            jobs.append(GradingJob(student, assignment, sub.content, templates[assignment], limits.as_dict(), sub.key,
+                                   term.feedback))
     task_cpu, task_spans, isolation, timings, retried, graded_here = {}, {}, [], {}, [], []
     with Gradebook(database) as gradebook:
         results = grade_all(jobs, workers=workers, scheduler=scheduler, progress=progress, timings=timings, cluster=cluster)
         for result in results:
-            sub = pending.get((result.get("student"), result.get("assignment")))
+            sub = pending.get((result.student, result.assignment))
             if sub is None:  # pragma: no cover - every result answers a job
                 continue
-            sub.problems += result["problems"]
+            sub.problems += result.problems
             sub.status = "graded"
-            task_cpu[f"{sub.student}/{sub.assignment}"] = result.get("cpu_seconds", 0.0)
-            task_spans[f"{sub.student}/{sub.assignment}"] = (result.get("worker"), *result.get("epoch_span", (None, None)))
-            isolation += [note for note in result.get("sandbox", []) if note not in isolation]
-            if result.get("retried"):
-                retried.append(f"{sub.name}: {result['retried']}")
-            graded_here += [sub.name] if result.get("graded_here") else []
+            task_cpu[f"{sub.student}/{sub.assignment}"] = result.cpu_seconds
+            task_spans[f"{sub.student}/{sub.assignment}"] = (result.worker, *result.epoch_span)
+            isolation += [note for note in result.sandbox if note not in isolation]
+            if result.retried:
+                retried.append(f"{sub.name}: {result.retried}")
+            graded_here += [sub.name] if result.graded_here else []
             try:
                 _merge(gradebook, course_dir, sub, result)
             except Exception as error:
@@ -419,8 +416,8 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
                 sub.problems.append(f"the result could not be saved in the gradebook ({type(error).__name__}: {error})"[:300])
                 continue
             index.pop(f"{sub.student}/{sub.assignment}", None)  # a task that failed outright is graded again next run
-            if not result.get("task_failed"):
-                index[f"{sub.student}/{sub.assignment}"] = {"key": sub.key, "problems": result["problems"], "source": sub.source}
+            if not result.task_failed:
+                index[f"{sub.student}/{sub.assignment}"] = {"key": sub.key, "problems": result.problems, "source": sub.source}
             save_index(course_dir, index)
         grading_seconds = time.perf_counter() - timings.get("submitted", time.perf_counter())
         if graded is not None:
