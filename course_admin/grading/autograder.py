@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from course_admin.grading import late
+from course_admin.grading.cells import nbgrader_meta
 from course_admin.grading.class_list import identify_students, missing_students
 from course_admin.grading.escaping import csv_cell, markdown_cell, plain_text
 from course_admin.grading.flags import flags, tutorial_of
@@ -472,8 +473,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
 
 def _graded_order(notebook: dict) -> list[str]:
     """The grade ids of a notebook's graded cells, in the notebook's order."""
-    return [cell["metadata"]["nbgrader"]["grade_id"] for cell in notebook.get("cells", [])
-            if cell.get("metadata", {}).get("nbgrader", {}).get("grade")]
+    return [nbgrader_meta(cell)["grade_id"] for cell in notebook.get("cells", []) if nbgrader_meta(cell).get("grade")]
 
 
 def _read_back(gradebook, course_dir: Path, out: Path, sub: Submission) -> None:

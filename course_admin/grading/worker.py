@@ -45,6 +45,7 @@ from nbgrader.preprocessors import Execute
 from traitlets import Float, Unicode
 
 from course_admin.grading import forked_kernels, sandbox
+from course_admin.grading.cells import nbgrader_meta
 from course_admin.grading.feedback_page import FeedbackExporter
 from course_admin.grading.nbgrader_run import course_config, run_converter
 from course_admin.grading.notebook_size import MAX_CELLS, cap_notebook
@@ -235,13 +236,7 @@ def enforce_output_budget(nb, budget: int) -> bool:
 
 def stop_kernel(spec_path: str) -> None:
     """Kill the sandboxed kernel described by ``spec_path`` and everything it started."""
-    spec = json.loads(Path(spec_path).read_text())
-    if spec.get("tree"):
-        ProcessTree.from_spec(spec["tree"]).kill()
-        return
-    status = Path(spec["status"])
-    pids = [json.loads(status.read_text() or "{}").get("pid")] if status.exists() else []
-    kill_marked(spec["token"], [pid for pid in pids if pid])
+    ProcessTree.from_spec(json.loads(Path(spec_path).read_text())["tree"]).kill()
 
 
 def _error(name: str, message: str) -> NotebookNode:
@@ -300,7 +295,7 @@ def _config(course: Path, limits: dict, spec: Path, feedback: str = "pass_fail")
 
 
 def _cell_label(cell: dict, index: int) -> str:
-    grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+    grade_id = nbgrader_meta(cell).get("grade_id")
     return f"cell {index + 1} ({grade_id})" if grade_id else f"cell {index + 1}"
 
 
