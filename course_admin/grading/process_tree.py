@@ -69,20 +69,9 @@ class ProcessTree:
     starts belong to the tree. The grader calls ``kill()`` when it stops the kernel (timeouts)
     and ``close()`` when it is done (a ``finally``); both are idempotent and never raise.
 
-    Mechanisms, chosen by ``create`` (or asked for with ``mechanism=``):
-
-    - ``"cgroup2"``: a cgroup v2 ``course-sandbox-TOKEN`` under the grader's own cgroup (or the
-      hierarchy's root). Membership is inherited by every child and cannot be left without
-      write access to a ``cgroup.procs`` above it, which Landlock denies (and seccomp the
-      ``clone3(CLONE_INTO_CGROUP)`` way round it, see ``kernel_restrictions.restrict_syscalls``). ``kill`` writes
-      ``cgroup.kill`` (Linux 5.14; atomic, forks included) or freezes, SIGKILLs and thaws.
-      ``pids.max`` limits forks when the pids controller is available in that cgroup;
-      otherwise (hybrid hierarchies) a v1 pids cgroup is made as well, for the limit.
-    - ``"cgroup1"``: a cgroup in the v1 pids hierarchy: ``pids.max``, and ``kill`` sets it to
-      0 (no more forks) then SIGKILLs every process listed until none is left.
-    - ``"subreaper"``: no cgroup (see the module docstring for what this keeps): the kernel's
-      process group and session, its descendants, the environment marker, and orphans handed
-      to the grader, which ``create`` makes a child subreaper.
+    ``mechanism`` is one of ``MECHANISMS``, the module docstring's 1 to 3 in that order, chosen
+    by ``create`` (or asked for with ``mechanism=``). ``"cgroup2"`` with ``cgroup1`` set is the
+    hybrid case: v2 to kill, the v1 pids cgroup for the fork limit.
 
     ``description`` is one line for the grading report. ``max_pids`` is the fork limit in
     force, None when there is none. After ``kill`` the tree is empty and may be joined again.
