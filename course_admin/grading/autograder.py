@@ -112,11 +112,10 @@ class Report:
         if self.graded_here:
             lines.append(f"{GRADED_HERE}: {plain_text(', '.join(self.graded_here))}")
         for s in _in_order(self.submissions):
-            status = f"{s.score:g}/{s.max_score:g}" if s.assignment else "not graded"
             note = f"  ({plain_text('; '.join(s.problems))})" if s.problems else ""
-            lines.append(f"  {plain_text(s.name):<20} {s.assignment or '-':<22} {status}{note}")
+            lines.append(f"  {plain_text(s.name):<20} {s.assignment or '-':<22} {s.score_text}{note}")
         for s in _in_order(self.missing):
-            lines.append(f"  {plain_text(s.name):<20} {s.missing_assignment:<22} 0/{s.max_score:g}  (no submission)")
+            lines.append(f"  {plain_text(s.name):<20} {s.missing_assignment:<22} {s.score_text}  (no submission)")
         table = self.exercise_table()
         if table:
             lines.append("")
@@ -152,8 +151,7 @@ class Report:
         lines += ["", "| student | assignment | score | problems |", "|---|---|---|---|"]
         for s in _in_order(self.submissions):
             if s.problems:
-                score = f"{s.score:g}/{s.max_score:g}" if s.assignment else "not graded"
-                cells = [markdown_cell(s.name), s.assignment or "-", score, markdown_cell("; ".join(s.problems))]
+                cells = [markdown_cell(s.name), s.assignment or "-", s.score_text, markdown_cell("; ".join(s.problems))]
                 lines.append("| " + " | ".join(cells) + " |")
         flagged = [s for s in _in_order(self.submissions) if s.flags]
         if flagged:
@@ -164,8 +162,7 @@ class Report:
                       "were judged outside the students' kernels and do not depend on it; look before trusting.", "",
                       "| student | assignment | score | what the code does |", "|---|---|---|---|"]
             for s in flagged:
-                score = f"{s.score:g}/{s.max_score:g}" if s.assignment else "not graded"
-                cells = [markdown_cell(s.name), s.assignment or "-", score, markdown_cell("; ".join(s.flags))]
+                cells = [markdown_cell(s.name), s.assignment or "-", s.score_text, markdown_cell("; ".join(s.flags))]
                 lines.append("| " + " | ".join(cells) + " |")
         if self.term_notes:
             lines += ["", "## Term file", ""] + [f"- {markdown_cell(note)}" for note in self.term_notes]
