@@ -247,7 +247,7 @@ def _merge(gradebook, course_dir: Path, sub: Submission, result: GradingResult) 
     for notebook in record.notebooks:
         for grade in notebook.grades:
             if graded:
-                auto = (result.grades.get(grade.name) or {}).get("auto_score")
+                auto = result.grades.get(grade.name)
             else:  # the notebook could not be run at all: autograded cells score 0
                 auto = 0.0 if grade.cell.cell_type == "code" else None
             grade.auto_score = auto

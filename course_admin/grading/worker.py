@@ -355,23 +355,20 @@ class GradingJob:
 class GradingResult:
     """What grading one submission gave, as plain data (``autograder`` merges it into the gradebook).
 
-    grades: {grade id: {"auto_score", "max_score", "needs_manual_grade"}}; comments: {grade id:
-    nbgrader's auto comment}; score, max_score: the submission's, in points; timestamp: nbgrader's
-    (ISO 8601); autograded, feedback: the autograded notebook and the feedback page (bytes), None
-    when not made; sandbox: the isolation the kernel got, and what it missed; seconds, cpu_seconds:
-    the task's wall and CPU time (kernels and helpers included); worker: ``host:pid``; epoch_span:
-    (start, stop), s since the epoch; retried: nbgrader's first error when it had to run twice;
-    task_failed: the task failed outright (0 for this run, graded again at the next);
-    graded_here: graded in the coordinator's process (no workers left, or no scheduler)."""
+    grades: {grade id: nbgrader's auto score, None where a person must grade}; comments: {grade
+    id: nbgrader's auto comment}; autograded, feedback: the autograded notebook and the feedback
+    page (bytes), None when not made; sandbox: the isolation the kernel got, and what it missed;
+    seconds, cpu_seconds: the task's wall and CPU time (kernels and helpers included); worker:
+    ``host:pid``; epoch_span: (start, stop), s since the epoch; retried: nbgrader's first error
+    when it had to run twice; task_failed: the task failed outright (0 for this run, graded again
+    at the next); graded_here: graded in the coordinator's process (no workers left, or no
+    scheduler)."""
 
     student: str
     assignment: str
     key: str | None = None
-    grades: dict[str, dict] = field(default_factory=dict)
+    grades: dict[str, float | None] = field(default_factory=dict)
     comments: dict[str, str | None] = field(default_factory=dict)
-    score: float = 0.0
-    max_score: float = 0.0
-    timestamp: str | None = None
     autograded: bytes | None = None
     feedback: bytes | None = None
     problems: list[str] = field(default_factory=list)
@@ -567,19 +564,12 @@ def _read_grades(course: Path, assignment: str, student: str, result: GradingRes
     from nbgrader.api import Gradebook, MissingEntry
 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        result.max_score = float(gradebook.find_assignment(assignment).max_score)
         try:
             submission = gradebook.find_submission(assignment, student)
         except MissingEntry:
             return
-        result.timestamp = submission.timestamp.isoformat() if submission.timestamp else None
         for notebook in submission.notebooks:
             for grade in notebook.grades:
-                result.grades[grade.name] = {
-                    "auto_score": None if grade.auto_score is None else float(grade.auto_score),
-                    "max_score": float(grade.max_score),
-                    "needs_manual_grade": bool(grade.needs_manual_grade),
-                }
+                result.grades[grade.name] = None if grade.auto_score is None else float(grade.auto_score)
             for comment in notebook.comments:
                 result.comments[comment.name] = comment.auto_comment
-        result.score = float(submission.score)
