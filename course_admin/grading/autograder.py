@@ -22,8 +22,10 @@ import warnings
 from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from course_admin.grading import late
+from course_admin.grading.cells import nbgrader_meta
 from course_admin.grading.class_list import identify_students, missing_students
 from course_admin.grading.escaping import csv_cell, markdown_cell, plain_text
 from course_admin.grading.flags import flags, tutorial_of
@@ -35,6 +37,9 @@ from course_admin.grading.sandbox import Limits
 from course_admin.grading.student_notebooks import assignments, fresh, generate_here, generated
 from course_admin.grading.summary_html import GRADED_HERE, summary_html
 from course_utils.paths import COURSE_DIR, SOLUTIONS
+
+if TYPE_CHECKING:  # the worker module (nbgrader, jupyter_client) loads only when there is something to grade
+    from course_admin.grading.worker import GradingResult
 
 
 @dataclass
@@ -107,11 +112,10 @@ class Report:
         if self.graded_here:
             lines.append(f"{GRADED_HERE}: {plain_text(', '.join(self.graded_here))}")
         for s in _in_order(self.submissions):
-            status = f"{s.score:g}/{s.max_score:g}" if s.assignment else "not graded"
             note = f"  ({plain_text('; '.join(s.problems))})" if s.problems else ""
-            lines.append(f"  {plain_text(s.name):<20} {s.assignment or '-':<22} {status}{note}")
+            lines.append(f"  {plain_text(s.name):<20} {s.assignment or '-':<22} {s.score_text}{note}")
         for s in _in_order(self.missing):
-            lines.append(f"  {plain_text(s.name):<20} {s.missing_assignment:<22} 0/{s.max_score:g}  (no submission)")
+            lines.append(f"  {plain_text(s.name):<20} {s.missing_assignment:<22} {s.score_text}  (no submission)")
         table = self.exercise_table()
         if table:
             lines.append("")
@@ -147,8 +151,7 @@ class Report:
         lines += ["", "| student | assignment | score | problems |", "|---|---|---|---|"]
         for s in _in_order(self.submissions):
             if s.problems:
-                score = f"{s.score:g}/{s.max_score:g}" if s.assignment else "not graded"
-                cells = [markdown_cell(s.name), s.assignment or "-", score, markdown_cell("; ".join(s.problems))]
+                cells = [markdown_cell(s.name), s.assignment or "-", s.score_text, markdown_cell("; ".join(s.problems))]
                 lines.append("| " + " | ".join(cells) + " |")
         flagged = [s for s in _in_order(self.submissions) if s.flags]
         if flagged:
@@ -159,8 +162,7 @@ class Report:
                       "were judged outside the students' kernels and do not depend on it; look before trusting.", "",
                       "| student | assignment | score | what the code does |", "|---|---|---|---|"]
             for s in flagged:
-                score = f"{s.score:g}/{s.max_score:g}" if s.assignment else "not graded"
-                cells = [markdown_cell(s.name), s.assignment or "-", score, markdown_cell("; ".join(s.flags))]
+                cells = [markdown_cell(s.name), s.assignment or "-", s.score_text, markdown_cell("; ".join(s.flags))]
                 lines.append("| " + " | ".join(cells) + " |")
         if self.term_notes:
             lines += ["", "## Term file", ""] + [f"- {markdown_cell(note)}" for note in self.term_notes]
@@ -233,7 +235,7 @@ def _template(wanted: list[str], names: list[str], source: Path) -> dict[str, di
             for name in wanted}
 
 
-def _merge(gradebook, course_dir: Path, sub: Submission, result: dict) -> None:
+def _merge(gradebook, course_dir: Path, sub: Submission, result: GradingResult) -> None:
     """Write one task's result into the instructor's gradebook and course folder, the way
     ``nbgrader autograde`` would have: grades (manual scores kept), comments, the submitted
     and autograded notebooks and the feedback HTML."""
@@ -241,22 +243,22 @@ def _merge(gradebook, course_dir: Path, sub: Submission, result: dict) -> None:
     with warnings.catch_warnings():  # nbgrader's own autograde triggers the same SQLAlchemy warnings
         warnings.simplefilter("ignore")
         record = gradebook.update_or_create_submission(sub.assignment, sub.student)
-    graded = result["autograded"] is not None
+    graded = result.autograded is not None
     for notebook in record.notebooks:
         for grade in notebook.grades:
             if graded:
-                auto = (result["grades"].get(grade.name) or {}).get("auto_score")
+                auto = result.grades.get(grade.name)
             else:  # the notebook could not be run at all: autograded cells score 0
                 auto = 0.0 if grade.cell.cell_type == "code" else None
             grade.auto_score = auto
             grade.needs_manual_grade = grade.manual_score is not None or auto is None
         for comment in notebook.comments:
-            comment.auto_comment = result["comments"].get(comment.name)
+            comment.auto_comment = result.comments.get(comment.name)
     gradebook.db.commit()
     files = {
         course_dir / "submitted" / sub.student / sub.assignment / f"{sub.assignment}.ipynb": sub.content,
-        course_dir / "autograded" / sub.student / sub.assignment / f"{sub.assignment}.ipynb": result["autograded"],
-        course_dir / "feedback" / sub.student / sub.assignment / f"{sub.assignment}.html": result["feedback"],
+        course_dir / "autograded" / sub.student / sub.assignment / f"{sub.assignment}.ipynb": result.autograded,
+        course_dir / "feedback" / sub.student / sub.assignment / f"{sub.assignment}.html": result.feedback,
     }
     for path, content in files.items():
         if path.parent.exists():
@@ -384,34 +386,27 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
                 pending[(sub.student, sub.assignment)] = sub
     jobs = []
     if pending:
+        from course_admin.grading.worker import GradingJob
+
         templates = _template(sorted({a for _, a in pending}), names, source)
         for (student, assignment), sub in pending.items():
-            jobs.append(
-                {
-                    "student": student,
-                    "assignment": assignment,
-                    "notebook": sub.content,
-                    "template": templates[assignment],
-                    "limits": limits.as_dict(),
-                    "key": sub.key,
-                    "feedback": term.feedback,
-                }
-            )
+            jobs.append(GradingJob(student, assignment, sub.content, templates[assignment], limits.as_dict(), sub.key,
+                                   term.feedback))
     task_cpu, task_spans, isolation, timings, retried, graded_here = {}, {}, [], {}, [], []
     with Gradebook(database) as gradebook:
         results = grade_all(jobs, workers=workers, scheduler=scheduler, progress=progress, timings=timings, cluster=cluster)
         for result in results:
-            sub = pending.get((result.get("student"), result.get("assignment")))
+            sub = pending.get((result.student, result.assignment))
             if sub is None:  # pragma: no cover - every result answers a job
                 continue
-            sub.problems += result["problems"]
+            sub.problems += result.problems
             sub.status = "graded"
-            task_cpu[f"{sub.student}/{sub.assignment}"] = result.get("cpu_seconds", 0.0)
-            task_spans[f"{sub.student}/{sub.assignment}"] = (result.get("worker"), *result.get("epoch_span", (None, None)))
-            isolation += [note for note in result.get("sandbox", []) if note not in isolation]
-            if result.get("retried"):
-                retried.append(f"{sub.name}: {result['retried']}")
-            graded_here += [sub.name] if result.get("graded_here") else []
+            task_cpu[f"{sub.student}/{sub.assignment}"] = result.cpu_seconds
+            task_spans[f"{sub.student}/{sub.assignment}"] = (result.worker, *result.epoch_span)
+            isolation += [note for note in result.sandbox if note not in isolation]
+            if result.retried:
+                retried.append(f"{sub.name}: {result.retried}")
+            graded_here += [sub.name] if result.graded_here else []
             try:
                 _merge(gradebook, course_dir, sub, result)
             except Exception as error:
@@ -419,8 +414,8 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
                 sub.problems.append(f"the result could not be saved in the gradebook ({type(error).__name__}: {error})"[:300])
                 continue
             index.pop(f"{sub.student}/{sub.assignment}", None)  # a task that failed outright is graded again next run
-            if not result.get("task_failed"):
-                index[f"{sub.student}/{sub.assignment}"] = {"key": sub.key, "problems": result["problems"], "source": sub.source}
+            if not result.task_failed:
+                index[f"{sub.student}/{sub.assignment}"] = {"key": sub.key, "problems": result.problems, "source": sub.source}
             save_index(course_dir, index)
         grading_seconds = time.perf_counter() - timings.get("submitted", time.perf_counter())
         if graded is not None:
@@ -475,8 +470,7 @@ def _autograde(folder, out, course_dir, source, workers, scheduler, limits, inta
 
 def _graded_order(notebook: dict) -> list[str]:
     """The grade ids of a notebook's graded cells, in the notebook's order."""
-    return [cell["metadata"]["nbgrader"]["grade_id"] for cell in notebook.get("cells", [])
-            if cell.get("metadata", {}).get("nbgrader", {}).get("grade")]
+    return [nbgrader_meta(cell)["grade_id"] for cell in notebook.get("cells", []) if nbgrader_meta(cell).get("grade")]
 
 
 def _read_back(gradebook, course_dir: Path, out: Path, sub: Submission) -> None:

@@ -33,21 +33,11 @@ import time
 import weakref
 from concurrent.futures import CancelledError, Future
 
-from course_admin.grading.worker import empty_result, grade_submission
+from course_admin.grading.worker import GradingJob, GradingResult, grade_submission
 
 
 class SchedulerUnreachable(ConnectionError):
     """``--scheduler`` named a scheduler that does not answer; the message says what to do."""
-
-
-def _failed(job: dict, error: BaseException) -> dict:
-    """The result of a task that failed outright (its worker lost too often, an error in the
-    grader): 0 for this run, with the reason, and ``task_failed``, so that ``autograde`` does not
-    record it as graded and the next run grades it again."""
-    result = empty_result(job, [f"the grading task failed ({type(error).__name__}: {str(error)[:200]}); "
-                                "run course autograde again to grade it"])
-    result["task_failed"] = True
-    return result
 
 
 DASK_CONFIG = {
@@ -217,7 +207,7 @@ def close_cluster_soon(cluster) -> Future:
 
 
 def grade_all(
-    jobs: list[dict],
+    jobs: list[GradingJob],
     workers: int | None = None,
     scheduler: str | None = None,
     progress: bool = True,
@@ -242,7 +232,7 @@ def grade_all(
             try:
                 yield grade_submission(job)
             except Exception as error:  # pragma: no cover - grade_submission catches its own errors
-                yield _failed(job, error)
+                yield GradingResult.failed(job, error)
             bar.update()
         bar.close()
         return
@@ -266,7 +256,7 @@ def grade_all(
     try:
         futures = {}
         for job in jobs:
-            key = f"grade-{job['student']}-{job['assignment']}-{(job.get('key') or '')[:12]}"
+            key = f"grade-{job.student}-{job.assignment}-{(job.key or '')[:12]}"
             futures[client.submit(grade_submission, job, key=key, pure=False, retries=0)] = job
         timings["submitted"] = time.perf_counter()
         pending = set(futures)
@@ -287,7 +277,7 @@ def grade_all(
                 try:
                     yield future.result()
                 except Exception as error:
-                    yield _failed(futures[future], error)
+                    yield GradingResult.failed(futures[future], error)
                 bar.update()
             if not pending or done:
                 no_workers_since = None
@@ -339,10 +329,10 @@ def _worker_count(client) -> int | None:
         return None
 
 
-def _grade_here(job: dict) -> dict:
+def _grade_here(job: GradingJob) -> GradingResult:
     try:
         result = grade_submission(job)
     except Exception as error:  # pragma: no cover - grade_submission catches its own errors
-        return _failed(job, error)
-    result["graded_here"] = True  # the same grading, elsewhere: a note for the run's summary, not the student's row
+        return GradingResult.failed(job, error)
+    result.graded_here = True  # the same grading, elsewhere: a note for the run's summary, not the student's row
     return result

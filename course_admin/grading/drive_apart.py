@@ -38,6 +38,7 @@ from traitlets import Bool, Unicode
 
 from course_admin.exercises import GRADED, SOLUTION_IMPORTS
 from course_admin.grading import drive_runner, hidden_cases, processes, sandbox
+from course_admin.grading.cells import cell_source, nbgrader_meta
 from course_admin.grading.drive_runner import NOT_GIVEN
 from course_admin.grading.process_tree import ProcessTree
 from course_utils import records
@@ -139,8 +140,8 @@ def _hidden_source(grade_id: str) -> str:
     cell = next(cell for cell in GRADED if cell.grade_id == grade_id)
     notebook = json.loads((SOLUTIONS / f"{TUTORIALS[cell.tutorial]}.ipynb").read_text())
     for nb_cell in notebook["cells"]:
-        if nb_cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id:
-            return "".join(nb_cell["source"])
+        if nbgrader_meta(nb_cell).get("grade_id") == grade_id:
+            return cell_source(nb_cell)
     raise KeyError(grade_id)
 
 
@@ -185,23 +186,18 @@ def _names_bound(source: str) -> set[str]:
     return names
 
 
-def _source(cell) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else source
-
-
 def build_job(nb, hidden: dict[int, tuple[str, str]], workdir: Path, landlock: bool) -> dict:
     """The runner's job for a notebook: per hidden cell (index -> (grade_id, source)), the header,
     every answer cell (nbgrader solution code cells, in order), and the files it may read."""
     answers = []
     for index, cell in enumerate(nb.cells):
-        meta = cell.get("metadata", {}).get("nbgrader", {})
+        meta = nbgrader_meta(cell)
         if cell.get("cell_type") == "code" and meta.get("solution") and not meta.get("grade"):
-            answers.append((index, _source(cell), meta.get("grade_id", "")))
+            answers.append((index, cell_source(cell), meta.get("grade_id", "")))
     setup_names = set()
     for cell in nb.cells:
-        if cell.get("cell_type") == "code" and not cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
-            setup_names |= _names_bound(_source(cell))
+        if cell.get("cell_type") == "code" and not nbgrader_meta(cell).get("solution"):
+            setup_names |= _names_bound(cell_source(cell))
     from course_admin.grading.judging import exercise_for
 
     exercises = []
@@ -261,12 +257,12 @@ class HideHiddenDrives(Preprocessor):
 
         hidden = {}
         for index, cell in enumerate(nb.cells):
-            meta = cell.get("metadata", {}).get("nbgrader", {})
+            meta = nbgrader_meta(cell)
             grade_id = meta.get("grade_id", "")
             if (cell.get("cell_type") == "code" and meta.get("grade") and not meta.get("solution")
                     and any(c.grade_id == grade_id and c.check for c in GRADED) and exercise_for(grade_id)
-                    and SUBMITS.search(_source(cell))):
-                hidden[index] = (grade_id, _source(cell))
+                    and SUBMITS.search(cell_source(cell))):
+                hidden[index] = (grade_id, cell_source(cell))
                 cell.source = HIDDEN_PLACEHOLDER
         resources["drive_apart"] = hidden
         return nb, resources
@@ -376,7 +372,7 @@ def course_code_problems(notebook: dict) -> list[str]:
     not given (read from the verdicts ``JudgeRecords`` left): for the report's row."""
     problems = []
     for cell in notebook.get("cells", []):
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
+        grade_id = nbgrader_meta(cell).get("grade_id", "")
         text = " ".join(str(o.get("evalue", "")) for o in cell.get("outputs", []) if o.get("output_type") == "error")
         used = sorted(set(_BLOCKED.findall(text)) | {f"`{name}` of the setup cell" for name in _SETUP.findall(text)})
         if grade_id and used:

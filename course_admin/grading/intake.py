@@ -102,6 +102,14 @@ class Submission:
         """The score after the late policy (``lateness.final``); the raw score before one is applied."""
         return self.lateness.final if self.lateness is not None else self.score
 
+    @property
+    def score_text(self) -> str:
+        """The score as the reports show it: ``score/max``, "not graded" for a submission that
+        could not be, ``0/max`` for a roster student's row with no submission."""
+        if self.missing_assignment:
+            return f"0/{self.max_score:g}"
+        return f"{self.score:g}/{self.max_score:g}" if self.assignment else "not graded"
+
 
 class IntakeError(Exception):
     """A submission (or part of one) that cannot be read; the message is its reason."""

@@ -32,6 +32,7 @@ from traitlets import Bool
 from course_admin import stored_json
 from course_admin.exercises import GRADED
 from course_admin.grading import hidden_cases, synthetic_exercises
+from course_admin.grading.cells import nbgrader_meta
 from course_utils import records
 from course_utils.checking import CHECK_RECORDS, Exercise, outcome
 from course_utils.paths import ASSETS
@@ -140,7 +141,7 @@ class JudgeRecords(Preprocessor):
     enabled = Bool(True, help="judge the records (nbconvert preprocessors are off unless enabled)").tag(config=True)
 
     def preprocess_cell(self, cell, resources, index):
-        meta = cell.get("metadata", {}).get("nbgrader", {})
+        meta = nbgrader_meta(cell)
         if cell.get("cell_type") != "code" or not meta.get("grade") or meta.get("solution"):
             return cell, resources
         grade_id = meta.get("grade_id", "")

@@ -1,17 +1,14 @@
-"""Running nbgrader for the course: its configuration, its converters in this process, and
-its command line.
+"""Running nbgrader for the course: its configuration and its converters in this process.
 
 ``course_config(course)`` is the repository's ``nbgrader_config.py`` pointed at a course
 folder; ``run_converter`` runs an nbgrader converter (``GenerateAssignment``, ``Autograde``,
-``GenerateFeedback``) in this process, as nbgrader's own ``NbGraderAPI`` does; ``nbgrader``
-runs its command line on a course folder.
+``GenerateFeedback``) in this process, as nbgrader's own ``NbGraderAPI`` does.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -24,23 +21,6 @@ def tools_on_path() -> None:
     scripts = str(Path(sys.executable).parent)
     if scripts not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
-
-
-def nbgrader(*args: str, course_dir: Path, check: bool = True) -> subprocess.CompletedProcess:
-    """Run an nbgrader command on ``course_dir`` with the repository's nbgrader_config.py."""
-    tools_on_path()
-    command = [
-        sys.executable,
-        "-m",
-        "nbgrader",
-        *args,
-        f"--CourseDirectory.root={course_dir}",
-        f"--CourseDirectory.db_url=sqlite:///{course_dir / 'gradebook.db'}",
-    ]
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
-    if check and result.returncode != 0:
-        raise RuntimeError(f"`nbgrader {' '.join(args)}` failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
-    return result
 
 
 def course_config(course: Path):

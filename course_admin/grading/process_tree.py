@@ -50,33 +50,10 @@ import time
 from pathlib import Path
 
 if __package__:
-    from course_admin.grading.cgroups import cgroup_hierarchies, limit_pids, make_cgroup, read_pids, remove_cgroup, write_file
-    from course_admin.grading.processes import (
-        PR_SET_CHILD_SUBREAPER,
-        PR_SET_NO_NEW_PRIVS,
-        has_marker,
-        is_child_subreaper,
-        kill_marked,
-        libc_call,
-        no_new_privs,
-        proc_table,
-        sigkill,
-        start_time,
-    )
+    from course_admin.grading import cgroups, processes
 else:  # imported by the launcher script, from its own folder (see sandbox.py)
-    from cgroups import cgroup_hierarchies, limit_pids, make_cgroup, read_pids, remove_cgroup, write_file
-    from processes import (
-        PR_SET_CHILD_SUBREAPER,
-        PR_SET_NO_NEW_PRIVS,
-        has_marker,
-        is_child_subreaper,
-        kill_marked,
-        libc_call,
-        no_new_privs,
-        proc_table,
-        sigkill,
-        start_time,
-    )
+    import cgroups
+    import processes
 
 TREE_PREFIX = "course-sandbox-"
 MECHANISMS = ("cgroup2", "cgroup1", "subreaper")
@@ -92,20 +69,9 @@ class ProcessTree:
     starts belong to the tree. The grader calls ``kill()`` when it stops the kernel (timeouts)
     and ``close()`` when it is done (a ``finally``); both are idempotent and never raise.
 
-    Mechanisms, chosen by ``create`` (or asked for with ``mechanism=``):
-
-    - ``"cgroup2"``: a cgroup v2 ``course-sandbox-TOKEN`` under the grader's own cgroup (or the
-      hierarchy's root). Membership is inherited by every child and cannot be left without
-      write access to a ``cgroup.procs`` above it, which Landlock denies (and seccomp the
-      ``clone3(CLONE_INTO_CGROUP)`` way round it, see ``kernel_restrictions.restrict_syscalls``). ``kill`` writes
-      ``cgroup.kill`` (Linux 5.14; atomic, forks included) or freezes, SIGKILLs and thaws.
-      ``pids.max`` limits forks when the pids controller is available in that cgroup;
-      otherwise (hybrid hierarchies) a v1 pids cgroup is made as well, for the limit.
-    - ``"cgroup1"``: a cgroup in the v1 pids hierarchy: ``pids.max``, and ``kill`` sets it to
-      0 (no more forks) then SIGKILLs every process listed until none is left.
-    - ``"subreaper"``: no cgroup (see the module docstring for what this keeps): the kernel's
-      process group and session, its descendants, the environment marker, and orphans handed
-      to the grader, which ``create`` makes a child subreaper.
+    ``mechanism`` is one of ``MECHANISMS``, the module docstring's 1 to 3 in that order, chosen
+    by ``create`` (or asked for with ``mechanism=``). ``"cgroup2"`` with ``cgroup1`` set is the
+    hybrid case: v2 to kill, the v1 pids cgroup for the fork limit.
 
     ``description`` is one line for the grading report. ``max_pids`` is the fork limit in
     force, None when there is none. After ``kill`` the tree is empty and may be joined again.
@@ -153,19 +119,19 @@ class ProcessTree:
         if mechanism not in (None, *MECHANISMS):
             raise ValueError(f"unknown process tree mechanism {mechanism!r}; one of {MECHANISMS}")
         name, missing = TREE_PREFIX + token, []
-        mounts = cgroup_hierarchies()
+        mounts = cgroups.cgroup_hierarchies()
         if mechanism in (None, "cgroup2"):
-            v2, why = make_cgroup(mounts.get("cgroup2"), name)
+            v2, why = cgroups.make_cgroup(mounts.get("cgroup2"), name)
             if v2 is not None:
                 kill = "cgroup.kill" if (v2 / "cgroup.kill").exists() else "freezer"
-                if limit_pids(v2, max_pids, parent_may_enable=True):
+                if cgroups.limit_pids(v2, max_pids, parent_may_enable=True):
                     return cls(token, "cgroup2", str(v2), None, max_pids, None,
                                f"process tree: cgroup v2 ({kill}, pids.max {max_pids})")
                 v1 = None
                 if max_pids is not None:
-                    v1, _ = make_cgroup(mounts.get("pids"), name)
-                    if v1 is not None and not limit_pids(v1, max_pids):
-                        remove_cgroup(v1, wait=0)
+                    v1, _ = cgroups.make_cgroup(mounts.get("pids"), name)
+                    if v1 is not None and not cgroups.limit_pids(v1, max_pids):
+                        cgroups.remove_cgroup(v1, wait=0)
                         v1 = None
                 if v1 is not None:
                     return cls(token, "cgroup2", str(v2), str(v1), max_pids, None,
@@ -176,9 +142,9 @@ class ProcessTree:
             if mechanism:
                 raise OSError(missing[-1])
         if mechanism in (None, "cgroup1"):
-            v1, why = make_cgroup(mounts.get("pids"), name)
+            v1, why = cgroups.make_cgroup(mounts.get("pids"), name)
             if v1 is not None:
-                limited = limit_pids(v1, max_pids)
+                limited = cgroups.limit_pids(v1, max_pids)
                 limit = f"pids.max {max_pids}" if limited else "no fork limit"
                 return cls(token, "cgroup1", None, str(v1), max_pids if limited else None, None,
                            f"process tree: cgroup v1 pids ({limit})")
@@ -194,8 +160,8 @@ class ProcessTree:
         except OSError as error:
             missing.append(f"no record of the kernel's pid ({error.strerror or error})")
             state = None
-        subreaper = is_child_subreaper()
-        if not subreaper and libc_call("prctl", PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0:
+        subreaper = processes.is_child_subreaper()
+        if not subreaper and processes.libc_call("prctl", processes.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0:
             subreaper = cls._subreaper_ours = True
         how = "process group, descendants, environment marker" + (", orphans (child subreaper)" if subreaper else "")
         if not missing:
@@ -236,18 +202,18 @@ class ProcessTree:
         errors = []
         for path in self._cgroups():
             try:
-                write_file(path / "cgroup.procs", str(pid))
+                cgroups.write_file(path / "cgroup.procs", str(pid))
             except OSError as error:
                 errors.append(f"{path}: {error.strerror or error}")
         if self.mechanism == "subreaper":
             # The mark the grader recognises orphans by: inherited, and nothing can clear it.
-            if libc_call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 and sys.platform.startswith("linux"):
+            if processes.libc_call("prctl", processes.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 and sys.platform.startswith("linux"):
                 errors.append("prctl(PR_SET_NO_NEW_PRIVS) failed")
         if self.state is not None:
             try:
                 fd = os.open(self.state / "roots", os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
                 try:
-                    os.write(fd, f"{pid} {start_time(pid)}\n".encode())
+                    os.write(fd, f"{pid} {processes.start_time(pid)}\n".encode())
                 finally:
                     os.close(fd)
             except OSError as error:
@@ -264,7 +230,7 @@ class ProcessTree:
                 return sorted(pid for pid, (state, _) in self._members().items() if state != "Z")
             found: set[int] = set()
             for path in self._cgroups():
-                found |= read_pids(path / "cgroup.procs")
+                found |= cgroups.read_pids(path / "cgroup.procs")
             found.discard(os.getpid())
             return sorted(found)
         except Exception:
@@ -287,7 +253,7 @@ class ProcessTree:
     def _members(self) -> dict[int, tuple[str, int]]:
         """Fallback: {pid: (state, ppid)} of every process found in the tree, zombies included."""
         roots, me = self._roots(), os.getpid()
-        table = proc_table()
+        table = processes.proc_table()
         if table is None:  # no /proc (macOS): the processes that joined, and nothing else
             found = {}
             for pid in roots:
@@ -302,7 +268,7 @@ class ProcessTree:
         # not reused until then; a live process of that number but another start time means
         # both are gone.
         groups = {pid for pid in roots if pid not in table or pid in valid}
-        claim_orphans = is_child_subreaper() and not no_new_privs("self")
+        claim_orphans = processes.is_child_subreaper() and not processes.no_new_privs("self")
         others = set()
         for tree in ProcessTree._subreaper_trees:
             if tree.state != self.state:
@@ -314,9 +280,9 @@ class ProcessTree:
                 continue
             if pgid in groups or sid in groups:
                 found.add(pid)
-            elif claim_orphans and ppid == me and pid not in others and no_new_privs(pid):
+            elif claim_orphans and ppid == me and pid not in others and processes.no_new_privs(pid):
                 found.add(pid)
-            elif has_marker(pid, marker):
+            elif processes.has_marker(pid, marker):
                 found.add(pid)
         children: dict[int, list[int]] = {}
         for pid, info in table.items():
@@ -342,14 +308,14 @@ class ProcessTree:
             else:
                 self._kill_cgroups(deadline, killed)
             # The marker too: catches a kernel whose launcher could not join the tree.
-            return len(killed) + kill_marked(self.token)
+            return len(killed) + processes.kill_marked(self.token)
         except Exception:
             return len(killed)
 
     def _kill_cgroups(self, deadline: float, killed: set[int]) -> None:
         if self.cgroup1 is not None:
             try:
-                write_file(self.cgroup1 / "pids.max", "0")  # no new processes from here on
+                cgroups.write_file(self.cgroup1 / "pids.max", "0")  # no new processes from here on
             except OSError:
                 pass
         delay = 0.002
@@ -361,14 +327,14 @@ class ProcessTree:
             if self.cgroup2 is not None:
                 if self.use_cgroup_kill and (self.cgroup2 / "cgroup.kill").exists():
                     try:
-                        write_file(self.cgroup2 / "cgroup.kill", "1")
+                        cgroups.write_file(self.cgroup2 / "cgroup.kill", "1")
                         killed.update(live)
                     except OSError:
                         pass
                 else:
                     frozen = self._freeze(True)
                     live = self.pids()
-            sigkill(live, killed)
+            processes.sigkill(live, killed)
             if frozen:
                 self._freeze(False)
             if time.monotonic() >= deadline:
@@ -377,7 +343,7 @@ class ProcessTree:
             delay = min(delay * 2, 0.05)
         if self.cgroup1 is not None and self.max_pids is not None and not self.pids():
             try:
-                write_file(self.cgroup1 / "pids.max", str(self.max_pids))  # empty again: ready for a new kernel
+                cgroups.write_file(self.cgroup1 / "pids.max", str(self.max_pids))  # empty again: ready for a new kernel
             except OSError:
                 pass
 
@@ -385,7 +351,7 @@ class ProcessTree:
         """cgroup v2 freezer: stop every process (a fatal signal still gets through), so none
         forks while the others are killed. True when frozen (or thawed)."""
         try:
-            write_file(self.cgroup2 / "cgroup.freeze", "1" if freeze else "0")
+            cgroups.write_file(self.cgroup2 / "cgroup.freeze", "1" if freeze else "0")
         except OSError:
             return False
         deadline = time.monotonic() + 0.5
@@ -413,7 +379,7 @@ class ProcessTree:
         while True:
             members = self._members()
             live = [pid for pid, (state, _) in members.items() if state != "Z"]
-            sigkill(live, killed)
+            processes.sigkill(live, killed)
             reaped = 0
             for pid, (state, ppid) in members.items():
                 # Orphans handed to this process (the subreaper) are its children now: reap them.
@@ -435,7 +401,7 @@ class ProcessTree:
         try:
             self.kill()
             for path in self._cgroups():
-                remove_cgroup(path)
+                cgroups.remove_cgroup(path)
             if self.state is not None:
                 try:
                     (self.state / "roots").unlink(missing_ok=True)
@@ -446,7 +412,7 @@ class ProcessTree:
             if self in trees:
                 trees.remove(self)
                 if not trees and ProcessTree._subreaper_ours:
-                    libc_call("prctl", PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+                    processes.libc_call("prctl", processes.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
                     ProcessTree._subreaper_ours = False
         except Exception:
             pass

@@ -24,12 +24,8 @@ and ``course autograde`` uses all of it (see ``Limits``):
   (Switching to ``nobody`` was the other option; it fails where Python itself lives in a
   0700 home folder, as with pyenv under ``/root`` on CI images, and it would not stop one
   ``nobody`` kernel from reading another's folder. Landlock needs no user account at all.)
-- **every process found and killed** (``process_tree.ProcessTree``): the kernel joins a
-  process tree of its submission before it starts anything, and the grader kills the whole
-  tree on a timeout and when grading ends, whatever session, process group or environment a
-  process gave itself; where a pids controller is available the tree also holds at most
-  ``max_pids`` processes and threads (a fork bomb gets ``BlockingIOError``). How (cgroup v2,
-  cgroup v1 pids, or without cgroups) and what each way misses: ``process_tree``.
+- **every process found and killed** (``process_tree.ProcessTree``, which says how, with a
+  fork limit where a pids controller is available, and what each way misses).
 
 The limits, Landlock, capabilities and seccomp are applied by ``kernel_restrictions``, in the
 kernel's own process, by ``enter_sandbox`` here: in a kernel forked from the grading process's

@@ -35,13 +35,10 @@ from pathlib import Path
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool, Unicode
 
+from course_admin.grading.cells import cell_source
+
 PIN = "run"
 """``cell.metadata["course"]["grading"]`` value that keeps a given cell run when grading."""
-
-
-def _source(cell) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else source
 
 
 def _digest(source: str) -> str:
@@ -115,7 +112,7 @@ def needed(cells: list, candidates: set[int]) -> set[int]:
     """Indices of ``candidates`` (code cells that may be left out) that a non-candidate code cell needs,
     directly or through other needed cells: a cell is needed when it binds a name that a kept
     cell after it reads."""
-    names = {i: cell_names(_source(c)) for i, c in enumerate(cells) if c.get("cell_type") == "code"}
+    names = {i: cell_names(cell_source(c)) for i, c in enumerate(cells) if c.get("cell_type") == "code"}
     kept = {i for i in names if i not in candidates or names[i] is None}
     queue = sorted(kept)
     while queue:
@@ -141,7 +138,7 @@ def marks(notebook: dict) -> dict[str, str]:
     cells = notebook.get("cells", [])
     candidates = {i for i, c in enumerate(cells) if is_given(c) and c.get("id")}
     skipped = candidates - needed(cells, candidates)
-    return {cells[i]["id"]: _digest(_source(cells[i])) for i in sorted(skipped)}
+    return {cells[i]["id"]: _digest(cell_source(cells[i])) for i in sorted(skipped)}
 
 
 def skipped_in(nb, marked: dict[str, str]) -> set[int]:
@@ -149,7 +146,7 @@ def skipped_in(nb, marked: dict[str, str]) -> set[int]:
     cell that runs (the student's own cells included)."""
     candidates = {
         i for i, cell in enumerate(nb.get("cells", []))
-        if cell.get("cell_type") == "code" and marked.get(cell.get("id")) == _digest(_source(cell))
+        if cell.get("cell_type") == "code" and marked.get(cell.get("id")) == _digest(cell_source(cell))
         and not cell.get("metadata", {}).get("nbgrader", {}).get("grade")
     }
     return candidates - needed(nb.get("cells", []), candidates)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import atexit
 import hashlib
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -20,7 +19,7 @@ from pathlib import Path
 import nbformat
 
 from course_admin import stored_json
-from course_admin.grading.nbgrader_run import course_config, nbgrader, run_converter, tools_on_path
+from course_admin.grading.nbgrader_run import course_config, run_converter, tools_on_path
 from course_admin.notebook_names import names_table
 from course_utils.notebook import NAMES_FILE
 from course_utils.paths import ASSETS, NOTEBOOKS, SOLUTIONS
@@ -31,9 +30,9 @@ def assignments(source: Path = SOLUTIONS) -> list[str]:
     return sorted(p.stem for p in Path(source).glob("*.ipynb"))
 
 
-def _normalise(path: Path) -> str:
+def _normalise(released: bytes) -> str:
     """A released notebook as stored: no outputs, no execution counts, stable JSON."""
-    nb = nbformat.read(path, as_version=4)
+    nb = nbformat.reads(released.decode("utf-8"), as_version=4)
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
@@ -48,23 +47,9 @@ def _copy_sources(course_dir: Path, names: list[str], source: Path) -> None:
         shutil.copy2(Path(source) / f"{name}.ipynb", target / f"{name}.ipynb")
 
 
-def _generate(course_dir: Path, names: list[str], source: Path = SOLUTIONS) -> dict[str, Path]:
-    """Run nbgrader's ``generate_assignment`` without a gradebook for every name, one process
-    per notebook, as many at once as there are cores."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    _copy_sources(course_dir, names, source)
-
-    def generate(name: str) -> None:
-        nbgrader("generate_assignment", name, "--force", "--no-db", course_dir=course_dir)
-
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        list(pool.map(generate, names))
-    return {name: course_dir / "release" / name / f"{name}.ipynb" for name in names}
-
-
 def generate_here(course_dir: Path, names: list[str], source: Path = SOLUTIONS) -> dict[str, Path]:
-    """``_generate`` with the gradebook, run in this process (saves nbgrader's start-up).
+    """nbgrader's ``generate_assignment`` for every name into ``course_dir`` (its source folder,
+    release folder and gradebook), run in this process (saves nbgrader's start-up).
 
     A course folder with no gradebook yet gets a copy of what ``fresh`` generated for the same
     names and sources earlier in this process (its gradebook and released notebooks) instead of
@@ -162,19 +147,12 @@ def fresh(names: list[str], source: Path = SOLUTIONS) -> dict[str, bytes]:
     return _FRESH[key]
 
 
-_RELEASED: dict[tuple, dict[str, str]] = {}
-"""Released texts by the exact contents of the solution notebooks they came from: generation is
-deterministic and costs an nbgrader run per notebook, so a process generates each content once."""
-
-
 def _released_texts() -> dict[str, str]:
+    """Every student notebook as ``notebooks/`` stores it, from ``fresh`` (generated once per
+    process for each content of ``solutions/``, the same generation grading uses)."""
     names = assignments(SOLUTIONS)  # read here, not bound at import: a test may point it elsewhere
-    key = tuple((name, hashlib.sha256((SOLUTIONS / f"{name}.ipynb").read_bytes()).hexdigest()) for name in names)
-    if key not in _RELEASED:
-        with tempfile.TemporaryDirectory() as tmp:
-            generated = _generate(Path(tmp), names, source=SOLUTIONS)
-            _RELEASED[key] = {name: _normalise(path) for name, path in generated.items()}
-    return dict(_RELEASED[key])
+    made = fresh(names, SOLUTIONS)
+    return {name: _normalise(made[f"release/{name}"]) for name in names}
 
 
 def release() -> list[Path]:

@@ -76,13 +76,13 @@ def summary_html(report) -> str:
         )
     cards = [f'<h3>{html.escape(name)}</h3><div class="grid">{"".join(group)}</div>' for name, group in groups.items()]
     ordered = sorted(report.submissions, key=lambda s: (s.name, s.assignment or "", s.student, s.source))
-    flagged = [[s.name, s.assignment or "-", _score(s), "; ".join(s.flags)] for s in ordered if s.flags]
-    problems = [[s.name, s.assignment or "-", _score(s), "; ".join(s.problems)] for s in ordered if s.problems]
+    flagged = [[s.name, s.assignment or "-", s.score_text, "; ".join(s.flags)] for s in ordered if s.flags]
+    problems = [[s.name, s.assignment or "-", s.score_text, "; ".join(s.problems)] for s in ordered if s.problems]
     sections = [
         "<h1>Autograding summary</h1>",
         f"<p>{len(graded)} submissions graded ({report.graded_now} now, {report.unchanged} unchanged since the last run).</p>",
         *([f"<p>{html.escape(GRADED_HERE)}: {html.escape(plain_text(', '.join(report.graded_here)))}.</p>"]
-          if getattr(report, "graded_here", []) else []),
+          if report.graded_here else []),
         "<h2>Scores per exercise</h2>",
         "".join(cards) if cards else "<p>No graded cells.</p>",
         *_class_view(report),
@@ -96,7 +96,7 @@ def summary_html(report) -> str:
         "<code>similarity.html</code> shows them side by side. This never changes a grade.</p>",
         _table(["assignment", "exercise", "student", "student", "shares"],
                [[p.assignment, p.exercise, p.student_a, p.student_b, f"{p.share_a:.0%} / {p.share_b:.0%}"]
-                for p in getattr(report, "similar", [])]) if getattr(report, "similar", []) else "<p>None.</p>",
+                for p in report.similar]) if report.similar else "<p>None.</p>",
         "<h2>Problems found</h2>",
         _table(["student", "assignment", "score", "problems"], problems) if problems else "<p>None.</p>",
     ]
@@ -124,7 +124,7 @@ def _class_view(report) -> list[str]:
     final score of each tutorial (with the raw score, how late and the penalty when the late
     policy took points, the written answers awaiting manual grading, the flags, or "no
     submission"), the total, and how the roster matched; then who handed in nothing."""
-    rows = report.submissions + list(getattr(report, "missing", []))
+    rows = report.submissions + report.missing
     if not rows:
         return []
     tutorials = _tutorials(report, rows)
@@ -163,7 +163,7 @@ def _class_view(report) -> list[str]:
         if other:
             cells.append("<br>".join(html.escape(plain_text(f"{s.source}: {'; '.join(s.problems)}")) for s in student.other))
         body.append(cells)
-    missing = sorted({f"{s.name} ({s.display_name}): {s.missing_assignment}" for s in getattr(report, "missing", [])})
+    missing = sorted({f"{s.name} ({s.display_name}): {s.missing_assignment}" for s in report.missing})
     return [
         "<h2>The class</h2>",
         "<p>Per tutorial the final score (after the late policy), then what made it: the raw score, how late, "
@@ -178,7 +178,7 @@ def _tutorials(report, rows) -> list[str]:
     """The tutorials of ``rows`` in the course's order (``report.order``: the released notebooks,
     numbered), any other after them by name."""
     seen = {s.assignment or s.missing_assignment for s in rows} - {None, ""}
-    known = [name for name in getattr(report, "order", {}) if name in seen]
+    known = [name for name in report.order if name in seen]
     return known + sorted(seen - set(known))
 
 
@@ -202,8 +202,3 @@ def _tutorial_cell(s) -> str:
         lines.append(f"problems ({len(s.problems)})")
     return "<br>".join(html.escape(plain_text(line)) for line in lines)
 
-
-def _score(submission) -> str:
-    if submission.missing_assignment:
-        return f"0/{submission.max_score:g}"
-    return f"{submission.score:g}/{submission.max_score:g}" if submission.assignment else "not graded"

@@ -35,6 +35,7 @@ import tempfile
 import threading
 import time
 import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
@@ -44,6 +45,7 @@ from nbgrader.preprocessors import Execute
 from traitlets import Float, Unicode
 
 from course_admin.grading import forked_kernels, sandbox
+from course_admin.grading.cells import nbgrader_meta
 from course_admin.grading.feedback_page import FeedbackExporter
 from course_admin.grading.nbgrader_run import course_config, run_converter
 from course_admin.grading.notebook_size import MAX_CELLS, cap_notebook
@@ -234,13 +236,7 @@ def enforce_output_budget(nb, budget: int) -> bool:
 
 def stop_kernel(spec_path: str) -> None:
     """Kill the sandboxed kernel described by ``spec_path`` and everything it started."""
-    spec = json.loads(Path(spec_path).read_text())
-    if spec.get("tree"):
-        ProcessTree.from_spec(spec["tree"]).kill()
-        return
-    status = Path(spec["status"])
-    pids = [json.loads(status.read_text() or "{}").get("pid")] if status.exists() else []
-    kill_marked(spec["token"], [pid for pid in pids if pid])
+    ProcessTree.from_spec(json.loads(Path(spec_path).read_text())["tree"]).kill()
 
 
 def _error(name: str, message: str) -> NotebookNode:
@@ -299,7 +295,7 @@ def _config(course: Path, limits: dict, spec: Path, feedback: str = "pass_fail")
 
 
 def _cell_label(cell: dict, index: int) -> str:
-    grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+    grade_id = nbgrader_meta(cell).get("grade_id")
     return f"cell {index + 1} ({grade_id})" if grade_id else f"cell {index + 1}"
 
 
@@ -337,39 +333,72 @@ def notebook_problems(notebook: dict, limits: dict) -> list[str]:
     return problems
 
 
-def empty_result(job: dict, problems: list[str] | None = None) -> dict:
-    """A grading result with no grades yet (score 0): what ``grade_submission`` fills in, and
-    what a task that failed outright reports, with its ``problems``."""
-    return {
-        "student": job["student"],
-        "assignment": job["assignment"],
-        "key": job.get("key"),
-        "grades": {},
-        "comments": {},
-        "score": 0.0,
-        "max_score": 0.0,
-        "timestamp": None,
-        "autograded": None,
-        "feedback": None,
-        "problems": list(problems or []),
-        "sandbox": [],
-        "seconds": 0.0,
-        "cpu_seconds": 0.0,
-    }
+@dataclass
+class GradingJob:
+    """One submission to grade, as ``grade_submission`` gets it (on a Dask worker, pickled).
+
+    notebook: the repaired submission's bytes; template: {relative path: bytes} of a course folder
+    after ``generate_assignment``; limits: ``sandbox.Limits.as_dict()``; key: the submission's
+    regrade key (``regrade_index``); feedback: the feedback policy (``pass_fail``, ``hint`` or
+    ``full``, see ``feedback_policy``)."""
+
+    student: str
+    assignment: str
+    notebook: bytes
+    template: dict[str, bytes]
+    limits: dict
+    key: str | None = None
+    feedback: str = "pass_fail"
 
 
-def grade_submission(job: dict) -> dict:
+@dataclass
+class GradingResult:
+    """What grading one submission gave, as plain data (``autograder`` merges it into the gradebook).
+
+    grades: {grade id: nbgrader's auto score, None where a person must grade}; comments: {grade
+    id: nbgrader's auto comment}; autograded, feedback: the autograded notebook and the feedback
+    page (bytes), None when not made; sandbox: the isolation the kernel got, and what it missed;
+    seconds, cpu_seconds: the task's wall and CPU time (kernels and helpers included); worker:
+    ``host:pid``; epoch_span: (start, stop), s since the epoch; retried: nbgrader's first error
+    when it had to run twice; task_failed: the task failed outright (0 for this run, graded again
+    at the next); graded_here: graded in the coordinator's process (no workers left, or no
+    scheduler)."""
+
+    student: str
+    assignment: str
+    key: str | None = None
+    grades: dict[str, float | None] = field(default_factory=dict)
+    comments: dict[str, str | None] = field(default_factory=dict)
+    autograded: bytes | None = None
+    feedback: bytes | None = None
+    problems: list[str] = field(default_factory=list)
+    sandbox: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    worker: str | None = None
+    epoch_span: tuple[float | None, float | None] = (None, None)
+    retried: str = ""
+    task_failed: bool = False
+    graded_here: bool = False
+
+    @classmethod
+    def failed(cls, job: GradingJob, error: BaseException) -> GradingResult:
+        """The result of a task that failed outright (its worker lost too often, an error in the
+        grader): 0 for this run, with the reason, and ``task_failed``, so that ``autograde`` does
+        not record it as graded and the next run grades it again."""
+        problem = (f"the grading task failed ({type(error).__name__}: {str(error)[:200]}); "
+                   "run course autograde again to grade it")
+        return cls(job.student, job.assignment, job.key, problems=[problem], task_failed=True)
+
+
+def grade_submission(job: GradingJob) -> GradingResult:
     """Grade one submission in a throwaway course folder; the Dask task.
 
-    ``job``: student, assignment, notebook (bytes), template ({relative path: bytes} of a
-    course folder after ``generate_assignment``), limits (``sandbox.Limits.as_dict()``), key,
-    and optionally feedback (the feedback policy: ``pass_fail``, ``hint`` or ``full``).
-    Returns a dict of plain data (see ``grading.autograde``); never raises for a bad notebook.
+    Never raises for a bad notebook: what went wrong is in the result's ``problems``.
     """
     started, cpu_started = time.perf_counter(), _cpu()
-    student, assignment, limits = job["student"], job["assignment"], job["limits"]
-    result = empty_result(job)
-    result["worker"] = f"{os.uname().nodename}:{os.getpid()}"
+    student, assignment, limits = job.student, job.assignment, job.limits
+    result = GradingResult(student, assignment, job.key, worker=f"{os.uname().nodename}:{os.getpid()}")
     root = Path(tempfile.mkdtemp(prefix="course-grade-"))
     token = secrets.token_hex(8)
     watchdog = tree = None
@@ -389,15 +418,15 @@ def grade_submission(job: dict) -> dict:
             course, work, control = root / "course", root / "work", root / "control"
             for folder in (course, work, control):
                 folder.mkdir(mode=0o700)
-            for relative, content in job["template"].items():
+            for relative, content in job.template.items():
                 path = course / relative
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(content)
             (course / "source" / assignment).mkdir(parents=True, exist_ok=True)
             submitted = course / "submitted" / student / assignment
             submitted.mkdir(parents=True)
-            (submitted / f"{assignment}.ipynb").write_bytes(job["notebook"])
-            (work / f"{assignment}.ipynb").write_bytes(job["notebook"])  # the student's own copy, nothing else
+            (submitted / f"{assignment}.ipynb").write_bytes(job.notebook)
+            (work / f"{assignment}.ipynb").write_bytes(job.notebook)  # the student's own copy, nothing else
             spec = control / "sandbox.json"
             status = control / "status.json"
             # Every process the kernel starts, in any session and with any environment, is in
@@ -405,7 +434,7 @@ def grade_submission(job: dict) -> dict:
             tree = ProcessTree.create(token)
             spec.write_text(json.dumps({"workdir": str(work), "limits": limits, "status": str(status), "token": token,
                                         "tree": tree.as_spec()}))
-            config = _config(course, limits, spec, job.get("feedback", "pass_fail"))
+            config = _config(course, limits, spec, job.feedback)
 
             stopped = threading.Event()
 
@@ -426,32 +455,32 @@ def grade_submission(job: dict) -> dict:
                     break
                 # nbgrader failed before it ran the notebook (seen once, under heavy load): the
                 # grader's trouble, not the student's. Kill what is left and try once more.
-                result["retried"] = grader_error(outcome)
+                result.retried = grader_error(outcome)
                 tree.kill()
             if stopped.is_set():
-                result["problems"].append(
+                result.problems.append(
                     f"stopped at the {limits['wall_timeout']} s limit for one submission; cells not run by then score 0"
                 )
             if status.exists():
                 info = json.loads(status.read_text() or "{}")
-                result["sandbox"] = info.get("applied", []) + [f"missing: {note}" for note in info.get("missing", [])]
+                result.sandbox = info.get("applied", []) + [f"missing: {note}" for note in info.get("missing", [])]
             cap = int(float(limits.get("notebook_mb", sandbox.Limits.notebook_mb)) * 2**20)
             if autograded.exists():
-                result["autograded"], notes = _capped(autograded, cap, MAX_CELLS)  # sanitised by SanitizeNotebook
-                result["problems"] += notes
-                judged = json.loads(result["autograded"])
+                result.autograded, notes = _capped(autograded, cap, MAX_CELLS)  # sanitised by SanitizeNotebook
+                result.problems += notes
+                judged = json.loads(result.autograded)
                 found = notebook_problems(judged, limits)
-                result["problems"] += [p for p in found if not (stopped.is_set() and "kernel died" in p)]
+                result.problems += [p for p in found if not (stopped.is_set() and "kernel died" in p)]
                 from course_admin.grading.drive_apart import course_code_problems
 
-                result["problems"] += course_code_problems(judged)
+                result.problems += course_code_problems(judged)
             if not outcome.get("success"):
-                result["problems"].append("the grader failed: " + grader_error(outcome))
+                result.problems.append("the grader failed: " + grader_error(outcome))
             _read_grades(course, assignment, student, result)
-            if result["autograded"] is not None:
-                result["feedback"] = _feedback(config, course, assignment, student, cap, result)
+            if result.autograded is not None:
+                result.feedback = _feedback(config, course, assignment, student, cap, result)
     except Exception as error:  # a broken task must still give a grade and a reason
-        result["problems"].append(f"the grader failed: {type(error).__name__}: {str(error)[:200]}")
+        result.problems.append(f"the grader failed: {type(error).__name__}: {str(error)[:200]}")
     finally:
         if watchdog is not None:
             watchdog.cancel()
@@ -461,10 +490,10 @@ def grade_submission(job: dict) -> dict:
             kill_marked(token)
         shutil.rmtree(root, ignore_errors=True)
         forked_kernels.collect()  # the forked kernels' CPU, once they are gone
-    result["seconds"] = time.perf_counter() - started
-    result["cpu_seconds"] = _cpu() - cpu_started
+    result.seconds = time.perf_counter() - started
+    result.cpu_seconds = _cpu() - cpu_started
     stopped = time.time()
-    result["epoch_span"] = (stopped - result["seconds"], stopped)  # (start, stop), s since the epoch: the run's timeline
+    result.epoch_span = (stopped - result.seconds, stopped)  # (start, stop), s since the epoch: the run's timeline
     return result
 
 
@@ -477,7 +506,7 @@ def _capped(autograded: Path, cap: int, max_cells: int) -> tuple[bytes, list[str
     return content, notes
 
 
-def _feedback(config, course: Path, assignment: str, student: str, cap: int, result: dict) -> bytes | None:
+def _feedback(config, course: Path, assignment: str, student: str, cap: int, result: GradingResult) -> bytes | None:
     """The feedback HTML, at most ``cap`` bytes. A page over it (a cell, and a highlighted line,
     cost more in HTML than in the notebook) is made again once from the autograded notebook
     shrunk in proportion; still over, it is not kept. Either way the problems say so."""
@@ -496,12 +525,12 @@ def _feedback(config, course: Path, assignment: str, student: str, cap: int, res
         if attempt == 2:
             break
         ratio = cap / len(page) * 0.8  # once shrunk, the page keeps about its size relative to the notebook
-        content, notes = _capped(autograded, int(len(result["autograded"]) * ratio), max(1, int(MAX_CELLS * ratio)))
+        content, notes = _capped(autograded, int(len(result.autograded) * ratio), max(1, int(MAX_CELLS * ratio)))
         if not notes:
             break
-        result["autograded"] = content
-        result["problems"] += [f"{over}: {note}" for note in notes]
-    result["problems"].append(f"{over}: not kept")
+        result.autograded = content
+        result.problems += [f"{over}: {note}" for note in notes]
+    result.problems.append(f"{over}: not kept")
     return None
 
 
@@ -531,23 +560,16 @@ def grader_error(outcome: dict) -> str:
     return (lines or ["unknown error"])[-1][:300]
 
 
-def _read_grades(course: Path, assignment: str, student: str, result: dict) -> None:
+def _read_grades(course: Path, assignment: str, student: str, result: GradingResult) -> None:
     from nbgrader.api import Gradebook, MissingEntry
 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        result["max_score"] = float(gradebook.find_assignment(assignment).max_score)
         try:
             submission = gradebook.find_submission(assignment, student)
         except MissingEntry:
             return
-        result["timestamp"] = submission.timestamp.isoformat() if submission.timestamp else None
         for notebook in submission.notebooks:
             for grade in notebook.grades:
-                result["grades"][grade.name] = {
-                    "auto_score": None if grade.auto_score is None else float(grade.auto_score),
-                    "max_score": float(grade.max_score),
-                    "needs_manual_grade": bool(grade.needs_manual_grade),
-                }
+                result.grades[grade.name] = None if grade.auto_score is None else float(grade.auto_score)
             for comment in notebook.comments:
-                result["comments"][comment.name] = comment.auto_comment
-        result["score"] = float(submission.score)
+                result.comments[comment.name] = comment.auto_comment

@@ -131,7 +131,7 @@ def test_a_task_the_grader_failed_is_graded_again_at_the_next_run(tmp_path, monk
     grade = dispatch.grade_submission
 
     def lost_for_bob(job):
-        if job["student"] == "bob":
+        if job.student == "bob":
             raise RuntimeError("worker tcp://127.0.0.1:4242 lost")
         return grade(job)
 
@@ -182,7 +182,7 @@ def test_a_scheduler_lost_mid_run_has_the_rest_graded_here(tmp_path, monkeypatch
 
     def recorded(*args, **kwargs):
         for result in grade_all(*args, **kwargs):
-            results.append(result["student"])
+            results.append(result.student)
             yield result
 
     monkeypatch.setattr(dispatch, "grade_all", recorded)
