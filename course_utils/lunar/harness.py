@@ -253,17 +253,31 @@ class VectorBatchDataset:
         self.workers = default_workers(self.shards) if workers is None else workers
 
     def __iter__(self):
+        import gc
+
         from course_utils.lunar.rollouts import RolloutCollector
 
         size = self.episode_batch_size
-        with RolloutCollector(range(size), self.p_net, self.seed, shards=self.shards, workers=self.workers) as collector:
-            k = 0
-            while True:
-                first = self.seed * 10**6 + k * size
-                played = collector.play_episodes(self.p_net, range(first, first + size))
-                episodes = [self._episode(*arrays) for arrays in played]
-                yield self.batch_type.from_episodes(episodes, self.gamma)
-                k += 1
+        # Python's full garbage collections walk every object of the process (a notebook's kernel:
+        # a few hundred thousand, 0.1-0.2 s a walk), and a batch's thousands of Experiences and
+        # tensors set off one every few dozen batches: 8% of a run's CPU. Each batch puts what
+        # lives before it out of their reach (gc.freeze: they are still freed when no longer used;
+        # only garbage in reference cycles waits), and the end of the loop puts it back, unless
+        # the process had frozen its objects itself (a forked worker, which keeps them frozen).
+        thawed = gc.get_freeze_count() == 0
+        try:
+            with RolloutCollector(range(size), self.p_net, self.seed, shards=self.shards, workers=self.workers) as collector:
+                k = 0
+                while True:
+                    gc.freeze()
+                    first = self.seed * 10**6 + k * size
+                    played = collector.play_episodes(self.p_net, range(first, first + size))
+                    episodes = [self._episode(*arrays) for arrays in played]
+                    yield self.batch_type.from_episodes(episodes, self.gamma)
+                    k += 1
+        finally:
+            if thawed:
+                gc.unfreeze()
 
     def _episode(self, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray):
         """The notebook's ``Episode`` of one played episode's arrays (``Shard.play_episodes``)."""

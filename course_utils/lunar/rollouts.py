@@ -25,6 +25,7 @@ feature).
 from __future__ import annotations
 
 import copy
+import gc
 import multiprocessing as mp
 import os
 import signal
@@ -36,6 +37,10 @@ import torch
 from course_utils.lunar.env import MAX_EPISODE_STEPS, LanderVectorEnv
 from course_utils.lunar.numpy_policy import numpy_scores, one_blas_thread
 from course_utils.runtime import positive_int
+
+DRAW_BLOCK = 4096
+"""Exponential draws a shard takes from its generator at a time (``Shard._draw``): about 200 steps
+of 5 landers; the block's size changes no action."""
 
 
 def default_workers(shards: int = 2) -> int:
@@ -88,12 +93,16 @@ class Shard:
         self.obs = torch.as_tensor(self.envs.reset(seed=[int(s) for s in seeds])[0]).clone()
         self.generator = torch.Generator().manual_seed(generator_seed)
         self.generator_seed = generator_seed
+        # the generator's exponential draws, taken a block at a time and used in order (``_draw``)
+        self._noise = np.zeros(0, dtype=np.float32)
+        self._used = 0
         # the scores of play_episodes computed in NumPy where numpy_scores can show the network is the
         # same function (the torch forward's per-operation overhead cost more than box2d's step on a
         # shard's few landers)
         self.numpy_net = numpy_scores(self.net)
         self.fast = None
 
+    @torch.no_grad()  # once for the whole loop: entering it cost a third of a step's action draw
     def play_episodes(self, state_dict, seeds, deterministic: bool = False) -> list[tuple]:
         """One whole episode per seed (at most one per environment of the shard), all stepped
         together with the weights ``state_dict``: one batched forward per step on the
@@ -124,8 +133,9 @@ class Shard:
         active = np.arange(n)
         t = 0
         while active.size:
-            states[active, t] = obs[active]
-            chosen = self._actions(obs[active], deterministic)
+            rows = obs[active]  # a copy: the network may not change obs, nor states
+            states[active, t] = rows
+            chosen = self._actions(rows, deterministic)
             actions[active, t] = chosen
             t += 1
             still = []
@@ -143,20 +153,46 @@ class Shard:
 
     def _actions(self, obs: np.ndarray, deterministic: bool = False) -> list[int]:
         """Actions (n,) as ints for observations (n, d): drawn from the network's policy with the
-        shard's generator, or the most probable if ``deterministic``. The scores are the NumPy
-        twin's where ``play_episodes`` found it agrees, else the torch forward's; the draw is the
-        same either way (torch's, from the shard's generator), so the two give the same actions
-        unless float rounding of the scores tips one (the twin's products are NumPy's)."""
-        with torch.no_grad():
-            if self.fast is not None:
-                scores = torch.from_numpy(self.fast(obs))
-            else:
-                output = self.net(torch.from_numpy(obs))
-                scores = output[0] if isinstance(output, tuple) else output
-            log_probs = torch.log_softmax(scores, -1)
-            if deterministic:
-                return log_probs.argmax(-1).tolist()
-            return torch.multinomial(log_probs.exp(), 1, generator=self.generator).view(-1).tolist()
+        shard's generator (``_draw``), or the most probable if ``deterministic``; called under
+        ``torch.no_grad`` (``play_episodes``). The scores are the
+        NumPy twin's where ``play_episodes`` found it agrees, else the torch forward's; the draw is
+        the same either way, so the two give the same actions unless float rounding of the scores
+        tips one (the twin's products are NumPy's)."""
+        if self.fast is not None:
+            scores = torch.from_numpy(self.fast(obs))
+        else:
+            output = self.net(torch.from_numpy(obs))
+            scores = output[0] if isinstance(output, tuple) else output
+        log_probs = torch.log_softmax(scores, -1)
+        if deterministic:
+            return log_probs.argmax(-1).tolist()
+        return self._draw(log_probs.exp().numpy()).tolist()
+
+    def _draw(self, probs: np.ndarray) -> np.ndarray:
+        """One action (n,) int64 per row of ``probs`` (n, A) float32: what
+        ``torch.multinomial(probs, 1, generator=self.generator)`` draws, to the last bit.
+
+        torch draws one sample as ``argmax(probs / q)`` with ``q`` (n, A) exponential draws from
+        the generator (the Gumbel-max trick, exponentiated), and its exponential draws are one
+        sequence whatever their tensor's size (both checked by tests). So the draws are taken
+        ``DRAW_BLOCK`` at a time and used in order, each step's in the order torch would have
+        drawn them: the same actions, without torch's per-call work (its checks of the
+        probabilities and four small kernels cost about twice the NumPy here). The generator
+        itself is then ahead of the draws used: every draw of this shard goes through here."""
+        count = probs.size
+        if self._used + count > self._noise.size:
+            fresh = torch.empty(max(DRAW_BLOCK, count), dtype=torch.float32).exponential_(1.0, generator=self.generator)
+            self._noise = np.concatenate([self._noise[self._used:], fresh.numpy()])
+            self._used = 0
+        q = self._noise[self._used:self._used + count].reshape(probs.shape)
+        self._used += count
+        # torch.multinomial's check, in one sum: probabilities exp(log_softmax) are in [0, 1] or NaN
+        # (a network whose scores overflowed), and NaN or inf anywhere makes the sum so (a negative
+        # one, which exp cannot give, this does not look for)
+        if not 0.0 < probs.sum() < np.inf:
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        # (a draw of exactly 0, one in 2**53, gives p / 0 = inf, as in torch, and NumPy's warning)
+        return (probs / q).argmax(-1)
 
     def close(self) -> None:
         self.envs.close()
@@ -168,6 +204,9 @@ def _serve(pipe, shard_type, args) -> None:
     the worker ignores it, and the parent closes it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     one_blas_thread()  # the shard's NumPy forwards: see numpy_policy.one_blas_thread
+    # what the parent had, out of this process's garbage collections: a full one walks every
+    # object (0.1-0.2 s in a notebook's kernel) and writes to each, copying the parent's pages
+    gc.freeze()
     try:
         shard = shard_type(*args)
         pipe.send(("ready", None))

@@ -71,6 +71,45 @@ def test_batches_are_the_same_with_one_or_two_worker_processes_which_stop_with_t
     assert len(first.total_rewards) == 5 and not torch.equal(first.total_rewards, second.total_rewards)
 
 
+def test_the_batches_keep_older_objects_out_of_garbage_collections_until_the_loop_ends():
+    """While the batches are read, what lived before each batch is out of the garbage collector's
+    reach (``gc.freeze``): a reference cycle dropped meanwhile waits, and the end of the loop puts
+    everything back, where it is collected. A process that had frozen its objects itself (a forked
+    worker) keeps them frozen."""
+    import gc
+    import weakref
+
+    class Node:
+        pass
+
+    torch.manual_seed(0)
+    net = PolicyNet(8, 4, (16,))
+    dataset = VectorBatchDataset(net, 2, 0.9, seed=3, batch_type=TrainBatch, episode_type=Episode, workers=1)
+    assert gc.get_freeze_count() == 0
+    node = Node()
+    node.me = node
+    alive = weakref.ref(node)
+    for batch_idx, _ in enumerate(dataset):
+        assert gc.get_freeze_count() > 0
+        node = None
+        gc.collect()
+        assert alive() is not None
+        if batch_idx == 1:
+            break
+    assert gc.get_freeze_count() == 0
+    gc.collect()
+    assert alive() is None
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        for batch_idx, _ in enumerate(dataset):
+            if batch_idx == 1:
+                break
+        assert gc.get_freeze_count() >= frozen
+    finally:
+        gc.unfreeze()
+
+
 def test_policy_trainer_reaches_the_sanity_target_in_few_batches():
     """The notebook's claim: REINFORCE with a baseline passes -150 (mean of 10 episodes) within a few batches."""
     torch.manual_seed(0)
