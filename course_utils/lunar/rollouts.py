@@ -80,7 +80,7 @@ class Shard:
     random stream.
     """
 
-    COMMANDS = ("play_episodes",)
+    COMMANDS = ("play_episodes", "rewind")
     """What a worker process runs for its parent: these methods."""
 
     def __init__(self, seeds, net_spec, generator_seed: int, time_feature: bool = False):
@@ -96,6 +96,7 @@ class Shard:
         # the generator's exponential draws, taken a block at a time and used in order (``_draw``)
         self._noise = np.zeros(0, dtype=np.float32)
         self._used = 0
+        self._draws_before = None  # where the draws stood when the last play_episodes began (``rewind``)
         # the scores of play_episodes computed in NumPy where numpy_scores can show the network is the
         # same function (the torch forward's per-operation overhead cost more than box2d's step on a
         # shard's few landers)
@@ -117,6 +118,8 @@ class Shard:
         envs = self.envs.envs
         if len(seeds) > len(envs):
             raise ValueError(f"{len(seeds)} seeds for a shard of {len(envs)} environments: give at most one per environment.")
+        # every episode starts from its seed, so the draws are the one thing a replay must restore
+        self._draws_before = (self.generator.get_state(), self._noise, self._used)
         self.net.load_state_dict(state_dict)
         time_feature = self.envs.time_feature
         n, d = len(seeds), self.envs.single_observation_space.shape[0]
@@ -194,6 +197,14 @@ class Shard:
         # (a draw of exactly 0, one in 2**53, gives p / 0 = inf, as in torch, and NumPy's warning)
         return (probs / q).argmax(-1)
 
+    def rewind(self) -> None:
+        """Undo the last ``play_episodes``' draws: the next one draws what it drew (its episodes
+        are then played again with other weights: ``RolloutCollector.rewind``)."""
+        if self._draws_before is not None:
+            state, self._noise, self._used = self._draws_before
+            self.generator.set_state(state)
+            self._draws_before = None
+
     def close(self) -> None:
         self.envs.close()
 
@@ -248,6 +259,7 @@ class RolloutCollector:
         self.local: list[Shard] = []
         self.pipes = []
         self.processes = []
+        self.pending = None  # episodes sent and not received yet (send_episodes)
         if workers == 1:
             self.local = [self.shard_type(*a) for a in args]
             return
@@ -282,18 +294,51 @@ class RolloutCollector:
         """One whole episode per seed with ``net``'s current weights (``Shard.play_episodes``):
         the seeds are split among the shards like the environments (contiguous ranges, at most
         ``num_envs`` seeds). Returns ``(states, actions, rewards)`` arrays per episode, in seed order."""
+        self.send_episodes(net, seeds, deterministic)
+        return self.receive_episodes()
+
+    def send_episodes(self, net: torch.nn.Module, seeds, deterministic: bool = False) -> dict:
+        """``play_episodes`` in two halves: this one starts the worker processes on the episodes
+        with ``net``'s current weights and returns at once (with ``workers=1`` the shards play
+        them in ``receive_episodes``, with these same weights), so this process can work
+        meanwhile. Returns the weights sent (``state_dict``, copied)."""
         seeds = [int(s) for s in seeds]
         if len(seeds) > self.num_envs:
             raise ValueError(f"{len(seeds)} seeds for {self.num_envs} environments: give at most one per environment.")
+        if self.pending is not None:
+            raise RuntimeError("Episodes were sent and not received yet: receive_episodes() first.")
         state = {k: v.detach().clone() for k, v in net.state_dict().items()}
         bounds = [len(seeds) * k // len(self.ranges) for k in range(len(self.ranges) + 1)]
         parts = [seeds[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+        if not self.local:
+            for pipe, part in zip(self.pipes, parts, strict=True):
+                pipe.send(("play_episodes", (state, part, deterministic)))
+        self.pending = (state, parts, deterministic)
+        return state
+
+    def receive_episodes(self) -> list[tuple]:
+        """The episodes ``send_episodes`` started, in seed order (``play_episodes``' result)."""
+        if self.pending is None:
+            raise RuntimeError("No episodes were sent: send_episodes() first.")
+        state, parts, deterministic = self.pending
+        self.pending = None
         if self.local:
             return [e for shard, part in zip(self.local, parts, strict=True)
                     for e in shard.play_episodes(state, part, deterministic)]
-        for pipe, part in zip(self.pipes, parts, strict=True):
-            pipe.send(("play_episodes", (state, part, deterministic)))
         return [e for pipe in self.pipes for e in self._receive(pipe, "rollout")]
+
+    def rewind(self) -> None:
+        """Undo the draws of the episodes last received (``Shard.rewind``): the next episodes draw
+        what they drew. For episodes played ahead with weights that then changed: played again,
+        they are those the new weights would have played."""
+        if self.pending is not None:
+            raise RuntimeError("Episodes were sent and not received yet: receive_episodes() first.")
+        for shard in self.local:
+            shard.rewind()
+        for pipe in self.pipes:
+            pipe.send(("rewind", ()))
+        for pipe in self.pipes:
+            self._receive(pipe, "rollout")
 
     def worker_cpu_s(self) -> float:
         """CPU time (user + system, seconds) used so far by the live worker processes (0 when
@@ -312,8 +357,11 @@ class RolloutCollector:
         for shard in self.local:
             shard.close()
         self.local = []
+        sent, self.pending = self.pending, None
         for pipe, process in zip(self.pipes, self.processes, strict=True):
             try:
+                if sent is not None:  # the episodes of a send_episodes nobody received: the worker's answer first
+                    pipe.recv()
                 pipe.send(("close", None))
                 pipe.recv()
             except (BrokenPipeError, EOFError, OSError):
