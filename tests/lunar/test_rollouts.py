@@ -200,6 +200,29 @@ def test_a_shard_draws_what_torch_multinomial_draws_from_its_generator():
     shard.close()
 
 
+def test_the_weights_go_to_the_workers_as_arrays_where_numpy_can_hold_them():
+    """``_arrays``: what a pipe carries to the workers; the same numbers, sharing the tensors' memory,
+    and a dtype NumPy has no type for (bfloat16) stays a tensor. A shard loads either."""
+    from course_utils.lunar.rollouts import Shard, _arrays
+
+    net = nn.Sequential(nn.Linear(8, 4), nn.BatchNorm1d(4))
+    state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+    state["extra"] = torch.ones(2, dtype=torch.bfloat16)
+    arrays = _arrays(state)
+    assert isinstance(arrays["0.weight"], np.ndarray) and np.shares_memory(arrays["0.weight"], state["0.weight"].numpy())
+    assert isinstance(arrays["1.num_batches_tracked"], np.ndarray) and arrays["1.num_batches_tracked"].dtype == np.int64
+    assert isinstance(arrays["extra"], torch.Tensor)
+    torch.manual_seed(3)
+    other = nn.Sequential(nn.Linear(8, 4), nn.BatchNorm1d(4)).eval()
+    with torch.no_grad():
+        other[0].weight.add_(1.0)
+    sent = _arrays(other.state_dict())
+    shard = Shard(range(2), nn.Sequential(nn.Linear(8, 4), nn.BatchNorm1d(4)).eval(), generator_seed=1)
+    shard.play_episodes(sent, [4, 5], deterministic=True)
+    assert all(torch.equal(shard.net.state_dict()[k], other.state_dict()[k]) for k in sent)
+    shard.close()
+
+
 def test_play_episodes_refuses_more_seeds_than_environments():
     with RolloutCollector(range(2), MainEngineNet(), shards=2, workers=1) as collector:
         with pytest.raises(ValueError, match="3 seeds for 2 environments"):
