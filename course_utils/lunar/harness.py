@@ -266,16 +266,19 @@ class VectorBatchDataset:
         size = self.episode_batch_size
         # Python's full garbage collections walk every object of the process (a notebook's kernel:
         # a few hundred thousand, 0.1-0.2 s a walk), and a batch's thousands of Experiences and
-        # tensors set off one every few dozen batches: 8% of a run's CPU. Each batch puts what
-        # lives before it out of their reach (gc.freeze: they are still freed when no longer used;
-        # only garbage in reference cycles waits), and the end of the loop puts it back, unless
-        # the process had frozen its objects itself (a forked worker, which keeps them frozen).
+        # tensors set off one every few dozen batches: 8% of a run's CPU. The first two batches
+        # put what lives before them out of their reach (gc.freeze: still freed when no longer
+        # used; only garbage in reference cycles waits), the second one what the first step
+        # imported; later walks cover what the loop made since (a few ms), and collect its cycles
+        # (an animation's figure). The end of the loop puts everything back, unless the process
+        # had frozen its objects itself (a forked worker, which keeps them frozen).
         thawed = gc.get_freeze_count() == 0
         try:
             with RolloutCollector(range(size), self.p_net, self.seed, shards=self.shards, workers=self.workers) as collector:
                 self._collector, self._ahead, k = collector, None, 0
                 while True:
-                    gc.freeze()
+                    if k < 2:
+                        gc.freeze()
                     seeds = self._seeds(k)
                     if self._ahead is None:
                         played = collector.play_episodes(self.p_net, seeds)

@@ -72,10 +72,10 @@ def test_batches_are_the_same_with_one_or_two_worker_processes_which_stop_with_t
 
 
 def test_the_batches_keep_older_objects_out_of_garbage_collections_until_the_loop_ends():
-    """While the batches are read, what lived before each batch is out of the garbage collector's
-    reach (``gc.freeze``): a reference cycle dropped meanwhile waits, and the end of the loop puts
-    everything back, where it is collected. A process that had frozen its objects itself (a forked
-    worker) keeps them frozen."""
+    """While the batches are read, what lived before the first two batches is out of the garbage
+    collector's reach (``gc.freeze``): a reference cycle made before and dropped meanwhile waits,
+    one made later is collected, and the end of the loop puts everything back, where the first is
+    collected. A process that had frozen its objects itself (a forked worker) keeps them frozen."""
     import gc
     import weakref
 
@@ -94,7 +94,14 @@ def test_the_batches_keep_older_objects_out_of_garbage_collections_until_the_loo
         node = None
         gc.collect()
         assert alive() is not None
-        if batch_idx == 1:
+        if batch_idx == 2:
+            later = Node()
+            later.me = later
+            made_later = weakref.ref(later)
+            later = None
+            gc.collect()
+            assert made_later() is None
+        if batch_idx == 3:
             break
     assert gc.get_freeze_count() == 0
     gc.collect()
