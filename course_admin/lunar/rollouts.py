@@ -95,8 +95,8 @@ class AACShard(Shard):
             log_probs = torch.log_softmax(logits, -1)
             if deterministic:
                 action = log_probs.argmax(-1, keepdim=True)
-            else:
-                action = torch.multinomial(log_probs.exp(), 1, generator=self.generator)
+            else:  # torch.multinomial's draw from the shard's generator, as play_episodes draws (Shard._draw)
+                action = torch.from_numpy(self._draw(log_probs.exp().numpy())).view(-1, 1)
         logp = log_probs.gather(1, action).squeeze(-1).numpy()
         return action.squeeze(-1).numpy(), logp, None if value is None else value.numpy()
 

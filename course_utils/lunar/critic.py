@@ -63,6 +63,8 @@ class CriticFit:
         self.model, self.steps, self.learn_rate = model, steps, learn_rate
         params = critic_parameters(model, states)
         self.params = params
+        # their names in model.state_dict(): what may change while the next batch is played ahead
+        self.names = [name for name, p in model.named_parameters(remove_duplicate=False) if any(p is q for q in params)]
         self.values_of = _values_alone(model, states) or (lambda states: model(states)[1])
         self.optimizer = torch.optim.Adam(params, lr=learn_rate) if params and steps > 0 else None
         # the value output's bias, set to the batch's mean error before each step (see the module's docstring)

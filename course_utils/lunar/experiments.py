@@ -274,6 +274,7 @@ def _work(tasks, events) -> None:
     """A worker process of ``_train_in_processes``: trains the runs whose indices it takes from
     ``tasks`` (until a None), one at a time with its shards in this process, and reports on
     ``events``. Stops by hand are the parent's to handle: this process ignores them."""
+    import gc
     import signal
     import traceback
 
@@ -282,6 +283,9 @@ def _work(tasks, events) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     torch.set_num_threads(1)
     one_blas_thread()  # the rollouts' NumPy forwards: see numpy_policy.one_blas_thread
+    # what the parent had, out of this process's garbage collections: a full one walks every
+    # object (0.1-0.2 s in a notebook's kernel) and writes to each, copying the parent's pages
+    gc.freeze()
     while (index := tasks.get()) is not None:
 
         def report(batch_idx, model, batch, index=index):

@@ -117,13 +117,19 @@ class TrainerLoop:
         try:
             for batch_idx, batch in enumerate(self.dataloader):
                 total_loss, losses = self.train_batch(batch)
-                if critic_steps:
-                    if critic_fit is None:
-                        # imported here: the critic's regression is part of the AAC loss exercise's
-                        # answer, and this module is imported where that exercise is graded
-                        from course_utils.lunar.critic import CriticFit
+                if critic_steps and critic_fit is None:
+                    # imported here: the critic's regression is part of the AAC loss exercise's
+                    # answer, and this module is imported where that exercise is graded
+                    from course_utils.lunar.critic import CriticFit
 
-                        critic_fit = CriticFit(self.model, batch.states, critic_steps, critic_learn_rate or start_lrs[0])
+                    critic_fit = CriticFit(self.model, batch.states, critic_steps, critic_learn_rate or start_lrs[0])
+                # the policy of the next batch is set: its episodes start now, where the dataloader
+                # can (VectorBatchDataset.play_ahead), while the critic's steps, the evaluation and
+                # the animation run here; not after the last batch
+                play_ahead = getattr(self.dataloader, "play_ahead", None)
+                if play_ahead is not None and episodes + len(batch.total_rewards) < max_episodes:
+                    play_ahead(free=critic_fit.names if critic_fit is not None else ())
+                if critic_fit is not None:
                     critic_fit(batch)
                 rewards.extend(float(r) for r in batch.total_rewards)
                 episodes += len(batch.total_rewards)
@@ -253,17 +259,65 @@ class VectorBatchDataset:
         self.workers = default_workers(self.shards) if workers is None else workers
 
     def __iter__(self):
+        import gc
+
         from course_utils.lunar.rollouts import RolloutCollector
 
         size = self.episode_batch_size
-        with RolloutCollector(range(size), self.p_net, self.seed, shards=self.shards, workers=self.workers) as collector:
-            k = 0
-            while True:
-                first = self.seed * 10**6 + k * size
-                played = collector.play_episodes(self.p_net, range(first, first + size))
-                episodes = [self._episode(*arrays) for arrays in played]
-                yield self.batch_type.from_episodes(episodes, self.gamma)
-                k += 1
+        # Python's full garbage collections walk every object of the process (a notebook's kernel:
+        # a few hundred thousand, 0.1-0.2 s a walk), and a batch's thousands of Experiences and
+        # tensors set off one every few dozen batches: 8% of a run's CPU. The first two batches
+        # put what lives before them out of their reach (gc.freeze: still freed when no longer
+        # used; only garbage in reference cycles waits), the second one what the first step
+        # imported; later walks cover what the loop made since (a few ms), and collect its cycles
+        # (an animation's figure). The end of the loop puts everything back, unless the process
+        # had frozen its objects itself (a forked worker, which keeps them frozen).
+        thawed = gc.get_freeze_count() == 0
+        try:
+            with RolloutCollector(range(size), self.p_net, self.seed, shards=self.shards, workers=self.workers) as collector:
+                self._collector, self._ahead, k = collector, None, 0
+                while True:
+                    if k < 2:
+                        gc.freeze()
+                    seeds = self._seeds(k)
+                    if self._ahead is None:
+                        played = collector.play_episodes(self.p_net, seeds)
+                    else:
+                        (sent, free), self._ahead = self._ahead, None
+                        played = collector.receive_episodes()
+                        if not _same_weights(sent, self.p_net.state_dict(), free):
+                            collector.rewind()  # the policy changed after all: played again, as if never played ahead
+                            played = collector.play_episodes(self.p_net, seeds)
+                    episodes = [self._episode(*arrays) for arrays in played]
+                    self._next = k + 1
+                    yield self.batch_type.from_episodes(episodes, self.gamma)
+                    k += 1
+        finally:
+            self._collector = self._ahead = None
+            if thawed:
+                gc.unfreeze()
+
+    def _seeds(self, k: int) -> range:
+        first = self.seed * 10**6 + k * self.episode_batch_size
+        return range(first, first + self.episode_batch_size)
+
+    def play_ahead(self, free=()) -> bool:
+        """Start the next batch's episodes now, with ``p_net``'s current weights, while the loop
+        reading the batches works on (``TrainerLoop.train`` calls it once the student's
+        ``train_batch`` has set the policy: the critic's own steps, the evaluations and the
+        animations then run while the worker processes play). ``free`` names the entries of
+        ``p_net.state_dict()`` that may still change meanwhile without changing the episodes:
+        the critic's own parameters, which the action scores do not depend on
+        (``critic.critic_parameters``). When the next batch is read, every other entry is
+        compared with the weights sent: if one changed, the episodes are played again with the
+        new weights, their draws rewound (``RolloutCollector.rewind``), so the batches are the
+        same as without playing ahead. False (nothing started) outside a loop over the batches
+        or when the next batch is already started."""
+        collector = getattr(self, "_collector", None)
+        if collector is None or self._ahead is not None:
+            return False
+        self._ahead = (collector.send_episodes(self.p_net, self._seeds(self._next)), set(free))
+        return True
 
     def _episode(self, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray):
         """The notebook's ``Episode`` of one played episode's arrays (``Shard.play_episodes``)."""
@@ -273,6 +327,12 @@ class VectorBatchDataset:
         steps = enumerate(zip(rows, actions.tolist(), rewards, strict=True))
         experiences = [Experience(state, a, r, t == last) for t, (state, a, r) in steps]
         return self.episode_type(total, experiences)
+
+
+def _same_weights(sent: dict, current: dict, free: set) -> bool:
+    """Whether ``current`` (a ``state_dict``) has the same entries as ``sent``, each equal to the last
+    bit except those named in ``free``."""
+    return sent.keys() == current.keys() and all(torch.equal(sent[k], current[k]) for k in sent if k not in free)
 
 
 def monitor_episode(p_net, seed: int = 0, *, agent_type, max_steps: int = 300) -> tuple[list, int, float]:

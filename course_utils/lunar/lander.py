@@ -24,13 +24,56 @@ _HALF_W = _ll.VIEWPORT_W / _ll.SCALE / 2
 _HALF_H = _ll.VIEWPORT_H / _ll.SCALE / 2
 
 
+DISPERSION_BLOCK = 600
+"""Engine dispersions drawn at a time (``LeanLunarLander._dispersion``): two per step, so one
+300-step episode's."""
+
+
 class LeanLunarLander(LunarLander):
     """``LunarLander`` whose ``step`` skips the overhead around the physics (see the module)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # the dispersions drawn ahead (``_dispersion``): their generator, its state before the
+        # draw, the numbers, and the next one to use
+        self._rng, self._rng_state, self._drawn, self._next = None, None, [], 0
+
+    def _dispersion(self) -> tuple[float, float]:
+        """The two uniforms in [-1, 1) that gymnasium draws every step, divided by ``SCALE``: the
+        same numbers, drawn ``DISPERSION_BLOCK`` at a time (a NumPy call per step cost a tenth of
+        the step). The generator is then ahead of the numbers used: ``_settle`` puts it back
+        where they leave it before anything else draws from it (a reset, gymnasium's ``step``)."""
+        rng = self.np_random
+        if rng is not self._rng or self._next >= len(self._drawn):
+            self._settle()
+            self._rng, self._rng_state = rng, rng.bit_generator.state
+            self._drawn = (rng.uniform(-1.0, +1.0, DISPERSION_BLOCK) / _ll.SCALE).tolist()
+        i = self._next
+        self._next = i + 2
+        return self._drawn[i], self._drawn[i + 1]
+
+    def _settle(self) -> None:
+        """Leave the generator where the dispersions used so far leave it: back to where the
+        block was drawn, then the used ones drawn again."""
+        if self._rng is not None and self._next < len(self._drawn):
+            self._rng.bit_generator.state = self._rng_state
+            self._rng.uniform(-1.0, +1.0, self._next)
+        self._rng, self._drawn, self._next = None, [], 0
+
+    def reset(self, *, seed=None, options=None):
+        """gymnasium's ``reset``; a seed replaces the generator, else the episode goes on drawing
+        from it where the last step left it."""
+        if seed is None:
+            self._settle()
+        else:
+            self._rng, self._drawn, self._next = None, [], 0
+        return super().reset(seed=seed, options=options)
 
     def step(self, action):
         """gymnasium's ``LunarLander.step`` for a discrete ``action`` (int 0-3) without wind or
         rendering: ``(obs (8,) float32, reward, terminated, False, {})``, the same values."""
         if type(action) is not int or self.continuous or self.enable_wind or self.render_mode is not None or self.lander is None:
+            self._settle()
             return super().step(action)
         if not 0 <= action <= 3:
             raise AssertionError(f"{action!r} ({type(action)}) invalid ")  # gymnasium's own check and message
@@ -39,8 +82,8 @@ class LeanLunarLander(LunarLander):
         angle = lander.angle
         tip0, tip1 = math.sin(angle), math.cos(angle)
         side0, side1 = -tip1, tip0
-        # one draw of two numbers: the same two uniforms gymnasium draws one at a time
-        d0, d1 = (self.np_random.uniform(-1.0, +1.0, 2) / scale).tolist()
+        # the same two uniforms gymnasium draws one at a time, divided by SCALE as it does
+        d0, d1 = self._dispersion()
         m_power = 0.0
         if action == 2:  # main engine
             m_power = 1.0

@@ -25,6 +25,7 @@ feature).
 from __future__ import annotations
 
 import copy
+import gc
 import multiprocessing as mp
 import os
 import signal
@@ -36,6 +37,10 @@ import torch
 from course_utils.lunar.env import MAX_EPISODE_STEPS, LanderVectorEnv
 from course_utils.lunar.numpy_policy import numpy_scores, one_blas_thread
 from course_utils.runtime import positive_int
+
+DRAW_BLOCK = 4096
+"""Exponential draws a shard takes from its generator at a time (``Shard._draw``): about 200 steps
+of 5 landers; the block's size changes no action."""
 
 
 def default_workers(shards: int = 2) -> int:
@@ -75,7 +80,7 @@ class Shard:
     random stream.
     """
 
-    COMMANDS = ("play_episodes",)
+    COMMANDS = ("play_episodes", "rewind")
     """What a worker process runs for its parent: these methods."""
 
     def __init__(self, seeds, net_spec, generator_seed: int, time_feature: bool = False):
@@ -88,15 +93,21 @@ class Shard:
         self.obs = torch.as_tensor(self.envs.reset(seed=[int(s) for s in seeds])[0]).clone()
         self.generator = torch.Generator().manual_seed(generator_seed)
         self.generator_seed = generator_seed
+        # the generator's exponential draws, taken a block at a time and used in order (``_draw``)
+        self._noise = np.zeros(0, dtype=np.float32)
+        self._used = 0
+        self._draws_before = None  # where the draws stood when the last play_episodes began (``rewind``)
         # the scores of play_episodes computed in NumPy where numpy_scores can show the network is the
         # same function (the torch forward's per-operation overhead cost more than box2d's step on a
         # shard's few landers)
         self.numpy_net = numpy_scores(self.net)
         self.fast = None
 
+    @torch.no_grad()  # once for the whole loop: entering it cost a third of a step's action draw
     def play_episodes(self, state_dict, seeds, deterministic: bool = False) -> list[tuple]:
         """One whole episode per seed (at most one per environment of the shard), all stepped
-        together with the weights ``state_dict``: one batched forward per step on the
+        together with the weights ``state_dict`` (tensors, or NumPy arrays as the worker processes
+        get them: ``_arrays``): one batched forward per step on the
         environments still playing, each stepped until it ends (termination, or the
         ``MAX_EPISODE_STEPS`` limit), none stepped after. Actions are sampled with the shard's
         generator, or the most probable if ``deterministic``.
@@ -108,7 +119,9 @@ class Shard:
         envs = self.envs.envs
         if len(seeds) > len(envs):
             raise ValueError(f"{len(seeds)} seeds for a shard of {len(envs)} environments: give at most one per environment.")
-        self.net.load_state_dict(state_dict)
+        # every episode starts from its seed, so the draws are the one thing a replay must restore
+        self._draws_before = (self.generator.get_state(), self._noise, self._used)
+        self.net.load_state_dict({k: torch.from_numpy(v) if isinstance(v, np.ndarray) else v for k, v in state_dict.items()})
         time_feature = self.envs.time_feature
         n, d = len(seeds), self.envs.single_observation_space.shape[0]
         # checked on these weights: where the NumPy scores differ from the torch forward, torch it is
@@ -124,8 +137,9 @@ class Shard:
         active = np.arange(n)
         t = 0
         while active.size:
-            states[active, t] = obs[active]
-            chosen = self._actions(obs[active], deterministic)
+            rows = obs[active]  # a copy: the network may not change obs, nor states
+            states[active, t] = rows
+            chosen = self._actions(rows, deterministic)
             actions[active, t] = chosen
             t += 1
             still = []
@@ -143,20 +157,54 @@ class Shard:
 
     def _actions(self, obs: np.ndarray, deterministic: bool = False) -> list[int]:
         """Actions (n,) as ints for observations (n, d): drawn from the network's policy with the
-        shard's generator, or the most probable if ``deterministic``. The scores are the NumPy
-        twin's where ``play_episodes`` found it agrees, else the torch forward's; the draw is the
-        same either way (torch's, from the shard's generator), so the two give the same actions
-        unless float rounding of the scores tips one (the twin's products are NumPy's)."""
-        with torch.no_grad():
-            if self.fast is not None:
-                scores = torch.from_numpy(self.fast(obs))
-            else:
-                output = self.net(torch.from_numpy(obs))
-                scores = output[0] if isinstance(output, tuple) else output
-            log_probs = torch.log_softmax(scores, -1)
-            if deterministic:
-                return log_probs.argmax(-1).tolist()
-            return torch.multinomial(log_probs.exp(), 1, generator=self.generator).view(-1).tolist()
+        shard's generator (``_draw``), or the most probable if ``deterministic``; called under
+        ``torch.no_grad`` (``play_episodes``). The scores are the
+        NumPy twin's where ``play_episodes`` found it agrees, else the torch forward's; the draw is
+        the same either way, so the two give the same actions unless float rounding of the scores
+        tips one (the twin's products are NumPy's)."""
+        if self.fast is not None:
+            scores = torch.from_numpy(self.fast(obs))
+        else:
+            output = self.net(torch.from_numpy(obs))
+            scores = output[0] if isinstance(output, tuple) else output
+        log_probs = torch.log_softmax(scores, -1)
+        if deterministic:
+            return log_probs.argmax(-1).tolist()
+        return self._draw(log_probs.exp().numpy()).tolist()
+
+    def _draw(self, probs: np.ndarray) -> np.ndarray:
+        """One action (n,) int64 per row of ``probs`` (n, A) float32: what
+        ``torch.multinomial(probs, 1, generator=self.generator)`` draws, to the last bit.
+
+        torch draws one sample as ``argmax(probs / q)`` with ``q`` (n, A) exponential draws from
+        the generator (the Gumbel-max trick, exponentiated), and its exponential draws are one
+        sequence whatever their tensor's size (both checked by tests). So the draws are taken
+        ``DRAW_BLOCK`` at a time and used in order, each step's in the order torch would have
+        drawn them: the same actions, without torch's per-call work (its checks of the
+        probabilities and four small kernels cost about twice the NumPy here). The generator
+        itself is then ahead of the draws used: every draw of this shard goes through here."""
+        count = probs.size
+        if self._used + count > self._noise.size:
+            fresh = torch.empty(max(DRAW_BLOCK, count), dtype=torch.float32).exponential_(1.0, generator=self.generator)
+            self._noise = np.concatenate([self._noise[self._used:], fresh.numpy()])
+            self._used = 0
+        q = self._noise[self._used:self._used + count].reshape(probs.shape)
+        self._used += count
+        # torch.multinomial's check, in one sum: probabilities exp(log_softmax) are in [0, 1] or NaN
+        # (a network whose scores overflowed), and NaN or inf anywhere makes the sum so (a negative
+        # one, which exp cannot give, this does not look for)
+        if not 0.0 < probs.sum() < np.inf:
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        # (a draw of exactly 0, one in 2**53, gives p / 0 = inf, as in torch, and NumPy's warning)
+        return (probs / q).argmax(-1)
+
+    def rewind(self) -> None:
+        """Undo the last ``play_episodes``' draws: the next one draws what it drew (its episodes
+        are then played again with other weights: ``RolloutCollector.rewind``)."""
+        if self._draws_before is not None:
+            state, self._noise, self._used = self._draws_before
+            self.generator.set_state(state)
+            self._draws_before = None
 
     def close(self) -> None:
         self.envs.close()
@@ -168,6 +216,9 @@ def _serve(pipe, shard_type, args) -> None:
     the worker ignores it, and the parent closes it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     one_blas_thread()  # the shard's NumPy forwards: see numpy_policy.one_blas_thread
+    # what the parent had, out of this process's garbage collections: a full one walks every
+    # object (0.1-0.2 s in a notebook's kernel) and writes to each, copying the parent's pages
+    gc.freeze()
     try:
         shard = shard_type(*args)
         pipe.send(("ready", None))
@@ -186,6 +237,19 @@ def _serve(pipe, shard_type, args) -> None:
             pipe.send(("rollout", getattr(shard, command)(*data)))
         except Exception as error:  # noqa: BLE001
             pipe.send(("error", repr(error)))
+
+
+def _arrays(state: dict) -> dict:
+    """The tensors of ``state`` as NumPy arrays sharing their memory (those NumPy cannot hold, such
+    as bfloat16, stay tensors). Why: a pipe carried the weights of two 128-unit networks as arrays
+    in 0.09 ms, as tensors in 4.9 ms (torch's pickling of storages), once per batch and worker."""
+    arrays = {}
+    for key, value in state.items():
+        try:
+            arrays[key] = value.numpy()
+        except (TypeError, RuntimeError):
+            arrays[key] = value
+    return arrays
 
 
 class RolloutCollector:
@@ -209,6 +273,7 @@ class RolloutCollector:
         self.local: list[Shard] = []
         self.pipes = []
         self.processes = []
+        self.pending = None  # episodes sent and not received yet (send_episodes)
         if workers == 1:
             self.local = [self.shard_type(*a) for a in args]
             return
@@ -243,18 +308,52 @@ class RolloutCollector:
         """One whole episode per seed with ``net``'s current weights (``Shard.play_episodes``):
         the seeds are split among the shards like the environments (contiguous ranges, at most
         ``num_envs`` seeds). Returns ``(states, actions, rewards)`` arrays per episode, in seed order."""
+        self.send_episodes(net, seeds, deterministic)
+        return self.receive_episodes()
+
+    def send_episodes(self, net: torch.nn.Module, seeds, deterministic: bool = False) -> dict:
+        """``play_episodes`` in two halves: this one starts the worker processes on the episodes
+        with ``net``'s current weights and returns at once (with ``workers=1`` the shards play
+        them in ``receive_episodes``, with these same weights), so this process can work
+        meanwhile. Returns the weights sent (``state_dict``, copied)."""
         seeds = [int(s) for s in seeds]
         if len(seeds) > self.num_envs:
             raise ValueError(f"{len(seeds)} seeds for {self.num_envs} environments: give at most one per environment.")
+        if self.pending is not None:
+            raise RuntimeError("Episodes were sent and not received yet: receive_episodes() first.")
         state = {k: v.detach().clone() for k, v in net.state_dict().items()}
         bounds = [len(seeds) * k // len(self.ranges) for k in range(len(self.ranges) + 1)]
         parts = [seeds[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+        if not self.local:
+            arrays = _arrays(state)
+            for pipe, part in zip(self.pipes, parts, strict=True):
+                pipe.send(("play_episodes", (arrays, part, deterministic)))
+        self.pending = (state, parts, deterministic)
+        return state
+
+    def receive_episodes(self) -> list[tuple]:
+        """The episodes ``send_episodes`` started, in seed order (``play_episodes``' result)."""
+        if self.pending is None:
+            raise RuntimeError("No episodes were sent: send_episodes() first.")
+        state, parts, deterministic = self.pending
+        self.pending = None
         if self.local:
             return [e for shard, part in zip(self.local, parts, strict=True)
                     for e in shard.play_episodes(state, part, deterministic)]
-        for pipe, part in zip(self.pipes, parts, strict=True):
-            pipe.send(("play_episodes", (state, part, deterministic)))
         return [e for pipe in self.pipes for e in self._receive(pipe, "rollout")]
+
+    def rewind(self) -> None:
+        """Undo the draws of the episodes last received (``Shard.rewind``): the next episodes draw
+        what they drew. For episodes played ahead with weights that then changed: played again,
+        they are those the new weights would have played."""
+        if self.pending is not None:
+            raise RuntimeError("Episodes were sent and not received yet: receive_episodes() first.")
+        for shard in self.local:
+            shard.rewind()
+        for pipe in self.pipes:
+            pipe.send(("rewind", ()))
+        for pipe in self.pipes:
+            self._receive(pipe, "rollout")
 
     def worker_cpu_s(self) -> float:
         """CPU time (user + system, seconds) used so far by the live worker processes (0 when
@@ -273,8 +372,11 @@ class RolloutCollector:
         for shard in self.local:
             shard.close()
         self.local = []
+        sent, self.pending = self.pending, None
         for pipe, process in zip(self.pipes, self.processes, strict=True):
             try:
+                if sent is not None:  # the episodes of a send_episodes nobody received: the worker's answer first
+                    pipe.recv()
                 pipe.send(("close", None))
                 pipe.recv()
             except (BrokenPipeError, EOFError, OSError):

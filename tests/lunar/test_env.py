@@ -113,4 +113,30 @@ def test_the_lean_step_is_gymnasiums_to_the_last_bit():
     assert np.array_equal(ours.step(np.int64(2))[0], theirs.step(np.int64(2))[0])
     with pytest.raises(AssertionError, match="invalid"):
         ours.step(7)
+
+
+def test_the_lean_step_draws_gymnasiums_random_numbers_across_unseeded_resets_and_its_own_steps():
+    """``LeanLunarLander`` draws the engine dispersions ahead, a block at a time: episodes that
+    start without a seed (going on with the generator), steps handed to gymnasium's own ``step``
+    (a NumPy int) in the middle of a block, and episodes longer than a block all see gymnasium's
+    numbers, to the last bit."""
+    from gymnasium.envs.box2d.lunar_lander import LunarLander
+
+    from course_utils.lunar.lander import DISPERSION_BLOCK, LeanLunarLander
+
+    ours, theirs = LeanLunarLander(), LunarLander()
+    assert np.array_equal(ours.reset(seed=3)[0], theirs.reset(seed=3)[0])
+    rng = np.random.default_rng(1)
+    steps, resets = 0, 0
+    while resets < 12 or steps < 2 * DISPERSION_BLOCK:
+        action = int(rng.choice(4, p=[0.1, 0.1, 0.7, 0.1]))
+        given = np.int64(action) if rng.random() < 0.02 else action
+        a, b = ours.step(given), theirs.step(given)
+        steps += 1
+        assert np.array_equal(a[0], b[0]) and a[1] == b[1] and a[2] == b[2]
+        if a[2] or steps % 700 == 0:  # ended, or a long hover: a new episode from the same generator
+            assert np.array_equal(ours.reset()[0], theirs.reset()[0])
+            resets += 1
+    ours._settle()  # the generator where the numbers used leave it: gymnasium's
+    assert ours.np_random.bit_generator.state == theirs.np_random.bit_generator.state
     assert type(make_env().unwrapped) is LeanLunarLander and type(make_vector_env(1).envs[0]) is LeanLunarLander

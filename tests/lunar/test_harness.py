@@ -71,6 +71,123 @@ def test_batches_are_the_same_with_one_or_two_worker_processes_which_stop_with_t
     assert len(first.total_rewards) == 5 and not torch.equal(first.total_rewards, second.total_rewards)
 
 
+def test_the_batches_keep_older_objects_out_of_garbage_collections_until_the_loop_ends():
+    """While the batches are read, what lived before the first two batches is out of the garbage
+    collector's reach (``gc.freeze``): a reference cycle made before and dropped meanwhile waits,
+    one made later is collected, and the end of the loop puts everything back, where the first is
+    collected. A process that had frozen its objects itself (a forked worker) keeps them frozen."""
+    import gc
+    import weakref
+
+    class Node:
+        pass
+
+    torch.manual_seed(0)
+    net = PolicyNet(8, 4, (16,))
+    dataset = VectorBatchDataset(net, 2, 0.9, seed=3, batch_type=TrainBatch, episode_type=Episode, workers=1)
+    assert gc.get_freeze_count() == 0
+    node = Node()
+    node.me = node
+    alive = weakref.ref(node)
+    for batch_idx, _ in enumerate(dataset):
+        assert gc.get_freeze_count() > 0
+        node = None
+        gc.collect()
+        assert alive() is not None
+        if batch_idx == 2:
+            later = Node()
+            later.me = later
+            made_later = weakref.ref(later)
+            later = None
+            gc.collect()
+            assert made_later() is None
+        if batch_idx == 3:
+            break
+    assert gc.get_freeze_count() == 0
+    gc.collect()
+    assert alive() is None
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        for batch_idx, _ in enumerate(dataset):
+            if batch_idx == 1:
+                break
+        assert gc.get_freeze_count() >= frozen
+    finally:
+        gc.unfreeze()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_batches_played_ahead_are_the_batches_played_in_turn(workers, monkeypatch):
+    """``play_ahead`` starts the next batch with the weights of the moment, and the caller goes on
+    changing the critic (the ``free`` entries): the batches are those of a loop that plays each
+    batch when it is read. When the policy itself changes after a batch was started, the batch is
+    played again with the new weights, its draws rewound (once here); and the worker processes
+    stop with the loop even with a batch in flight."""
+    import multiprocessing as mp
+
+    from course_admin.lunar.solutions import AACPolicyNet
+    from course_utils.lunar.rollouts import RolloutCollector
+
+    rewinds = []
+    rewind = RolloutCollector.rewind
+    monkeypatch.setattr(RolloutCollector, "rewind", lambda self: (rewinds.append(1), rewind(self))[1])
+
+    def batches(ahead: bool) -> list:
+        torch.manual_seed(0)
+        net = AACPolicyNet(8, 4, (16,))
+        free = [name for name, _ in net.named_parameters() if name.startswith("critic.")]
+        dataset = VectorBatchDataset(net, 4, 0.9, seed=5, batch_type=TrainBatch, episode_type=Episode, workers=workers)
+        read = []
+        for k, batch in enumerate(dataset):
+            read.append(batch)
+            if ahead:
+                assert dataset.play_ahead(free=free) and not dataset.play_ahead(free=free)
+            if k == 3:
+                break
+            with torch.no_grad():
+                for param in net.critic.parameters():  # what the critic's own steps do
+                    param.add_(0.1)
+                if k == 1:
+                    net.actor[0].bias.add_(0.5)  # the policy changes after its batch was started
+        assert not [p for p in mp.active_children() if p.name == "lunar-rollout-shard"]
+        return read
+
+    plain, ahead = batches(False), batches(True)
+    assert len(rewinds) == 1
+    for one, two in zip(plain, ahead, strict=True):
+        assert torch.equal(one.states, two.states) and torch.equal(one.actions, two.actions)
+        assert torch.equal(one.q_vals, two.q_vals) and torch.equal(one.total_rewards, two.total_rewards)
+    # without the comparison, batch 2 would have been played with the policy before the change
+    from course_utils.lunar import harness
+
+    monkeypatch.setattr(harness, "_same_weights", lambda *args: True)
+    stale = batches(True)
+    assert len(stale[2]) != len(plain[2]) or not torch.equal(stale[2].actions, plain[2].actions)
+
+
+def test_training_with_the_critic_s_steps_is_the_same_with_batches_played_ahead():
+    """``TrainerLoop.train`` starts each next batch before the critic's steps (``play_ahead``): the
+    curve and the weights are those of a dataloader that cannot play ahead."""
+    from course_admin.lunar.solutions import AACPolicyGradientLoss, AACPolicyNet
+
+    class InTurn(VectorBatchDataset):
+        play_ahead = None
+
+    runs = []
+    for dataset_type in (InTurn, VectorBatchDataset):
+        torch.manual_seed(1)
+        net = AACPolicyNet(8, 4, (16,))
+        dataset = dataset_type(net, 4, 0.99, seed=2, batch_type=TrainBatch, episode_type=Episode, workers=2)
+        trainer = PolicyTrainer(net, torch.optim.Adam(net.parameters(), lr=1e-2),
+                                [AACPolicyGradientLoss(0.01), ActionEntropyLoss(4, 0.1)], dataset)
+        data = trainer.train(max_episodes=24, progress=False, critic_steps=3, critic_learn_rate=5e-3)
+        runs.append((data, net.state_dict()))
+    (plain, plain_weights), (ahead, ahead_weights) = runs
+    assert plain == ahead and len(plain["episode_num"]) == 6
+    assert all(torch.equal(plain_weights[k], ahead_weights[k]) for k in plain_weights)
+
+
 def test_policy_trainer_reaches_the_sanity_target_in_few_batches():
     """The notebook's claim: REINFORCE with a baseline passes -150 (mean of 10 episodes) within a few batches."""
     torch.manual_seed(0)

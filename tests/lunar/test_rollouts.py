@@ -133,9 +133,9 @@ def test_play_episodes_plays_each_seed_to_its_end_as_one_environment_would(worke
 def test_sampled_episodes_draw_the_actions_one_forward_per_step_would(numpy_forward, monkeypatch):
     """``play_episodes`` samples each step's actions for the environments still playing with one
     forward and one draw from the shard's generator: the episodes are those of that plain loop
-    (``_act_torch``, gymnasium's own LunarLander), to the last bit, with the torch forward (a
-    network ``numpy_scores`` does not know) and with the NumPy scores alike (their float rounding
-    tips none of these draws)."""
+    (``torch.multinomial`` per step from a generator seeded as the shard's, gymnasium's own
+    LunarLander), to the last bit, with the torch forward (a network ``numpy_scores`` does not
+    know) and with the NumPy scores alike (their float rounding tips none of these draws)."""
     from gymnasium.envs.box2d.lunar_lander import LunarLander
 
     from course_utils.lunar import rollouts
@@ -151,13 +151,15 @@ def test_sampled_episodes_draw_the_actions_one_forward_per_step_would(numpy_forw
     played = shard.play_episodes(net.state_dict(), seeds)
     assert (shard.fast is not None) == numpy_forward
     shard.close()
-    reference = AACShard(range(4), net, generator_seed=9)
+    generator = torch.Generator().manual_seed(9)
     envs = [LunarLander() for _ in seeds]
     obs = np.stack([env.reset(seed=seed)[0] for env, seed in zip(envs, seeds, strict=True)])
     trails = [([], [], []) for _ in seeds]
     active, t = list(range(4)), 0
     while active:
-        actions = reference._act_torch(obs[active])[0].tolist()
+        with torch.no_grad():
+            probs = torch.log_softmax(net(torch.from_numpy(obs[active])), -1).exp()
+        actions = torch.multinomial(probs, 1, generator=generator).view(-1).tolist()
         t += 1
         for i, action in zip(list(active), actions, strict=True):
             trails[i][0].append(obs[i].copy())
@@ -167,10 +169,58 @@ def test_sampled_episodes_draw_the_actions_one_forward_per_step_would(numpy_forw
             obs[i] = o
             if terminated or t >= MAX_EPISODE_STEPS:
                 active.remove(i)
-    reference.close()
     for (states, actions, rewards), (s, a, r) in zip(played, trails, strict=True):
         assert np.array_equal(states, np.stack(s)) and actions.tolist() == a and rewards.tolist() == r
     assert len({len(a) for _, a, _ in trails}) > 1  # the episodes ended at different steps
+
+
+def test_a_shard_draws_what_torch_multinomial_draws_from_its_generator():
+    """``Shard._draw`` takes the generator's exponential draws a block at a time: over several
+    blocks, with 1 to 8 rows a step, each action is the one ``torch.multinomial`` would have drawn
+    from a generator seeded as the shard's; and a NaN or infinite probability is refused as torch refuses it."""
+    from course_utils.lunar.rollouts import DRAW_BLOCK, Shard
+
+    shard = Shard(range(2), MainEngineNet(), generator_seed=5)
+    generator = torch.Generator().manual_seed(5)
+    rng = np.random.default_rng(0)
+    drawn = 0
+    while drawn < 3 * DRAW_BLOCK:
+        n = int(rng.integers(1, 9))
+        probs = torch.softmax(torch.from_numpy(rng.normal(0.0, 3.0, (n, 4)).astype(np.float32)), -1)
+        expected = torch.multinomial(probs, 1, generator=generator).view(-1).tolist()
+        assert shard._draw(probs.numpy()).tolist() == expected
+        drawn += probs.numel()
+    for bad in (np.nan, np.inf):
+        probs = np.full((2, 4), 0.25, dtype=np.float32)
+        probs[1, 2] = bad
+        with pytest.raises(RuntimeError, match="probability tensor contains"):
+            torch.multinomial(torch.from_numpy(probs), 1)
+        with pytest.raises(RuntimeError, match="probability tensor contains"):
+            shard._draw(probs)
+    shard.close()
+
+
+def test_the_weights_go_to_the_workers_as_arrays_where_numpy_can_hold_them():
+    """``_arrays``: what a pipe carries to the workers; the same numbers, sharing the tensors' memory,
+    and a dtype NumPy has no type for (bfloat16) stays a tensor. A shard loads either."""
+    from course_utils.lunar.rollouts import Shard, _arrays
+
+    net = nn.Sequential(nn.Linear(8, 4), nn.BatchNorm1d(4))
+    state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+    state["extra"] = torch.ones(2, dtype=torch.bfloat16)
+    arrays = _arrays(state)
+    assert isinstance(arrays["0.weight"], np.ndarray) and np.shares_memory(arrays["0.weight"], state["0.weight"].numpy())
+    assert isinstance(arrays["1.num_batches_tracked"], np.ndarray) and arrays["1.num_batches_tracked"].dtype == np.int64
+    assert isinstance(arrays["extra"], torch.Tensor)
+    torch.manual_seed(3)
+    other = nn.Sequential(nn.Linear(8, 4), nn.BatchNorm1d(4)).eval()
+    with torch.no_grad():
+        other[0].weight.add_(1.0)
+    sent = _arrays(other.state_dict())
+    shard = Shard(range(2), nn.Sequential(nn.Linear(8, 4), nn.BatchNorm1d(4)).eval(), generator_seed=1)
+    shard.play_episodes(sent, [4, 5], deterministic=True)
+    assert all(torch.equal(shard.net.state_dict()[k], other.state_dict()[k]) for k in sent)
+    shard.close()
 
 
 def test_play_episodes_refuses_more_seeds_than_environments():
