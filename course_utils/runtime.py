@@ -19,6 +19,10 @@ Threads
     torch (grading and the command line start faster without it): if torch is not loaded
     yet, ``OMP_NUM_THREADS`` is set, which torch reads when it loads.
 
+Processes
+    ``fork_map`` runs independent jobs (one training run per seed) on every core, in processes
+    forked from the kernel, so that the student's own classes reach them without pickling.
+
 Arguments
     Every tutorial's sizes and random generators are read with one rule each:
     ``positive_int`` (a size: a positive Python or NumPy integer, never a bool) and
@@ -186,3 +190,91 @@ def _default_threads() -> int:
         return max(1, int(value))
     except ValueError:
         return 1
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (Linux's affinity mask; elsewhere ``os.cpu_count()``)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+_FORKED_JOBS: tuple = ()
+
+
+def _forked_run(send, index: int) -> None:
+    """A process of ``fork_map``: one call, its result (or its error) sent back on ``send``."""
+    import gc
+    import pickle
+    import signal
+    import traceback
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the kernel's stop button is the parent's to handle
+    # what the parent had stays out of this process's garbage collections: a full one walks every
+    # object of a notebook's kernel and writes to each, copying the parent's memory pages
+    gc.freeze()
+    fn, items = _FORKED_JOBS
+    try:
+        message = ("ok", fn(items[index]))
+    except BaseException as error:  # noqa: BLE001 - raised again in the parent
+        message = ("error", error)
+        try:
+            pickle.dumps(error)
+        except Exception:  # noqa: BLE001 - an exception that cannot travel: its traceback does
+            message = ("error", RuntimeError(traceback.format_exc(limit=-6)))
+    send.send(message)
+    send.close()
+
+
+def fork_map(fn, items, workers: int | None = None) -> list:
+    """``[fn(item) for item in items]``, each call in a process of its own forked from this one,
+    ``workers`` at a time (default: one per usable core). ``fn`` may be a closure over the
+    notebook's own classes: a forked process inherits them, and only ``fn``'s results (plain
+    data: they are pickled back) cross between processes. Every call starts from this process's
+    state as it is now, whatever ran before it, so the results do not depend on which process
+    ran which call. With one worker, one item, no ``fork`` (not Linux) or inside a process that
+    may not have children, the calls run here, one after the other. An exception in a call is
+    raised here; a process that dies (out of memory, killed) raises a ``RuntimeError``; the stop
+    button (``KeyboardInterrupt``) stops every process."""
+    import multiprocessing as mp
+    from multiprocessing.connection import wait
+
+    items = list(items)
+    workers = min(len(items), workers or usable_cores())
+    if workers < 2 or not sys.platform.startswith("linux") or mp.current_process().daemon:
+        return [fn(item) for item in items]
+    global _FORKED_JOBS
+    _FORKED_JOBS = (fn, items)
+    context = mp.get_context("fork")
+    results: list = [None] * len(items)
+    waiting, running = list(range(len(items))), {}
+    try:
+        while waiting or running:
+            while waiting and len(running) < workers:
+                index = waiting.pop(0)
+                receive, send = context.Pipe(duplex=False)
+                process = context.Process(target=_forked_run, args=(send, index), daemon=True, name="course-fork-map")
+                process.start()
+                send.close()
+                running[receive] = (index, process)
+            for receive in wait(list(running)):
+                index, process = running.pop(receive)
+                try:
+                    status, value = receive.recv()
+                except EOFError:
+                    process.join()
+                    raise RuntimeError(f"Run {index + 1} of {len(items)} died in its process (exit code "
+                                       f"{process.exitcode}: out of memory, or killed); the others were stopped. "
+                                       "Run the cell again.") from None
+                process.join()
+                if status == "error":
+                    raise value
+                results[index] = value
+    finally:
+        for receive, (_, process) in running.items():
+            process.kill()
+            process.join()
+            receive.close()
+        _FORKED_JOBS = ()
+    return results

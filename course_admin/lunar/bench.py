@@ -403,7 +403,7 @@ def student_run(max_episodes: int | None = None) -> dict:
 def store_student_run(progress: bool = True) -> dict:
     """``course train lunar-student-run``: time Section 8's run at full size (``student_run``) and
     store the figures in ``solve.STUDENT_RUN`` (``assets/lunar_student_run.json``), which the
-    notebook prints and ``course_utils.schedule`` turns into Section 8's minutes. The machine's
+    notebook prints and ``course_admin.schedule`` turns into Section 8's minutes. The machine's
     cores and its load average at the start and the end are stored beside them: on a shared
     machine the wall-clock time is longer than a student's laptop would take."""
     import datetime

@@ -32,7 +32,7 @@ SCREEN = 100.0
 STUDENT_RUN = ASSETS / "lunar_student_run.json"
 """The course's timing of Section 8's run with the exercise's classes at full size, until it passes
 the bar (``course train lunar-student-run``): what the notebook prints before that run and what
-``course_utils.schedule`` counts as its minutes."""
+``course_admin.schedule`` counts as its minutes."""
 
 
 def stored_student_run() -> dict:

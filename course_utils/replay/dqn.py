@@ -46,7 +46,7 @@ from torch import nn
 from course_utils.animation import side_by_side
 from course_utils.paths import ASSETS
 from course_utils.replay.buffer import beta_schedule
-from course_utils.runtime import positive_int, seed_torch
+from course_utils.runtime import fork_map, positive_int, seed_torch
 
 ENV_ID = "CartPole-v1"
 MAX_EPISODE_STEPS = 200
@@ -404,17 +404,22 @@ def learning_curves(seeds=(0, 1, 2), config: DQNConfig | None = None, memories: 
                         'config.alpha)}.')
     config = config or DQNConfig()
     frames = list(range(grid, config.num_frames + 1, grid))
+
+    def one_run(job) -> dict:
+        kind, seed = job
+        run = train_dqn(seed, config, memory=memories[kind](config), loss_fn=loss_fn)
+        return {"scores": [None if math.isnan(x) else round(float(x), 2) for x in running_score(run, frames)],
+                "frames_to_solve": run.frames_to_solve, "wall_s": round(run.wall_s, 2), "cpu_s": round(run.cpu_s, 2)}
+
+    # the runs are independent: one per core (each seeds itself, so the curves are those of
+    # running them one after the other)
+    jobs = [(kind, seed) for kind in memories for seed in seeds]
+    runs = dict(zip(jobs, fork_map(one_run, jobs), strict=True))
     curves = {}
-    for kind, make in memories.items():
-        runs = [train_dqn(seed, config, memory=make(config), loss_fn=loss_fn) for seed in seeds]
-        curves[kind] = {
-            "seeds": list(seeds),
-            "frames": frames,
-            "scores": [[None if math.isnan(x) else round(float(x), 2) for x in running_score(r, frames)] for r in runs],
-            "frames_to_solve": [r.frames_to_solve for r in runs],
-            "wall_s": [round(r.wall_s, 2) for r in runs],
-            "cpu_s": [round(r.cpu_s, 2) for r in runs],
-        }
+    for kind in memories:
+        mine = [runs[kind, seed] for seed in seeds]
+        curves[kind] = {"seeds": list(seeds), "frames": frames, **{key: [run[key] for run in mine] for key in
+                                                                   ("scores", "frames_to_solve", "wall_s", "cpu_s")}}
     return curves
 
 
