@@ -140,3 +140,13 @@ def test_fork_map_raises_a_calls_error_and_names_a_dead_process():
 
 def test_fork_map_with_one_worker_runs_here():
     assert runtime.fork_map(lambda x: os.getpid(), [0, 1], workers=1) == [os.getpid()] * 2
+
+
+def test_fork_map_runs_a_call_here_when_no_process_can_be_started(monkeypatch):
+    import multiprocessing.context
+
+    def refuse(self):
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(multiprocessing.context.ForkProcess, "start", refuse)
+    assert runtime.fork_map(lambda x: (x, os.getpid()), [1, 2], workers=2) == [(1, os.getpid()), (2, os.getpid())]
