@@ -200,20 +200,28 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def start_forked_child() -> None:
+    """What a process forked from a notebook's kernel does first (``fork_map``'s, tutorial 3's
+    rollout and experiment workers): leave the stop button (SIGINT) to the parent, which stops its
+    children itself, and keep what it inherited out of its garbage collections (``gc.freeze``: a
+    full collection walks every object of a notebook's kernel, 0.1-0.2 s, and writes to each,
+    copying the parent's memory pages)."""
+    import gc
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.freeze()
+
+
 _FORKED_JOBS: tuple = ()
 
 
 def _forked_run(send, index: int) -> None:
     """A process of ``fork_map``: one call, its result (or its error) sent back on ``send``."""
-    import gc
     import pickle
-    import signal
     import traceback
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the kernel's stop button is the parent's to handle
-    # what the parent had stays out of this process's garbage collections: a full one walks every
-    # object of a notebook's kernel and writes to each, copying the parent's memory pages
-    gc.freeze()
+    start_forked_child()
     fn, items = _FORKED_JOBS
     try:
         message = ("ok", fn(items[index]))

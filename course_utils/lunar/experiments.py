@@ -20,7 +20,7 @@ from course_utils.lunar.env import make_env
 from course_utils.lunar.harness import VectorBatchDataset
 from course_utils.lunar.sizes import SIZES
 from course_utils.paths import ASSETS
-from course_utils.runtime import positive_int, seed_torch
+from course_utils.runtime import positive_int, seed_torch, start_forked_child
 
 EXPERIMENTS = {"vpg": (False, False), "epg": (False, True), "bpg": (True, False), "cpg": (True, True)}
 """Policy-gradient experiments: name -> (baseline, entropy)."""
@@ -274,18 +274,13 @@ def _work(tasks, events) -> None:
     """A worker process of ``_train_in_processes``: trains the runs whose indices it takes from
     ``tasks`` (until a None), one at a time with its shards in this process, and reports on
     ``events``. Stops by hand are the parent's to handle: this process ignores them."""
-    import gc
-    import signal
     import traceback
 
     from course_utils.lunar.numpy_policy import one_blas_thread
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    start_forked_child()
     torch.set_num_threads(1)
     one_blas_thread()  # the rollouts' NumPy forwards: see numpy_policy.one_blas_thread
-    # what the parent had, out of this process's garbage collections: a full one walks every
-    # object (0.1-0.2 s in a notebook's kernel) and writes to each, copying the parent's pages
-    gc.freeze()
     while (index := tasks.get()) is not None:
 
         def report(batch_idx, model, batch, index=index):

@@ -25,10 +25,8 @@ feature).
 from __future__ import annotations
 
 import copy
-import gc
 import multiprocessing as mp
 import os
-import signal
 import sys
 
 import numpy as np
@@ -36,7 +34,7 @@ import torch
 
 from course_utils.lunar.env import MAX_EPISODE_STEPS, LanderVectorEnv
 from course_utils.lunar.numpy_policy import numpy_scores, one_blas_thread
-from course_utils.runtime import positive_int
+from course_utils.runtime import positive_int, start_forked_child, usable_cores
 
 DRAW_BLOCK = 4096
 """Exponential draws a shard takes from its generator at a time (``Shard._draw``): about 200 steps
@@ -47,11 +45,7 @@ def default_workers(shards: int = 2) -> int:
     """Worker processes for ``shards`` shards: one per shard where this process may use that
     many cores and can ``fork`` (Linux; the copy of a notebook's network reaches the workers
     that way), else 1 (the shards take turns in this process)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cores = os.cpu_count() or 1
-    if shards > 1 and cores >= shards and sys.platform.startswith("linux"):
+    if shards > 1 and usable_cores() >= shards and sys.platform.startswith("linux"):
         return shards
     return 1
 
@@ -214,11 +208,8 @@ def _serve(pipe, shard_type, args) -> None:
     """A worker process: build a ``shard_type`` shard, then run the methods its ``COMMANDS`` name
     for the parent until ``close``. A stop by hand (Ctrl-C, Jupyter's stop button) is the parent's to handle:
     the worker ignores it, and the parent closes it."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    start_forked_child()
     one_blas_thread()  # the shard's NumPy forwards: see numpy_policy.one_blas_thread
-    # what the parent had, out of this process's garbage collections: a full one walks every
-    # object (0.1-0.2 s in a notebook's kernel) and writes to each, copying the parent's pages
-    gc.freeze()
     try:
         shard = shard_type(*args)
         pipe.send(("ready", None))
