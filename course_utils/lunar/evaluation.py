@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from course_utils.lunar import lander_step
 from course_utils.lunar.env import EVAL_SEEDS, MAX_EPISODE_STEPS, VECTOR_LANDER
 from course_utils.paths import ASSETS
 
@@ -70,7 +71,9 @@ def evaluate(net, seeds=EVAL_SEEDS) -> np.ndarray:
         raise ValueError("evaluate plays landers without the time feature: this network expects 9 numbers.")
     envs = [VECTOR_LANDER() for _ in seeds]
     obs = np.stack([env.reset(seed=int(s))[0] for env, s in zip(envs, seeds, strict=True)]).astype(np.float32)
+    rewards = np.zeros((len(envs), MAX_EPISODE_STEPS))
     totals = np.zeros(len(envs))
+    play_step = lander_step.stepper(envs)
     active, t = list(range(len(envs))), 0
     while active:
         with torch.no_grad():
@@ -78,13 +81,8 @@ def evaluate(net, seeds=EVAL_SEEDS) -> np.ndarray:
         scores = scores[0] if isinstance(scores, tuple) else scores
         actions = scores.argmax(-1).tolist()
         t += 1
-        still = []
-        for i, action in zip(active, actions, strict=True):
-            state, reward, terminated, _, _ = envs[i].step(action)
-            totals[i] += float(reward)
-            if not terminated and t < MAX_EPISODE_STEPS:
-                obs[i] = state
-                still.append(i)
+        still = play_step(envs, active, actions, t, obs, rewards, MAX_EPISODE_STEPS, False)
+        totals[active] += rewards[active, t - 1]  # step by step, as a running sum per episode
         active = still
     for env in envs:
         env.close()

@@ -32,6 +32,7 @@ import sys
 import numpy as np
 import torch
 
+from course_utils.lunar import lander_step
 from course_utils.lunar.env import MAX_EPISODE_STEPS, LanderVectorEnv
 from course_utils.lunar.numpy_policy import numpy_scores, one_blas_thread
 from course_utils.runtime import positive_int, start_forked_child, usable_cores
@@ -96,6 +97,9 @@ class Shard:
         # shard's few landers)
         self.numpy_net = numpy_scores(self.net)
         self.fast = None
+        # all of the shard's landers stepped in one C call where it is built and checked (the same
+        # numbers), else one Python step each
+        self.play_step = lander_step.stepper(self.envs.envs)
 
     @torch.no_grad()  # once for the whole loop: entering it cost a third of a step's action draw
     def play_episodes(self, state_dict, seeds, deterministic: bool = False) -> list[tuple]:
@@ -127,7 +131,9 @@ class Shard:
         # per-environment append of every row cost about as much as the network's forward)
         states = np.zeros((n, MAX_EPISODE_STEPS, d), dtype=np.float32)
         actions = np.zeros((n, MAX_EPISODE_STEPS), dtype=np.int64)
-        rewards: list[list[float]] = [[] for _ in seeds]
+        rewards = np.zeros((n, MAX_EPISODE_STEPS), dtype=np.float64)
+        lengths = np.zeros(n, dtype=int)
+        envs = list(envs[:n])
         active = np.arange(n)
         t = 0
         while active.size:
@@ -136,18 +142,10 @@ class Shard:
             chosen = self._actions(rows, deterministic)
             actions[active, t] = chosen
             t += 1
-            still = []
-            for i, action in zip(active.tolist(), chosen, strict=True):
-                o, reward, terminated, _, _ = envs[i].step(action)
-                rewards[i].append(reward)
-                if not terminated and t < MAX_EPISODE_STEPS:
-                    obs[i, :8] = o
-                    if time_feature:
-                        obs[i, 8] = t / MAX_EPISODE_STEPS
-                    still.append(i)
+            lengths[active] = t
+            still = self.play_step(envs, active.tolist(), chosen, t, obs, rewards, MAX_EPISODE_STEPS, time_feature)
             active = np.asarray(still, dtype=int)
-        return [(states[i, :len(r)].copy(), actions[i, :len(r)].copy(), np.asarray(r, dtype=np.float64))
-                for i, r in enumerate(rewards)]
+        return [(states[i, :L].copy(), actions[i, :L].copy(), rewards[i, :L].copy()) for i, L in enumerate(lengths.tolist())]
 
     def _actions(self, obs: np.ndarray, deterministic: bool = False) -> list[int]:
         """Actions (n,) as ints for observations (n, d): drawn from the network's policy with the

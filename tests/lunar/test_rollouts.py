@@ -242,3 +242,26 @@ def test_a_failing_network_in_a_worker_is_reported_and_every_worker_stops():
         collector.play_episodes(Broken(), [1, 2])
     assert not [p for p in mp.active_children() if p.name == "lunar-rollout-shard"]
 
+
+
+def test_a_shards_episodes_are_the_same_stepped_in_c_or_in_python():
+    """``Shard.play_episodes`` steps its landers with ``lander_step.stepper``'s choice: the C step
+    and the Python one play the same episodes, to the last bit (a network that crashes some
+    landers and lets others hover to the step limit)."""
+    from course_utils.lunar import lander_step
+    from course_utils.lunar.rollouts import Shard
+
+    if lander_step.load() is None:
+        pytest.skip(lander_step.why_not)
+    torch.manual_seed(1)
+    net = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
+    played = []
+    for step in (lander_step.stepper, lambda envs: lander_step.python_play_step):
+        shard = Shard(range(6), net, generator_seed=4)
+        shard.play_step = step(shard.envs.envs)
+        played.append([shard.play_episodes(net.state_dict(), range(10 * k, 10 * k + 6)) for k in range(3)])
+        shard.close()
+    for batch_c, batch_py in zip(*played, strict=True):
+        for (s1, a1, r1), (s2, a2, r2) in zip(batch_c, batch_py, strict=True):
+            assert s1.tobytes() == s2.tobytes() and np.array_equal(a1, a2) and r1.tobytes() == r2.tobytes()
+    assert sum(len(r) for batch in played[0] for _, _, r in batch) > 1000

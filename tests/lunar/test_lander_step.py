@@ -1,0 +1,128 @@
+"""``lander_step``: the shard's landers stepped in one C call, with gymnasium's numbers."""
+
+import shutil
+import types
+
+import numpy as np
+import pytest
+from gymnasium.envs.box2d.lunar_lander import LunarLander, heuristic
+
+from course_utils.lunar import lander_step
+from course_utils.lunar.lander import LeanLunarLander
+
+
+@pytest.fixture
+def module():
+    loaded = lander_step.load()
+    if loaded is None and shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip(f"no C compiler here: {lander_step.why_not}")
+    assert loaded is not None, lander_step.why_not  # a machine with a compiler builds it and it agrees
+    return loaded
+
+
+@pytest.mark.parametrize("time_feature", [False, True])
+def test_play_step_in_c_gives_gymnasiums_numbers_through_crashes_landings_and_time_limits(module, time_feature):
+    """Twelve landers at a time: gymnasium's heuristic pilot (landings that come to rest, +100),
+    random pilots from crashing to hovering (crashes, -100, and the step limit), each lander's
+    episodes one after the other from its own seed; the C step, the Python step and gymnasium's
+    own ``LunarLander`` give the same observations, rewards and ends to the last bit."""
+    n, limit, d = 12, 300, 9 if time_feature else 8
+    fast, slow = [LeanLunarLander() for _ in range(n)], [LeanLunarLander() for _ in range(n)]
+    reference = [LunarLander() for _ in range(n)]
+    rng = np.random.default_rng(0)
+    ends, steps = set(), 0
+    for round_ in range(4):
+        seeds = [100 * round_ + i for i in range(n)]
+        probs = [rng.dirichlet(np.ones(4) * 0.5) for _ in range(n)]
+        obs_c, obs_py = np.zeros((n, d), np.float32), np.zeros((n, d), np.float32)
+        rewards_c, rewards_py = np.zeros((n, limit)), np.zeros((n, limit))
+        last = []
+        for i, seed in enumerate(seeds):
+            obs_c[i, :8] = fast[i].reset(seed=seed)[0]
+            obs_py[i, :8] = slow[i].reset(seed=seed)[0]
+            last.append(reference[i].reset(seed=seed)[0])
+        active, t = list(range(n)), 0
+        while active:
+            actions = [int(heuristic(reference[i], last[i])) if i % 3 == 0 else int(rng.choice(4, p=probs[i])) for i in active]
+            t += 1
+            still_c = module.play_step(fast, active, actions, t, obs_c, rewards_c, limit, time_feature)
+            still_py = lander_step.python_play_step(slow, active, actions, t, obs_py, rewards_py, limit, time_feature)
+            assert still_c == still_py
+            for i, action in zip(active, actions, strict=True):
+                last[i], reward, terminated, _, _ = reference[i].step(action)
+                assert rewards_c[i, t - 1] == rewards_py[i, t - 1] == reward
+                assert (i not in still_c) == (terminated or t == limit)
+                if terminated:
+                    ends.add(reward)
+                elif t == limit:
+                    ends.add("limit")
+                else:
+                    assert obs_c[i].tobytes() == obs_py[i].tobytes()
+                    assert np.array_equal(obs_c[i, :8], last[i])
+            steps += len(active)
+            active = still_c
+    assert steps > 5000 and {-100, 100, "limit"} <= ends
+
+
+def test_a_lander_the_c_step_does_not_take_goes_to_the_python_step(module):
+    """An invalid action reaches ``LeanLunarLander.step`` (gymnasium's error); a lander with no
+    body (its world destroyed) is stepped by Python, whose error comes through unchanged."""
+    env = LeanLunarLander()
+    env.reset(seed=1)
+    obs, rewards = np.zeros((1, 8), np.float32), np.zeros((1, 300))
+    with pytest.raises(AssertionError, match="invalid"):
+        module.play_step([env], [0], [7], 1, obs, rewards, 300, False)
+    env._destroy()
+    with pytest.raises(AssertionError):  # gymnasium's: assert self.lander is not None
+        module.play_step([env], [0], [0], 1, obs, rewards, 300, False)
+
+
+def test_play_step_refuses_arrays_of_the_wrong_kind(module):
+    env = LeanLunarLander()
+    env.reset(seed=1)
+    with pytest.raises(ValueError, match="float32"):
+        module.play_step([env], [0], [0], 1, np.zeros((1, 8)), np.zeros((1, 300)), 300, False)
+    with pytest.raises(ValueError, match="one action per active environment"):
+        module.play_step([env], [0], [0, 1], 1, np.zeros((1, 8), np.float32), np.zeros((1, 300)), 300, False)
+    with pytest.raises(IndexError):
+        module.play_step([env], [3], [0], 1, np.zeros((1, 8), np.float32), np.zeros((1, 300)), 300, False)
+
+
+def test_a_module_that_steps_otherwise_is_not_used():
+    """``check`` finds a C step that is off by one rounding in an observation, and one that reads
+    another body layout; ``load`` then gives None, and every ``stepper`` the Python step."""
+    real = lander_step.load()
+    if real is None:
+        pytest.skip(lander_step.why_not)
+
+    def off_by_a_bit(envs, active, actions, t, obs, rewards, max_steps, time_feature):
+        still = real.play_step(envs, active, actions, t, obs, rewards, max_steps, time_feature)
+        obs[active[0], 3] = np.nextafter(obs[active[0], 3], np.float32(1))
+        return still
+
+    shifted = types.SimpleNamespace(play_step=off_by_a_bit, body_fields=real.body_fields)
+    assert "in C" in lander_step.check(shifted)
+    moved = types.SimpleNamespace(play_step=real.play_step, body_fields=lambda body: (0, *real.body_fields(body)[1:]))
+    assert "b2Body fields" in lander_step.check(moved)
+
+
+def test_stepper_uses_python_where_c_is_off_or_the_landers_are_not_lean(monkeypatch):
+    monkeypatch.setattr(lander_step, "_module", lander_step._NOT_LOADED)
+    monkeypatch.setenv("COURSE_PURE_PYTHON", "1")
+    assert lander_step.load() is None and lander_step.why_not == "COURSE_PURE_PYTHON=1"
+    assert lander_step.stepper([LeanLunarLander()]) is lander_step.python_play_step
+    monkeypatch.setattr(lander_step, "_module", lander_step._NOT_LOADED)
+    monkeypatch.delenv("COURSE_PURE_PYTHON")
+    if lander_step.load() is not None:
+        assert lander_step.stepper([LeanLunarLander()]) is lander_step.load().play_step
+    assert lander_step.stepper([LunarLander()]) is lander_step.python_play_step
+    assert lander_step.stepper([LeanLunarLander(enable_wind=True)]) is lander_step.python_play_step
+
+
+def test_a_failed_build_says_why_and_leaves_the_python_step(monkeypatch, tmp_path):
+    monkeypatch.setattr(lander_step, "_module", lander_step._NOT_LOADED)
+    monkeypatch.setattr(lander_step, "_library_path", lambda: tmp_path / "_lander_step_x.so")
+    monkeypatch.setenv("CC", "no-such-compiler")
+    monkeypatch.setattr(lander_step.shutil, "which", lambda name: None)
+    assert lander_step.load() is None and "no C compiler" in lander_step.why_not
+    assert lander_step.stepper([LeanLunarLander()]) is lander_step.python_play_step
