@@ -2,8 +2,8 @@
 
 gymnasium's box2d and classic-control environments render to RGB arrays with
 ``render_mode="rgb_array"`` (pygame draws off screen). ``animate`` turns a list of such frames
-into a self-contained HTML/JavaScript player (matplotlib's ``to_jshtml``: PNG frames embedded in
-the page), which Jupyter shows inline and which survives in saved notebooks. ``side_by_side``
+into a self-contained HTML/JavaScript player (PNG frames embedded in the page, a play button and a
+slider), which Jupyter shows inline and which survives in saved notebooks. ``side_by_side``
 joins two episodes' frames into one animation (two agents on the same start).
 """
 
@@ -57,13 +57,12 @@ def animate(frames, fps: int = 30, title: str | None = None, scale: float = 0.5,
     (evenly spaced), so the page stays small: about 5-10 KB per frame. While nbgrader grades
     (``runtime.grading()``) at most ``GRADING_FRAMES`` are kept: the feedback shows a preview,
     and the course's own animations stay far below the grader's output cap. In fast mode
-    (``runtime.fast_mode()``: the course's tests, where nobody watches) the preview is kept too:
-    each frame costs about 25 ms to draw and encode, seconds per animation.
-    Returns an ``IPython.display.HTML`` object; display it or leave it as a cell's last value.
+    (``runtime.fast_mode()``: the course's tests, where nobody watches) the preview is kept too.
+    The player plays once when shown; its button and slider replay and scrub. ``title`` is shown
+    above the frames. Returns an ``IPython.display.HTML`` object; display it or leave it as a
+    cell's last value.
     """
-    import matplotlib.pyplot as plt
     from IPython.display import HTML
-    from matplotlib import animation
 
     from course_utils.runtime import fast_mode, grading
 
@@ -77,21 +76,57 @@ def animate(frames, fps: int = 30, title: str | None = None, scale: float = 0.5,
     step = max(1, round(1 / scale)) if scale < 1 else 1
     frames = [np.asarray(frame)[::step, ::step] for frame in frames]
     height, width = frames[0].shape[:2]
-    # The frame fills the figure: no automatic layout (the course style turns it on, and matplotlib
-    # then warns once per frame that the axes are "not compatible with tight_layout").
-    with plt.rc_context({"figure.autolayout": False}):
-        fig = plt.figure(figsize=(width / 100, height / 100), dpi=100)
-        ax = fig.add_axes([0, 0, 1, 1])
-        ax.axis("off")
-        image = ax.imshow(frames[0])
-        if title:
-            ax.set_title(title, fontsize=8, y=0.92)
+    return HTML(_player([_png_data_uri(frame) for frame in frames], width, height, fps, title))
 
-        def draw(i):
-            image.set_data(frames[i])
-            return (image,)
 
-        player = animation.FuncAnimation(fig, draw, frames=len(frames), interval=1000 / fps, blit=True)
-        html = player.to_jshtml(fps=fps, default_mode="once")
-        plt.close(fig)
-    return HTML(html)
+def _png_data_uri(frame: np.ndarray) -> str:
+    """One frame (H, W, 3) uint8 as a ``data:image/png;base64,...`` URI. PIL encodes it directly:
+    drawing each frame into a matplotlib figure first (``to_jshtml``) cost about 20 ms a frame, two
+    seconds for a 100-frame episode, while the training it shows waited."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(np.ascontiguousarray(frame, dtype=np.uint8)).save(buffer, format="PNG", compress_level=6)
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+_PLAYER = """<div id="{id}" style="display:inline-block;font:12px sans-serif">
+<div style="margin:2px 0">{title}</div>
+<img id="{id}-img" width="{width}" height="{height}" alt="{title}">
+<div><button id="{id}-button" type="button" style="width:6em">play</button>
+<input id="{id}-slider" type="range" min="0" max="{last}" value="0" style="width:{slider}px;vertical-align:middle">
+<span id="{id}-label"></span></div>
+<script>
+(function() {{
+  var frames = [{frames}];
+  var img = document.getElementById("{id}-img"), button = document.getElementById("{id}-button"),
+      slider = document.getElementById("{id}-slider"), label = document.getElementById("{id}-label");
+  var i = 0, timer = null;
+  function show(k) {{ i = k; img.src = frames[k]; slider.value = k; label.textContent = "frame " + (k + 1) + "/" + frames.length; }}
+  function stop() {{ clearInterval(timer); timer = null; button.textContent = "play"; }}
+  function play() {{
+    if (i >= frames.length - 1) show(0);
+    if (frames.length < 2) return;
+    button.textContent = "pause";
+    timer = setInterval(function() {{ show(i + 1); if (i >= frames.length - 1) stop(); }}, {interval});
+  }}
+  button.onclick = function() {{ if (timer) stop(); else play(); }};
+  slider.oninput = function() {{ stop(); show(+slider.value); }};
+  show(0);
+  play();
+}})();
+</script>
+</div>"""
+
+
+def _player(uris: list[str], width: int, height: int, fps: int, title: str | None) -> str:
+    """The page of ``animate``: an image, a play/pause button and a slider, the frames in the script."""
+    import html
+    import uuid
+
+    return _PLAYER.format(id=f"anim-{uuid.uuid4().hex}", title=html.escape(title or ""), width=width, height=height,
+                          last=len(uris) - 1, slider=max(100, width - 150), interval=round(1000 / fps),
+                          frames=",".join(f'"{uri}"' for uri in uris))

@@ -65,3 +65,25 @@ def test_side_by_side_holds_the_shorter_episodes_last_frame():
     frames = side_by_side(left, right, gap=2)
     assert len(frames) == 5 and frames[0].shape == (2, 8, 3)
     assert frames[4][0, 0, 0] == 2 and frames[4][0, 7, 0] == 14 and frames[4][0, 3, 0] == 128
+
+
+def test_animate_embeds_the_frames_pixels_and_a_player_that_escapes_its_title():
+    """Each kept frame is the downscaled picture, losslessly (PNG); the title is text above it,
+    escaped; the page's script plays the frames once when shown, and its button replays them."""
+    import base64
+    import io
+    import re
+
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    frames = [rng.integers(0, 256, (40, 60, 3), dtype=np.uint8) for _ in range(4)]
+    page = animate(frames, fps=20, title="<b>batch 3</b>", scale=0.5).data
+    uris = re.findall(r'"data:image/png;base64,([^"]+)"', page)
+    assert len(uris) == 4
+    for uri, frame in zip(uris, frames, strict=True):
+        assert np.array_equal(np.asarray(Image.open(io.BytesIO(base64.b64decode(uri)))), frame[::2, ::2])
+    assert "&lt;b&gt;batch 3&lt;/b&gt;" in page and "<b>batch 3" not in page
+    assert 'width="30" height="20"' in page and "setInterval" in page and ", 50);" in page
+    ids = set(re.findall(r'id="(anim-[0-9a-f]+)"', page + animate(frames).data))
+    assert len(ids) == 2  # two players on one page drive their own images
