@@ -105,7 +105,9 @@ _PLAYER = """<div id="{id}" style="display:inline-block;font:12px sans-serif">
   var img = document.getElementById("{id}-img"), button = document.getElementById("{id}-button"),
       slider = document.getElementById("{id}-slider"), label = document.getElementById("{id}-label");
   var i = 0, timer = null;
-  function show(k) {{ i = k; img.src = frames[k]; slider.value = k; label.textContent = "frame " + (k + 1) + "/" + frames.length; }}
+  function show(k) {{
+    i = k; img.src = frames[k]; slider.value = k; label.textContent = "frame " + (k + 1) + "/" + frames.length;
+  }}
   function stop() {{ clearInterval(timer); timer = null; button.textContent = "play"; }}
   function play() {{
     if (i >= frames.length - 1) show(0);
