@@ -14,6 +14,7 @@ BENCHMARKS = {
     "lunar-student": "course_admin.lunar.bench:bench_lunar_student",
     "lunar-experiments": "course_admin.lunar.bench:bench_lunar_experiments",
     "lunar-seeds": "course_admin.lunar.bench:bench_lunar_seeds",
+    "lunar-step": "course_admin.lunar.bench:bench_lunar_step",
     "grading": "course_admin.grading.bench:bench_grading",
     "grading-course": "course_admin.grading.bench:bench_course_grading",
     "ci": "course_admin.ci:bench_ci",

@@ -99,6 +99,52 @@ def bench_lunar(
     }
 
 
+def bench_lunar_step(episodes: int = 96, rounds: int = 3) -> dict:
+    """``course bench lunar-step``: tutorial 3's shard stepping its landers in C
+    (``lander_step.play_step``) against the same shard stepping them in Python
+    (``lander_step.python_play_step``), in one run: ``episodes`` episodes of 8 landers at a time
+    played by the course's trained lander (sampled actions: landings, and hovers to the step
+    limit, as late in a training run), split into ``rounds`` that alternate between the ways, in
+    one thread as in the worker processes. CPU microseconds per lander step beside wall-clock
+    ones (policy, action draw and bookkeeping included); ``identical`` says whether both played
+    the same episodes to the last bit."""
+    from course_utils.lunar import lander_step
+    from course_utils.lunar.evaluation import load_pretrained
+    from course_utils.lunar.numpy_policy import one_blas_thread
+    from course_utils.lunar.rollouts import Shard
+
+    for name, value in (("episodes", episodes), ("rounds", rounds)):
+        _positive(name, value)
+    if lander_step.load() is None:
+        return {"benchmark": "lunar-step", "c": None, "why_not": lander_step.why_not}
+    torch.set_num_threads(1)
+    one_blas_thread()
+    net = load_pretrained()
+    ways = {"c": lander_step.load().play_step, "python": lander_step.python_play_step}
+    shards = {name: Shard(range(8), net, generator_seed=0) for name in ways}
+    figures = {name: {"steps": 0, "wall_s": 0.0, "cpu_s": 0.0} for name in ways}
+    played = {name: [] for name in ways}
+    per_round = max(1, episodes // rounds // 8)
+    for k in range(rounds * per_round):
+        for name, shard in shards.items():
+            shard.play_step = ways[name]
+            t0, c0 = time.perf_counter(), time.process_time()
+            episodes_played = shard.play_episodes(net.state_dict(), range(8 * k, 8 * k + 8))
+            figures[name]["wall_s"] += time.perf_counter() - t0
+            figures[name]["cpu_s"] += time.process_time() - c0
+            figures[name]["steps"] += sum(len(rewards) for _, _, rewards in episodes_played)
+            played[name].append(b"".join(array.tobytes() for episode in episodes_played for array in episode))
+    for shard in shards.values():
+        shard.close()
+    out = {"benchmark": "lunar-step", "episodes": 8 * rounds * per_round}
+    for name, f in figures.items():
+        out[name] = {"steps": f["steps"], "us_per_step_wall": round(1e6 * f["wall_s"] / f["steps"], 1),
+                     "us_per_step_cpu": round(1e6 * f["cpu_s"] / f["steps"], 1)}
+    out["speedup_cpu"] = round(out["python"]["us_per_step_cpu"] / out["c"]["us_per_step_cpu"], 2)
+    out["identical"] = played["c"] == played["python"]
+    return out
+
+
 ZOO_PPO = dict(n_steps=1024, batch_size=64, n_epochs=4, gamma=0.999, gae_lambda=0.98, ent_coef=0.01)
 """rl-baselines3-zoo's PPO hyperparameters for LunarLander (16 environments, MlpPolicy: 64-64
 tanh policy and value networks, learning rate 3e-4); the zoo reports 242 +- 32 at 1M steps."""

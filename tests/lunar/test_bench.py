@@ -2,7 +2,13 @@
 
 import pytest
 
-from course_admin.lunar.bench import bench_lunar, bench_lunar_experiments, bench_lunar_seeds, bench_lunar_student
+from course_admin.lunar.bench import (
+    bench_lunar,
+    bench_lunar_experiments,
+    bench_lunar_seeds,
+    bench_lunar_step,
+    bench_lunar_student,
+)
 
 
 def test_bench_lunar_returns_positive_figures():
@@ -65,3 +71,17 @@ def test_a_benchmark_given_a_wrong_size_refuses_at_once_instead_of_training():
     ]:
         with pytest.raises(TypeError, match=match):
             call()
+
+
+def test_bench_lunar_step_times_c_and_python_on_the_same_episodes():
+    from course_utils.lunar import lander_step
+
+    out = bench_lunar_step(episodes=16, rounds=2)
+    if lander_step.load() is None:
+        assert out["c"] is None and out["why_not"] == lander_step.why_not
+        return
+    assert out["identical"] is True and out["episodes"] == 16
+    assert out["c"]["steps"] == out["python"]["steps"] > 16
+    assert out["c"]["us_per_step_cpu"] > 0 and out["python"]["us_per_step_cpu"] > 0 and out["speedup_cpu"] > 0
+    with pytest.raises(TypeError, match="episodes must be a positive integer"):
+        bench_lunar_step(episodes=0)
