@@ -40,7 +40,7 @@ enum { DYNAMIC_BODY = 2, AWAKE_FLAG = 0x0002 };
 static PyObject *world_step, *step_args_tail;  /* b2World.Step, (1/FPS, 180, 60) */
 static double SCALE, FPS, MAIN_POWER, SIDE_POWER, MAIN_Y, SIDE_HEIGHT, SIDE_AWAY, LEG_DOWN, HALF_W, HALF_H;
 static PyObject *s_lander, *s_this, *s_world, *s_dispersion, *s_legs, *s_ground_contact, *s_helipad_y,
-    *s_prev_shaping, *s_game_over;
+    *s_prev_shaping, *s_game_over, *s_np_random, *s_rng, *s_drawn, *s_next;
 
 static Body *body_of(PyObject *lander) {
     PyObject *this = PyObject_GetAttr(lander, s_this);  /* SWIG's handle: int() of it is the address */
@@ -78,6 +78,52 @@ static double float_attr(PyObject *obj, PyObject *name) {
     return x;
 }
 
+/* LeanLunarLander._dispersion(): where the block of dispersions drawn from the env's generator
+ * (gymnasium keeps it in ``_np_random``) has two numbers left, they are read here and ``_next``
+ * moves on, as the method does; else the method itself (it draws the next block). 0, or -1. */
+static int dispersion(PyObject *env, double *d0, double *d1) {
+    PyObject *rng = PyObject_GetAttr(env, s_np_random), *mine = NULL, *drawn = NULL, *next = NULL;
+    int status = -1, done = 0;
+    if (rng == NULL) goto end;
+    if ((mine = PyObject_GetAttr(env, s_rng)) == NULL) goto end;
+    if (rng == mine && rng != Py_None) {
+        if ((drawn = PyObject_GetAttr(env, s_drawn)) == NULL || (next = PyObject_GetAttr(env, s_next)) == NULL) goto end;
+        Py_ssize_t i = PyLong_Check(next) ? PyLong_AsSsize_t(next) : -1;
+        if (i == -1 && PyErr_Occurred()) goto end;
+        if (PyList_Check(drawn) && i >= 0 && i + 1 < PyList_GET_SIZE(drawn)) {
+            *d0 = PyFloat_AsDouble(PyList_GET_ITEM(drawn, i));
+            *d1 = PyFloat_AsDouble(PyList_GET_ITEM(drawn, i + 1));
+            if (PyErr_Occurred()) goto end;
+            PyObject *moved = PyLong_FromSsize_t(i + 2);
+            if (moved == NULL) goto end;
+            int set = PyObject_SetAttr(env, s_next, moved);
+            Py_DECREF(moved);
+            if (set < 0) goto end;
+            done = 1;
+        }
+    }
+    if (!done) {
+        PyObject *d = PyObject_CallMethodNoArgs(env, s_dispersion);
+        if (d == NULL) goto end;
+        if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) != 2) {
+            Py_DECREF(d);
+            PyErr_SetString(PyExc_TypeError, "_dispersion() did not return two numbers");
+            goto end;
+        }
+        *d0 = PyFloat_AsDouble(PyTuple_GET_ITEM(d, 0));
+        *d1 = PyFloat_AsDouble(PyTuple_GET_ITEM(d, 1));
+        Py_DECREF(d);
+        if (PyErr_Occurred()) goto end;
+    }
+    status = 0;
+end:
+    Py_XDECREF(rng);
+    Py_XDECREF(mine);
+    Py_XDECREF(drawn);
+    Py_XDECREF(next);
+    return status;
+}
+
 /* LeanLunarLander.step(action) for a lander that is awake and dynamic: 1 done (obs, reward,
  * terminated set), 0 not this case (the caller runs the Python step), -1 error. */
 static int fast_step(PyObject *env, long action, double obs[8], double *reward, int *terminated) {
@@ -92,15 +138,8 @@ static int fast_step(PyObject *env, long action, double obs[8], double *reward, 
     double angle = b->a;
     double tip0 = sin(angle), tip1 = cos(angle);
     double side0 = -tip1, side1 = tip0;
-    PyObject *d = PyObject_CallMethodNoArgs(env, s_dispersion);
-    if (d == NULL) return -1;
-    if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) != 2) {
-        Py_DECREF(d);
-        PyErr_SetString(PyExc_TypeError, "_dispersion() did not return two numbers");
-        return -1;
-    }
-    double d0 = PyFloat_AsDouble(PyTuple_GET_ITEM(d, 0)), d1 = PyFloat_AsDouble(PyTuple_GET_ITEM(d, 1));
-    Py_DECREF(d);
+    double d0, d1;
+    if (dispersion(env, &d0, &d1) < 0) return -1;
     double m_power = 0.0, s_power = 0.0;
     double ix = 0.0, iy = 0.0, px = 0.0, py = 0.0;
     int fire = 0;
@@ -312,6 +351,7 @@ PyMODINIT_FUNC PyInit__lander_step(void) {
     NAME(s_lander, "lander") NAME(s_this, "this") NAME(s_world, "world") NAME(s_dispersion, "_dispersion")
     NAME(s_legs, "legs") NAME(s_ground_contact, "ground_contact") NAME(s_helipad_y, "helipad_y")
     NAME(s_prev_shaping, "prev_shaping") NAME(s_game_over, "game_over")
+    NAME(s_np_random, "_np_random") NAME(s_rng, "_rng") NAME(s_drawn, "_drawn") NAME(s_next, "_next")
 #undef NAME
     return PyModule_Create(&module);
 }
