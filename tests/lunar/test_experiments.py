@@ -307,3 +307,18 @@ def test_an_actor_critic_s_cached_runs_follow_the_critic_s_own_steps(monkeypatch
     monkeypatch.setattr(experiments, "CriticFit", OtherFit)
     assert experiments._fingerprint(aac, {}) != before[0]
     assert experiments._fingerprint(bpg, {}) == before[1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["vpg", "epg", "bpg", "cpg", "aac"])
+def test_each_experiments_stored_run_is_reproduced_at_full_size(name, tmp_path):
+    """Seed 0 of each stored experiment, trained again at full size (3000 episodes) with the
+    reference classes and the landers stepped as the notebook steps them (in C where it is built):
+    every recorded number of every batch is the stored one."""
+    from course_utils.lunar import experiments
+
+    spec = reference.reference_experiments()[name]
+    data = experiments._train(name, spec, reference.EXPERIMENT_EPISODES, 0, tmp_path / "run.json", workers=1)
+    stored = stored_results()["runs"][name]["runs"][0]
+    for key, values in stored.items():
+        assert data[key] == values, key
