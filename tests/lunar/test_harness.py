@@ -487,3 +487,21 @@ def test_monitor_episode_plays_one_whole_episode_with_a_frame_per_step():
 def test_monitor_episode_stops_at_max_steps():
     frames, n_steps, _ = monitor_episode(nn.Linear(8, 4), seed=1, agent_type=PolicyAgent, max_steps=5)
     assert n_steps == 5 and len(frames) == 6
+
+
+def test_monitor_episode_can_keep_a_picture_every_few_steps():
+    """``every=3``: the same episode (steps and total reward), with the first picture and one after
+    every third step but the last; ``every`` must be a positive integer."""
+    torch.manual_seed(0)
+    net = nn.Linear(8, 4)
+    all_frames, n_steps, total = monitor_episode(net, seed=4, agent_type=PolicyAgent)
+    torch.manual_seed(0)
+    net = nn.Linear(8, 4)
+    frames, n_thin, total_thin = monitor_episode(net, seed=4, agent_type=PolicyAgent, every=3)
+    assert (n_thin, total_thin) == (n_steps, total)
+    # the same flight; the engines' particles fade as pictures are drawn (gymnasium ages them in
+    # render), so only the first picture is the same to the pixel
+    assert len(frames) == 1 + (n_steps - 1) // 3 and np.array_equal(frames[0], all_frames[0])
+    assert not np.array_equal(frames[0], frames[-1])
+    with pytest.raises(ValueError, match="every must be a positive integer"):
+        monitor_episode(net, agent_type=PolicyAgent, every=0)
