@@ -66,6 +66,9 @@ def _compile(target: Path) -> None:
         if result.returncode != 0:
             raise RuntimeError(f"{Path(compiler).name} failed: {result.stderr.strip()[-500:]}")
         os.replace(built, target)
+    for old in target.parent.glob(f"_lander_step_*{sysconfig.get_config_var('EXT_SUFFIX') or '.so'}"):
+        if old != target:  # a build of an earlier lander_step.c (a process still using it keeps its copy)
+            old.unlink(missing_ok=True)
 
 
 def _import(path: Path):

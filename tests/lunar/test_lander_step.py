@@ -128,3 +128,18 @@ def test_a_failed_build_says_why_and_leaves_the_python_step(monkeypatch, tmp_pat
     monkeypatch.setattr(lander_step.shutil, "which", lambda name: None)
     assert lander_step.load() is None and "no C compiler" in lander_step.why_not
     assert lander_step.stepper([LeanLunarLander()]) is lander_step.python_play_step
+
+
+def test_a_new_build_replaces_the_builds_of_an_earlier_source(monkeypatch, tmp_path):
+    """A build is named after its source; building a new one removes the others from the folder."""
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler here")
+    suffix = lander_step.sysconfig.get_config_var("EXT_SUFFIX")
+    stale = tmp_path / f"_lander_step_000000000000{suffix}"
+    stale.write_bytes(b"an earlier build")
+    target = tmp_path / f"_lander_step_111111111111{suffix}"
+    lander_step._compile(target)
+    assert target.exists() and not stale.exists()
+    module = lander_step._import(target)
+    lander_step._configure(module)
+    assert lander_step.check(module) == ""
