@@ -32,6 +32,8 @@ from pathlib import Path
 import numpy as np
 
 SOURCE = Path(__file__).with_name("lander_step.c")
+SUFFIX = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+"""The file ending of this Python's extension modules (``.cpython-311-x86_64-linux-gnu.so``)."""
 _NOT_LOADED = object()
 _module = _NOT_LOADED
 why_not = ""
@@ -42,7 +44,7 @@ def _library_path() -> Path:
     """Where the compiled module goes: named after the source and this Python, so an edit or
     another interpreter builds its own."""
     key = hashlib.sha256(SOURCE.read_bytes() + sys.version.encode() + sys.platform.encode()).hexdigest()[:12]
-    name = f"_lander_step_{key}{sysconfig.get_config_var('EXT_SUFFIX') or '.so'}"
+    name = f"_lander_step_{key}{SUFFIX}"
     here = SOURCE.parent / name
     if here.exists() or os.access(SOURCE.parent, os.W_OK):
         return here
@@ -66,7 +68,7 @@ def _compile(target: Path) -> None:
         if result.returncode != 0:
             raise RuntimeError(f"{Path(compiler).name} failed: {result.stderr.strip()[-500:]}")
         os.replace(built, target)
-    for old in target.parent.glob(f"_lander_step_*{sysconfig.get_config_var('EXT_SUFFIX') or '.so'}"):
+    for old in target.parent.glob(f"_lander_step_*{SUFFIX}"):
         if old != target:  # a build of an earlier lander_step.c (a process still using it keeps its copy)
             old.unlink(missing_ok=True)
 

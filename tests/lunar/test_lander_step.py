@@ -134,7 +134,7 @@ def test_a_new_build_replaces_the_builds_of_an_earlier_source(monkeypatch, tmp_p
     """A build is named after its source; building a new one removes the others from the folder."""
     if shutil.which("cc") is None and shutil.which("gcc") is None:
         pytest.skip("no C compiler here")
-    suffix = lander_step.sysconfig.get_config_var("EXT_SUFFIX")
+    suffix = lander_step.SUFFIX
     stale = tmp_path / f"_lander_step_000000000000{suffix}"
     stale.write_bytes(b"an earlier build")
     target = tmp_path / f"_lander_step_111111111111{suffix}"
