@@ -213,6 +213,41 @@ def start_forked_child() -> None:
     gc.freeze()
 
 
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
+_MMAP_THRESHOLD_MAX = 32 * 2**20  # glibc's largest on 64-bit systems
+_kept_freed_memory = False
+
+
+def keep_freed_memory() -> bool:
+    """Let this process reuse the memory its freed arrays and tensors leave, instead of asking the
+    system for fresh pages each time (glibc's ``malloc``: blocks of up to 32 MiB from its heap,
+    which it then keeps; the process keeps its peak size). Called by the training loops of the
+    course (tutorial 3's ``TrainerLoop.train``), whose every gradient step allocates and frees
+    the same few arrays of a batch of thousands of states.
+
+    Why: by default glibc maps a block of more than its current threshold afresh and gives it back
+    when it is freed, and gives back the top of its heap beyond 128 KiB, so each gradient step on a
+    batch of 4000 states took about 700 new pages from the system, each cleared by the kernel
+    (a critic's step: 9.4 ms, 1.4 of them in the kernel, against 7.4 ms with this). The numbers
+    computed are the same: torch aligns its tensors itself. Returns whether it was set (Linux with
+    glibc; elsewhere nothing is done); once per process is enough (children forked after it inherit it).
+    """
+    global _kept_freed_memory
+    if _kept_freed_memory:
+        return True
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc (macOS, Windows, musl)
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    # both together: a trim threshold alone turns the adaptive mmap threshold off, and every
+    # block over 128 KiB is then mapped afresh (4000 new pages a step)
+    _kept_freed_memory = bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_MAX)) and bool(mallopt(_M_TRIM_THRESHOLD, 2**30))
+    return _kept_freed_memory
+
+
 _FORKED_JOBS: tuple = ()
 
 

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from course_utils.lunar.env import make_env
-from course_utils.runtime import positive_int
+from course_utils.runtime import keep_freed_memory, positive_int
 
 
 class Experience(NamedTuple):
@@ -109,6 +109,7 @@ class TrainerLoop:
         stop by hand); returns ``training_data``."""
         from collections import deque
 
+        keep_freed_memory()  # every gradient step frees and allocates a batch's arrays again
         rewards = deque(maxlen=running_mean_len)
         best, episodes, saved = -float("inf"), 0, None
         start_lrs = [group["lr"] for group in self.optimizer.param_groups]

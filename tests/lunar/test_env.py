@@ -115,6 +115,64 @@ def test_the_lean_step_is_gymnasiums_to_the_last_bit():
         ours.step(7)
 
 
+def _world(env) -> dict:
+    """Everything box2d holds of a LunarLander's world after a reset, and what the env keeps about it."""
+
+    def shape(s):
+        vertices = [tuple(v) for v in s.vertices] if hasattr(s, "vertices") else []
+        return type(s).__name__, s.radius, vertices, getattr(s, "hasVertex0", None), getattr(s, "hasVertex3", None)
+
+    def body(b):
+        fixtures = [(shape(f.shape), f.friction, f.density, f.restitution, f.sensor, f.filterData.categoryBits,
+                     f.filterData.maskBits, f.filterData.groupIndex) for f in b.fixtures]
+        return (b.type, tuple(b.position), b.angle, tuple(b.linearVelocity), b.angularVelocity, b.mass, b.inertia,
+                tuple(b.localCenter), b.linearDamping, b.angularDamping, b.awake, b.bullet, b.fixedRotation,
+                b.sleepingAllowed, fixtures, getattr(b, "color1", None), getattr(b, "color2", None),
+                getattr(b, "ground_contact", None))
+
+    joints = [(type(j).__name__, tuple(j.GetLocalAnchorA()), tuple(j.GetLocalAnchorB()), j.GetReferenceAngle(),
+               tuple(j.anchorA), tuple(j.anchorB), j.angle, j.limitEnabled, j.limits, j.motorEnabled, j.motorSpeed,
+               j.GetMaxMotorTorque(), j.collideConnected, j.bodyA == env.lander, [j.bodyB == leg for leg in env.legs])
+              for j in env.world.joints]
+    return {
+        "bodies": [body(b) for b in env.world.bodies], "joints": joints, "gravity": tuple(env.world.gravity),
+        "sky": env.sky_polys, "helipad": (env.helipad_x1, env.helipad_x2, env.helipad_y),
+        "drawlist": [env.drawlist[0] == env.lander] + [a == b for a, b in zip(env.drawlist[1:], env.legs, strict=True)],
+        "listener": type(env.world.contactListener).__name__, "game_over": env.game_over,
+        "shaping": env.prev_shaping, "generator": env.np_random.bit_generator.state,
+    }
+
+
+def test_the_lean_reset_builds_gymnasiums_world():
+    """``LeanLunarLander.reset`` reuses box2d definitions across resets: after each reset (seeded,
+    or going on with the generator) the world holds the same bodies, fixtures, shapes and joints
+    as gymnasium's, with the same values to the last bit, and so do the env's own records."""
+    from gymnasium.envs.box2d.lunar_lander import LunarLander
+
+    from course_utils.lunar.lander import LeanLunarLander
+
+    ours, theirs = LeanLunarLander(), LunarLander()
+    for seed in [0, 1, 2, None, None, 12345, None]:
+        obs_a, _ = ours.reset(seed=seed)
+        obs_b, _ = theirs.reset(seed=seed)
+        assert np.array_equal(obs_a, obs_b)
+        ours._settle()  # the dispersions drawn ahead: the generator as gymnasium leaves it
+        assert _world(ours) == _world(theirs)
+        for _ in range(30):  # a few steps, so the next reset starts from a world that moved
+            ours.step(2), theirs.step(2)
+
+
+@pytest.mark.parametrize("kwargs", [{"continuous": True}, {"enable_wind": True}, {"render_mode": "rgb_array"}])
+def test_the_lean_reset_leaves_other_cases_to_gymnasium(kwargs, monkeypatch):
+    from course_utils.lunar.lander import LeanLunarLander
+
+    env = LeanLunarLander(**kwargs)
+    monkeypatch.setattr(env, "_lean_reset", lambda seed: pytest.fail("the lean reset took a case it does not cover"))
+    obs, _ = env.reset(seed=0)
+    assert obs.shape == (8,)
+    env.close()
+
+
 def test_the_lean_step_draws_gymnasiums_random_numbers_across_unseeded_resets_and_its_own_steps():
     """``LeanLunarLander`` draws the engine dispersions ahead, a block at a time: episodes that
     start without a seed (going on with the generator), steps handed to gymnasium's own ``step``
