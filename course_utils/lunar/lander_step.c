@@ -1,6 +1,7 @@
 /* One step of many LeanLunarLanders in one call: the arithmetic of ``LeanLunarLander.step``
- * (lander.py) in C, box2d's own world step called as Python calls it. Built and checked by
- * lander_step.py, which explains why and when it is used.
+ * (lander.py) in C, box2d's own world step called as Python calls it; and the actions a shard
+ * draws from its policy's scores (``draw``). Built and checked by lander_step.py, which explains
+ * why and when they are used.
  *
  * The order of every floating-point operation is the Python step's, in doubles where Python
  * has floats and in floats where box2d has them, so every observation and reward is the same
@@ -337,10 +338,89 @@ done:
     return still;
 }
 
+/* draw(scores, noise, offset) -> actions, or None
+ *
+ * The actions of Shard._draw without torch: for each row r of ``scores`` (float32 (n, A)), the
+ * j maximising p[j] / q[j], where p = exp(log_softmax(scores[r])) and q[j] = noise[offset + r * A + j]
+ * (float32 (m,)). torch computes p in floats; here p is computed in doubles and a row is decided only
+ * where its best ratio beats every other by more than DRAW_MARGIN (relative). Where every
+ * log-probability is above LOWEST_LOG_PROB, torch's float p is within about 1e-5 (relative) of the
+ * exact one (lander_step.py: ``draw``), so its ratios keep the same order and it draws the same
+ * action. A row closer than the margin, a log-probability below the bound, a score that is not
+ * finite or a draw that is not positive: None, and the caller draws the step as torch does. */
+#define DRAW_MARGIN 1e-3
+#define LOWEST_LOG_PROB (-80.0)
+#define MAX_ACTIONS 64
+static PyObject *draw(PyObject *self, PyObject *args) {
+    PyObject *scores_obj, *noise_obj;
+    Py_ssize_t offset;
+    if (!PyArg_ParseTuple(args, "OOn", &scores_obj, &noise_obj, &offset)) return NULL;
+    Py_buffer sv, nv;
+    if (PyObject_GetBuffer(scores_obj, &sv, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    if (PyObject_GetBuffer(noise_obj, &nv, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&sv);
+        return NULL;
+    }
+    PyObject *actions = NULL;
+    if (sv.ndim != 2 || strcmp(sv.format, "f") != 0 || nv.ndim != 1 || strcmp(nv.format, "f") != 0 || offset < 0 ||
+        offset + sv.shape[0] * sv.shape[1] > nv.shape[0]) {
+        PyErr_SetString(PyExc_ValueError, "scores must be float32 (n, A), noise float32 (m,) with offset + n * A <= m");
+        goto done;
+    }
+    Py_ssize_t n = sv.shape[0], a = sv.shape[1];
+    if (a < 1 || a > MAX_ACTIONS) {
+        actions = Py_NewRef(Py_None);
+        goto done;
+    }
+    actions = PyList_New(n);
+    if (actions == NULL) goto done;
+    const float *scores = (const float *)sv.buf, *noise = (const float *)nv.buf + offset;
+    for (Py_ssize_t r = 0; r < n; r++) {
+        const float *s = scores + r * a, *q = noise + r * a;
+        double e[MAX_ACTIONS], top = -INFINITY, z = 0.0;
+        for (Py_ssize_t j = 0; j < a; j++) {
+            if (!isfinite(s[j])) goto undecided;
+            if (s[j] > top) top = s[j];
+        }
+        for (Py_ssize_t j = 0; j < a; j++) {
+            e[j] = exp((double)s[j] - top);
+            z += e[j];
+        }
+        double log_z = log(z), best_ratio = -1.0, second = -1.0;
+        long best = -1;
+        for (Py_ssize_t j = 0; j < a; j++) {
+            if ((double)s[j] - top - log_z < LOWEST_LOG_PROB || !(q[j] > 0.0f) || !isfinite(q[j])) goto undecided;
+            double ratio = e[j] / z / (double)q[j];
+            if (ratio > best_ratio) {
+                second = best_ratio;
+                best_ratio = ratio;
+                best = (long)j;
+            } else if (ratio > second) {
+                second = ratio;
+            }
+        }
+        if (!(best_ratio > second * (1.0 + DRAW_MARGIN))) goto undecided;
+        PyObject *action = PyLong_FromLong(best);
+        if (action == NULL) {
+            Py_CLEAR(actions);
+            goto done;
+        }
+        PyList_SET_ITEM(actions, r, action);
+    }
+    goto done;
+undecided:
+    Py_SETREF(actions, Py_NewRef(Py_None));
+done:
+    PyBuffer_Release(&sv);
+    PyBuffer_Release(&nv);
+    return actions;
+}
+
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS, "configure(world_step, (dt, velocity_iterations, position_iterations), constants)"},
     {"body_fields", body_fields, METH_O, "body_fields(body) -> the b2Body fields this module reads"},
     {"play_step", play_step, METH_VARARGS, "play_step(envs, active, actions, t, obs, rewards, max_steps, time_feature) -> still"},
+    {"draw", draw, METH_VARARGS, "draw(scores, noise, offset) -> actions, or None where a row is too close to call"},
     {NULL, NULL, 0, NULL},
 };
 

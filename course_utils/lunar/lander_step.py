@@ -7,6 +7,18 @@ shard's loop over its landers) was about 15 us more. ``play_step`` does that ari
 reading the lander's body from box2d's memory, and calls box2d's world step as Python does
 (its contact listener, gymnasium's Python class, runs as before).
 
+The actions: ``draw`` picks each lander's action from its policy's scores as ``Shard._draw``
+does, without torch's per-call work (about 20 us a step of a shard, a tenth of a run). torch draws
+``argmax_j p_j / q_j``, with ``p = exp(log_softmax(scores))`` computed in floats and ``q`` the
+shard's exponential draws. Where every log-probability is above -80, each of torch's few float
+operations (the difference to the largest score, the log of a sum of exponentials, the
+exponential) is correctly rounded or within an ulp or two, so its ``p_j`` is within about
+``(|log p_j| + 4) * 1.2e-7 <= 1e-5`` of the exact value (relative), and the division adds 6e-8.
+``draw`` computes the exact ``p`` in doubles and decides a row only where its best ratio beats
+every other by more than 1e-3, a hundred times those errors: torch's floats keep that order and
+draw the same action. Any other row (a near tie, one in several hundred; a very peaked policy; a
+score that is not finite) makes it return None, and the shard draws that step with torch.
+
 How: ``load()`` compiles ``lander_step.c`` the first time with the machine's C compiler (``cc``,
 or ``$CC``) into this folder, or the user's cache where this folder is read-only (``make
 install`` builds it), and checks it before anyone uses it: the body fields it reads against
@@ -124,10 +136,40 @@ def check(module, steps: int = 400) -> str:
                 episode, t = episode + 1, 0
                 fast.reset(seed=episode)
                 slow.reset(seed=episode)
-        return ""
+        return check_draw(module)
     finally:
         fast.close()
         slow.close()
+
+
+def torch_draw(scores: np.ndarray, q: np.ndarray) -> list[int]:
+    """The actions ``Shard._draw`` draws for ``scores`` (n, A) float32 with the exponential draws
+    ``q`` (n, A): ``argmax(exp(log_softmax(scores)) / q)`` in torch's floats."""
+    import torch
+
+    probs = torch.log_softmax(torch.from_numpy(scores), -1).exp().numpy()
+    return (probs / q).argmax(-1).tolist()
+
+
+def check_draw(module, rows: int = 4000) -> str:
+    """Why ``module.draw`` does not draw as torch does, or "" when it does: ``rows`` rows of random
+    scores (seeded; from flat to very peaked policies, and near ties) each drawn both ways; a row
+    ``draw`` leaves to torch (None) is drawn alone again, and the others must all agree."""
+    rng = np.random.default_rng(1)
+    scales = rng.choice([0.01, 1.0, 5.0, 30.0], size=(rows, 1))
+    scores = (rng.normal(0.0, 1.0, (rows, 4)) * scales).astype(np.float32)
+    scores[::50, 1] = scores[::50, 0]  # ties
+    q = rng.exponential(1.0, (rows, 4)).astype(np.float32)
+    expected, decided = torch_draw(scores, q), 0
+    for r in range(rows):
+        actions = module.draw(scores[r:r + 1], q[r], 0)
+        if actions is not None:
+            decided += 1
+            if actions != expected[r:r + 1]:
+                return f"draw gives {actions} for scores {scores[r]} and draws {q[r]}, torch {expected[r]}"
+    if decided < rows // 2:
+        return f"draw decided {decided} of {rows} rows"
+    return ""
 
 
 def usable(envs) -> bool:
@@ -160,6 +202,12 @@ def stepper(envs):
     ``python_play_step``. Both give the same numbers."""
     module = load()
     return module.play_step if module is not None and usable(envs) else python_play_step
+
+
+def drawer():
+    """The C ``draw`` (see the module's docstring) where the module is built and checked, else None."""
+    module = load()
+    return None if module is None else module.draw
 
 
 def load():

@@ -100,6 +100,8 @@ class Shard:
         # all of the shard's landers stepped in one C call where it is built and checked (the same
         # numbers), else one Python step each
         self.play_step = lander_step.stepper(self.envs.envs)
+        # the actions drawn in C where it is built and checked (the same actions: lander_step's docstring)
+        self.c_draw = lander_step.drawer()
 
     @torch.no_grad()  # once for the whole loop: entering it cost a third of a step's action draw
     def play_episodes(self, state_dict, seeds, deterministic: bool = False) -> list[tuple]:
@@ -155,14 +157,30 @@ class Shard:
         the same either way, so the two give the same actions unless float rounding of the scores
         tips one (the twin's products are NumPy's)."""
         if self.fast is not None:
-            scores = torch.from_numpy(self.fast(obs))
+            values = self.fast(obs)
+            scores = torch.from_numpy(values)
         else:
             output = self.net(torch.from_numpy(obs))
             scores = output[0] if isinstance(output, tuple) else output
+            values = scores.numpy() if scores.dtype == torch.float32 and not scores.requires_grad else None
+        if (not deterministic and self.c_draw is not None and values is not None and values.dtype == np.float32
+                and values.ndim == 2 and values.flags.c_contiguous):
+            self._reserve(values.size)
+            actions = self.c_draw(values, self._noise, self._used)
+            if actions is not None:  # else a row too close to call: torch draws this step, from the same draws
+                self._used += values.size
+                return actions
         log_probs = torch.log_softmax(scores, -1)
         if deterministic:
             return log_probs.argmax(-1).tolist()
         return self._draw(log_probs.exp().numpy()).tolist()
+
+    def _reserve(self, count: int) -> None:
+        """Make sure ``count`` exponential draws are ready after the ones used (``_draw``)."""
+        if self._used + count > self._noise.size:
+            fresh = torch.empty(max(DRAW_BLOCK, count), dtype=torch.float32).exponential_(1.0, generator=self.generator)
+            self._noise = np.concatenate([self._noise[self._used:], fresh.numpy()])
+            self._used = 0
 
     def _draw(self, probs: np.ndarray) -> np.ndarray:
         """One action (n,) int64 per row of ``probs`` (n, A) float32: what
@@ -176,10 +194,7 @@ class Shard:
         probabilities and four small kernels cost about twice the NumPy here). The generator
         itself is then ahead of the draws used: every draw of this shard goes through here."""
         count = probs.size
-        if self._used + count > self._noise.size:
-            fresh = torch.empty(max(DRAW_BLOCK, count), dtype=torch.float32).exponential_(1.0, generator=self.generator)
-            self._noise = np.concatenate([self._noise[self._used:], fresh.numpy()])
-            self._used = 0
+        self._reserve(count)
         q = self._noise[self._used:self._used + count].reshape(probs.shape)
         self._used += count
         # torch.multinomial's check, in one sum: probabilities exp(log_softmax) are in [0, 1] or NaN

@@ -90,6 +90,43 @@ def test_play_step_refuses_arrays_of_the_wrong_kind(module):
         module.play_step([env], [3], [0], 1, np.zeros((1, 8), np.float32), np.zeros((1, 300)), 300, False)
 
 
+def test_draw_gives_torchs_actions_or_leaves_the_row_to_torch(module):
+    """``draw`` decides the rows whose best ratio is clear, each as torch's floats would (flat to
+    peaked policies, 1 to 8 rows, an offset into the draws), and leaves the others to torch: ties,
+    scores that are not finite, log-probabilities below -80, a draw of 0."""
+    rng = np.random.default_rng(3)
+    decided = 0
+    for n in (1, 3, 8):
+        for _ in range(300):
+            scores = (rng.normal(0.0, 1.0, (n, 4)) * rng.choice([0.01, 1.0, 4.0])).astype(np.float32)
+            q = rng.exponential(1.0, n * 4 + 5).astype(np.float32)
+            actions = module.draw(scores, q, 5)
+            if actions is not None:
+                decided += 1
+                assert actions == lander_step.torch_draw(scores, q[5:].reshape(n, 4))
+    assert decided > 800
+    ones = np.ones(4, np.float32)
+    assert module.draw(np.array([[5, 0, 0, 0]], np.float32), ones, 0) == [0]
+    assert module.draw(np.zeros((1, 4), np.float32), ones, 0) is None  # a four-way tie
+    assert module.draw(np.array([[0, 0, 0, np.nan]], np.float32), ones, 0) is None
+    assert module.draw(np.array([[0, 0, 0, np.inf]], np.float32), ones, 0) is None
+    assert module.draw(np.array([[0, 100, 0, 0]], np.float32), ones, 0) is None  # log-probabilities of -100
+    assert module.draw(np.array([[5, 0, 0, 0]], np.float32), np.array([1, 0, 1, 1], np.float32), 0) is None
+    with pytest.raises(ValueError, match="offset"):
+        module.draw(np.zeros((2, 4), np.float32), ones, 0)  # 8 draws needed, 4 given
+    with pytest.raises(ValueError, match="float32"):
+        module.draw(np.zeros((1, 4)), ones, 0)
+
+
+def test_a_module_that_draws_otherwise_is_not_used(module):
+    """``check_draw`` finds a draw that picks the most probable action instead, and one that
+    leaves every row to torch."""
+    greedy = types.SimpleNamespace(draw=lambda scores, q, offset: scores.argmax(-1).tolist())
+    assert "draw gives" in lander_step.check_draw(greedy)
+    assert "decided 0 of" in lander_step.check_draw(types.SimpleNamespace(draw=lambda scores, q, offset: None))
+    assert lander_step.check_draw(module) == ""
+
+
 def test_a_module_that_steps_otherwise_is_not_used():
     """``check`` finds a C step that is off by one rounding in an observation, and one that reads
     another body layout; ``load`` then gives None, and every ``stepper`` the Python step."""

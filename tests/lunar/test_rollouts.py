@@ -244,23 +244,36 @@ def test_a_failing_network_in_a_worker_is_reported_and_every_worker_stops():
 
 
 
-def test_a_shards_episodes_are_the_same_stepped_in_c_or_in_python():
-    """``Shard.play_episodes`` steps its landers with ``lander_step.stepper``'s choice: the C step
-    and the Python one play the same episodes, to the last bit (a network that crashes some
-    landers and lets others hover to the step limit)."""
+def test_a_shards_episodes_are_the_same_stepped_and_drawn_in_c_or_in_python(monkeypatch):
+    """``Shard.play_episodes`` steps its landers with ``lander_step.stepper``'s choice and draws
+    their actions with ``lander_step.drawer``'s: in C (which leaves near ties to torch, from the
+    same draws) and in Python they play the same episodes, to the last bit (a network that crashes
+    some landers and lets others hover to the step limit), and leave the generator in one place."""
     from course_utils.lunar import lander_step
     from course_utils.lunar.rollouts import Shard
 
     if lander_step.load() is None:
         pytest.skip(lander_step.why_not)
+    c_draw, calls = lander_step.load().draw, []
+
+    def sometimes_undecided(scores, noise, offset):
+        # every seventh step left to torch as a near tie would be, whatever C decided
+        calls.append(c_draw(scores, noise, offset))
+        return None if len(calls) % 7 == 0 else calls[-1]
+
+    monkeypatch.setattr(lander_step, "drawer", lambda: sometimes_undecided)
     torch.manual_seed(1)
     net = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
-    played = []
-    for step in (lander_step.stepper, lambda envs: lander_step.python_play_step):
+    played, draws = [], []
+    for in_c in (True, False):
         shard = Shard(range(6), net, generator_seed=4)
-        shard.play_step = step(shard.envs.envs)
+        if not in_c:
+            shard.play_step, shard.c_draw = lander_step.python_play_step, None
         played.append([shard.play_episodes(net.state_dict(), range(10 * k, 10 * k + 6)) for k in range(3)])
+        draws.append((shard._used, shard._noise.tobytes(), shard.generator.get_state()))
         shard.close()
+    assert draws[0][0] == draws[1][0] and draws[0][1] == draws[1][1] and torch.equal(draws[0][2], draws[1][2])
+    assert len(calls) > 300 and sum(actions is not None for actions in calls) > 0.9 * len(calls)
     for batch_c, batch_py in zip(*played, strict=True):
         for (s1, a1, r1), (s2, a2, r2) in zip(batch_c, batch_py, strict=True):
             assert s1.tobytes() == s2.tobytes() and np.array_equal(a1, a2) and r1.tobytes() == r2.tobytes()
