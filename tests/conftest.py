@@ -70,7 +70,29 @@ def pytest_xdist_make_scheduler(config, log):
         def _split_scope(self, nodeid: str) -> str:
             return group(nodeid)
 
+        def _reschedule(self, node) -> None:
+            super()._reschedule(node)
+            shut_down_once_all_handed_out(self)
+
     return GroupScheduling(config, log)
+
+
+def shut_down_once_all_handed_out(scheduler) -> None:
+    """Tell every worker not told yet to finish what it has and stop, once the scheduler has
+    handed out every group (``workqueue`` empty after the first distribution).
+
+    Why: xdist tells a worker to stop only when that worker reports a test done and nothing is
+    left to hand out, and a worker keeps the last test it was given unrun until it hears of a
+    next one or of the stop (pytest needs the next test to tear fixtures down). Twice in about
+    ten CI runs, after the other worker took the last group, a worker sat on its last test with
+    nothing to report and was never told to stop: the run hung at 96-97% with both workers idle
+    (`py-spy dump`: one in xdist's ``TestQueue.get``, the other's session over). A stop sent to
+    a worker that still has tests only queues behind them, as xdist's own does."""
+    if scheduler.collection is None or scheduler.workqueue:
+        return
+    for node in scheduler.nodes:
+        if not node.shutting_down:
+            node.shutdown()
 
 
 def pytest_collection_modifyitems(config, items):

@@ -42,3 +42,32 @@ def test_each_revision_runs_as_ci_runs_it_on_its_own_clone(tmp_path):
 def test_outside_a_git_checkout_it_says_what_it_needs(tmp_path):
     with pytest.raises(RuntimeError, match="needs git and a git checkout"):
         ci.time_ci_run(tmp_path, "HEAD")
+
+
+class _Worker:
+    def __init__(self, told=False):
+        self.shutting_down, self.told = told, 0
+
+    def shutdown(self):
+        self.shutting_down, self.told = True, self.told + 1
+
+
+class _Scheduler:
+    def __init__(self, collection, workqueue, nodes):
+        self.collection, self.workqueue, self.nodes = collection, workqueue, nodes
+
+
+def test_every_worker_is_told_to_stop_once_every_group_is_handed_out():
+    """The test run's scheduler (conftest): once the last group is handed out, each worker not
+    told yet is told to stop (a worker sitting on its last test then runs it and ends), and none
+    before: not while groups wait, not before the first distribution."""
+    from conftest import shut_down_once_all_handed_out
+
+    idle, busy, told = _Worker(), _Worker(), _Worker(told=True)
+    shut_down_once_all_handed_out(_Scheduler(["a::t"], {"tests/test_b.py": {"b::t": False}}, [idle, busy]))
+    shut_down_once_all_handed_out(_Scheduler(None, {}, [idle, busy]))
+    assert idle.told == busy.told == 0
+    shut_down_once_all_handed_out(_Scheduler(["a::t"], {}, [idle, busy, told]))
+    assert idle.told == busy.told == 1 and told.told == 0
+    shut_down_once_all_handed_out(_Scheduler(["a::t"], {}, [idle, busy, told]))
+    assert idle.told == busy.told == 1  # once
