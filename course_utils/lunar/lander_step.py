@@ -23,7 +23,7 @@ How: ``load()`` compiles ``lander_step.c`` the first time with the machine's C c
 or ``$CC``) into this folder, or the user's cache where this folder is read-only (``make
 install`` builds it), and checks it before anyone uses it: the body fields it reads against
 box2d's own accessors, then a few hundred steps through crashes against ``LeanLunarLander.step``,
-bit for bit. Where anything of that fails (no compiler, another box2d, another platform) it
+bit for bit, and its draws against torch's. Where anything of that fails (no compiler, another box2d, another platform) it
 returns None and the shards step in Python: the same numbers, slower. ``COURSE_PURE_PYTHON=1``
 asks for that.
 """
@@ -105,9 +105,10 @@ def _configure(module) -> None:
 
 
 def check(module, steps: int = 400) -> str:
-    """Why ``module`` does not step as ``LeanLunarLander.step`` does, or "" when it does: its body
-    fields against box2d's accessors, then ``steps`` steps of random actions (seeded; crashes
-    and new episodes included) through ``play_step`` and through ``step``, compared bit for bit."""
+    """Why ``module`` does not step as ``LeanLunarLander.step`` does, or draw as torch does, or ""
+    when it does both: its body fields against box2d's accessors, then ``steps`` steps of random
+    actions (seeded; crashes and new episodes included) through ``play_step`` and through
+    ``step``, compared bit for bit; then ``check_draw``."""
     from course_utils.lunar.lander import LeanLunarLander
 
     fast, slow = LeanLunarLander(), LeanLunarLander()

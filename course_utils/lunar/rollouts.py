@@ -151,11 +151,13 @@ class Shard:
 
     def _actions(self, obs: np.ndarray, deterministic: bool = False) -> list[int]:
         """Actions (n,) as ints for observations (n, d): drawn from the network's policy with the
-        shard's generator (``_draw``), or the most probable if ``deterministic``; called under
+        shard's generator, or the most probable if ``deterministic``; called under
         ``torch.no_grad`` (``play_episodes``). The scores are the
         NumPy twin's where ``play_episodes`` found it agrees, else the torch forward's; the draw is
         the same either way, so the two give the same actions unless float rounding of the scores
-        tips one (the twin's products are NumPy's)."""
+        tips one (the twin's products are NumPy's). The draw is ``lander_step.draw``'s (C) where it
+        decides every row, else ``_draw``'s (torch's probabilities): the same actions from the same
+        exponential draws (see ``lander_step``)."""
         if self.fast is not None:
             values = self.fast(obs)
             scores = torch.from_numpy(values)
@@ -192,7 +194,8 @@ class Shard:
         ``DRAW_BLOCK`` at a time and used in order, each step's in the order torch would have
         drawn them: the same actions, without torch's per-call work (its checks of the
         probabilities and four small kernels cost about twice the NumPy here). The generator
-        itself is then ahead of the draws used: every draw of this shard goes through here."""
+        itself is then ahead of the draws used: every draw of this shard takes its numbers through
+        ``_reserve``, here or in ``_actions``' C draw, in order."""
         count = probs.size
         self._reserve(count)
         q = self._noise[self._used:self._used + count].reshape(probs.shape)
