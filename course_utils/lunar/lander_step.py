@@ -154,8 +154,9 @@ def torch_draw(scores: np.ndarray, q: np.ndarray) -> list[int]:
 
 def check_draw(module, rows: int = 4000) -> str:
     """Why ``module.draw`` does not draw as torch does, or "" when it does: ``rows`` rows of random
-    scores (seeded; from flat to very peaked policies, and near ties) each drawn both ways; a row
-    ``draw`` leaves to torch (None) is drawn alone again, and the others must all agree."""
+    scores (seeded; from flat to very peaked policies, and ties), each drawn alone by ``draw`` and
+    compared with ``torch_draw``'s action for it; the rows ``draw`` leaves to torch (None) are not
+    compared, and it must decide at least half of them."""
     rng = np.random.default_rng(1)
     scales = rng.choice([0.01, 1.0, 5.0, 30.0], size=(rows, 1))
     scores = (rng.normal(0.0, 1.0, (rows, 4)) * scales).astype(np.float32)

@@ -159,8 +159,7 @@ class Shard:
         decides every row, else ``_draw``'s (torch's probabilities): the same actions from the same
         exponential draws (see ``lander_step``)."""
         if self.fast is not None:
-            values = self.fast(obs)
-            scores = torch.from_numpy(values)
+            values, scores = self.fast(obs), None  # a tensor only where torch draws
         else:
             output = self.net(torch.from_numpy(obs))
             scores = output[0] if isinstance(output, tuple) else output
@@ -172,6 +171,8 @@ class Shard:
             if actions is not None:  # else a row too close to call: torch draws this step, from the same draws
                 self._used += values.size
                 return actions
+        if scores is None:
+            scores = torch.from_numpy(values)
         log_probs = torch.log_softmax(scores, -1)
         if deterministic:
             return log_probs.argmax(-1).tolist()
