@@ -68,7 +68,7 @@ CLAIMS = (
           "{bpg_baseline_first:.0f} to {bpg_baseline_last:+.0f} (bpg) and {cpg_baseline_last:+.0f} (cpg); the entropy "
           "loss of cpg from {entropy_first:.2f} to {entropy_last:.2f}. aac's first batch: mean advantage "
           "{aac_adv_first:.0f}, value loss {aac_loss_v_first:,.0f}, policy loss {aac_loss_p_first:.0f}. Over the "
-          "last 50 batches, seed by seed: aac's mean advantage {aac_adv_low:+.0f} to {aac_adv_high:+.0f}, value loss "
+          "last 50 batches, seed by seed: aac's mean advantage {aac_adv_low:+.1f} to {aac_adv_high:+.1f}, value loss "
           "{aac_loss_v_low:,.0f} to {aac_loss_v_high:,.0f}; with one critic step per batch {one_adv_low:+.0f} to "
           "{one_adv_high:+.0f} and {one_loss_v_low:,.0f} to {one_loss_v_high:,.0f}, ending at {one_step:.0f} "
           "({one_low:.0f} to {one_high:.0f}).",

@@ -137,7 +137,7 @@ def stale_expected(path: Path = EXPECTED_FILE) -> list[str]:
 
 
 PG_HP = dict(batch_size=16, gamma=0.99, beta=0.5, learn_rate=2e-3, hidden_layers=(128, 128))
-AAC_HP = dict(batch_size=16, gamma=0.99, beta=0.1, delta=0.01, learn_rate=2e-3, critic_steps=8, critic_learn_rate=5e-3,
+AAC_HP = dict(batch_size=16, gamma=0.99, beta=0.1, delta=0.01, learn_rate=2e-3, critic_steps=4, critic_learn_rate=1e-2,
               hidden_layers=(128, 128))
 """The notebook's default ``pg_hp`` and ``aac_hp`` (a test checks they match its cells)."""
 FINAL_LR_DECAY_EPISODES = 20_000
