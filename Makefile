@@ -69,4 +69,4 @@ bench: install
 	$(PY) -m course_utils.cli bench colour
 
 clean:
-	rm -rf grading grades .pytest_cache .ruff_cache course_utils/lunar/_lander_step_*.so
+	rm -rf grading grades .pytest_cache .ruff_cache course_utils/lunar/_build

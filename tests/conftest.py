@@ -1,4 +1,6 @@
+import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -18,29 +20,15 @@ def pytest_addoption(parser):
 
 
 # `make test` spreads the test files over 2 pytest-xdist workers (`--dist loadfile
-# --no-loadscope-reorder`): a file runs whole in one worker, and files are handed out one at a
-# time, in the order of collection, to whichever worker is free. The files below go first, the
-# longest first, so that the last file to start is a short one and neither worker waits long for
-# the other at the end (xdist's own order, most tests first, started these few-test grading files
-# last). Files that share a session fixture form one group, run by one worker (`SHARED`).
-SLOWEST_FIRST = {
-    # group: its seconds (setup and calls) in a full run on 2 cores shared with other work (load
-    # 15, 2026-11-26): only their order matters. Unlisted files take under a minute each there
-    # and follow in file order.
-    "tests/grading/test_bundle.py": 790,
-    "student_lab": 740,
-    "tests/grading/test_forgery.py": 520,
-    "tests/grading/test_hostile.py": 430,
-    "tests/grading/test_skip_cells.py": 330,  # scaled by its CPU (tutorial 2 up to its last graded cell)
-    "tests/grading/test_tutorial_lunar.py": 185,
-    "tests/grading/test_autograder.py": 130,
-    "harlow_graded": 110,  # test_tutorial_harlow's 75 and the manual-grading browser test's formgrader part
-    "tests/grading/test_tutorial_replay.py": 90,
-    "tests/grading/test_notebook_size.py": 90,
-    "tests/grading/test_judging.py": 40,
-    "tests/harlow/test_evolution.py": 40,
-    "tests/browser/test_formgrader_browser.py": 30,
-}
+# --no-loadscope-reorder`, with the scheduler below): a file runs whole in one worker, and every
+# file is handed out before the first test starts, balanced by the seconds it took in a recent run
+# (`GROUP_SECONDS`). Files that share a session fixture form one group, run by one worker (`SHARED`).
+GROUP_SECONDS_FILE = Path(__file__).with_name("group_seconds.json")
+"""Each group's seconds (setup, call and teardown of its tests) in a full `make test` run on 2 cores.
+Only their proportions matter. Refresh it after adding or reshaping slow tests:
+`COURSE_RECORD_GROUP_SECONDS=tests/group_seconds.json make test`."""
+SECONDS_PER_UNLISTED_TEST = 0.5
+"""A group missing from the file (a new test file) counts this much per test: the median file's."""
 SHARED = {
     # one JupyterLab (the browser suite's session fixture `lab`) for both
     "tests/browser/test_notebooks_browser.py": "student_lab",
@@ -58,10 +46,40 @@ def group(nodeid: str) -> str:
     return SHARED.get(file, file)
 
 
+def group_seconds() -> dict[str, float]:
+    return json.loads(GROUP_SECONDS_FILE.read_text()) if GROUP_SECONDS_FILE.exists() else {}
+
+
+def expected_seconds(groups: dict[str, int], recorded: dict[str, float]) -> dict[str, float]:
+    """Each group's expected seconds: ``recorded``, else its number of tests (``groups``) times
+    ``SECONDS_PER_UNLISTED_TEST``."""
+    return {name: recorded.get(name, count * SECONDS_PER_UNLISTED_TEST) for name, count in groups.items()}
+
+
+def balanced(seconds: dict[str, float], workers: int) -> list[list[str]]:
+    """The groups of each of ``workers`` workers: the longest group first, each to the worker
+    expected to finish first so far (longest processing time first: within 4/3 of the best split).
+    Each worker's list is in the order it runs them, longest first; ties keep ``seconds``'s order."""
+    lists, loads = [[] for _ in range(workers)], [0.0] * workers
+    for name in sorted(seconds, key=lambda name: -seconds[name]):
+        least = loads.index(min(loads))
+        lists[least].append(name)
+        loads[least] += seconds[name]
+    return lists
+
+
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_make_scheduler(config, log):
-    """`--dist loadfile` by `group` instead of by file. (xdist's `loadgroup` names a test's
-    group in its node id, which pytest 9 no longer lets a plugin change.)"""
+    """`--dist loadfile` by `group`, every group handed out at the start.
+
+    Why at the start: xdist hands a worker its next file when the worker reports a test done.
+    Three times in about twenty runs of the suite, one such hand-out never reached its worker: the worker then
+    sat idle on its last test while the other ran every file left (four minutes), and the run
+    hung, or, once told to stop, ended with that file unrun (INTERNALERROR `assert not
+    crashitem`: the first test of tests/grading/test_derived_facts.py, handed out while the
+    worker ran the formgrader browser tests). Handed out before any test starts, the files
+    need no message while tests run. (xdist's `loadgroup` names a test's group in its node id,
+    which pytest 9 no longer lets a plugin change.)"""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
@@ -70,43 +88,58 @@ def pytest_xdist_make_scheduler(config, log):
         def _split_scope(self, nodeid: str) -> str:
             return group(nodeid)
 
-        def _reschedule(self, node) -> None:
-            super()._reschedule(node)
-            shut_down_once_all_handed_out(self)
+        def schedule(self) -> None:
+            if self.collection is not None:  # after a worker crashed: xdist's own rescheduling
+                super().schedule()
+                return
+            if not self._check_nodes_have_same_collection():
+                self.log("**Different tests collected, aborting run**")
+                return
+            self.collection = list(next(iter(self.registered_collections.values())))
+            for nodeid in self.collection:
+                self.workqueue.setdefault(self._split_scope(nodeid), {})[nodeid] = False
+            counts = {name: len(unit) for name, unit in self.workqueue.items()}
+            plan = balanced(expected_seconds(counts, group_seconds()), len(self.nodes))
+            for node, names in zip(self.nodes, plan, strict=True):
+                for name in names:
+                    self.workqueue.move_to_end(name, last=False)  # _assign_work_unit takes the first
+                    self._assign_work_unit(node)
+            for node in self.nodes:  # each runs what it has, then stops
+                node.shutdown()
 
     return GroupScheduling(config, log)
 
 
-def shut_down_once_all_handed_out(scheduler) -> None:
-    """Tell every worker not told yet to finish what it has and stop, once the scheduler has
-    handed out every group (``workqueue`` empty after the first distribution).
-
-    Why: xdist tells a worker to stop only when that worker reports a test done and nothing is
-    left to hand out, and a worker keeps the last test it was given unrun until it hears of a
-    next one or of the stop (pytest needs the next test to tear fixtures down). Twice in about
-    ten CI runs, after the other worker took the last group, a worker sat on its last test with
-    nothing to report and was never told to stop: the run hung at 96-97% with both workers idle
-    (`py-spy dump`: one in xdist's ``TestQueue.get``, the other's session over). A stop sent to
-    a worker that still has tests only queues behind them, as xdist's own does."""
-    if scheduler.collection is None or scheduler.workqueue:
-        return
-    for node in scheduler.nodes:
-        if not node.shutting_down:
-            node.shutdown()
-
-
 def pytest_collection_modifyitems(config, items):
+    seconds = group_seconds()
     first = {}
     for index, item in enumerate(items):
         first.setdefault(group(item.nodeid), index)
-    # a group's tests together, in file order (sorted() is stable); the slowest groups first
-    items[:] = sorted(items, key=lambda item: (-SLOWEST_FIRST.get(group(item.nodeid), 0), first[group(item.nodeid)]))
+    # a group's tests together, in file order (sorted() is stable); without xdist, the longest first
+    items[:] = sorted(items, key=lambda item: (-seconds.get(group(item.nodeid), 0), first[group(item.nodeid)]))
     if config.getoption("--run-slow"):
         return
     skip = pytest.mark.skip(reason="full-size run: use --run-slow (make test-slow)")
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+_RECORDED: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    if os.environ.get("COURSE_RECORD_GROUP_SECONDS"):
+        _RECORDED[group(report.nodeid)] = _RECORDED.get(group(report.nodeid), 0.0) + report.duration
+
+
+def pytest_sessionfinish(session):
+    """With ``COURSE_RECORD_GROUP_SECONDS=PATH``, the controller (or a run without xdist) writes
+    each group's seconds there (``GROUP_SECONDS_FILE``'s format)."""
+    path = os.environ.get("COURSE_RECORD_GROUP_SECONDS")
+    if path and not hasattr(session.config, "workerinput") and _RECORDED:
+        recorded = {name: round(seconds, 1) for name, seconds in sorted(_RECORDED.items(), key=lambda kv: -kv[1])}
+        Path(path).write_text(json.dumps(recorded, indent=1) + "\n")
 
 
 @pytest.fixture(scope="session")

@@ -45,29 +45,57 @@ def test_outside_a_git_checkout_it_says_what_it_needs(tmp_path):
 
 
 class _Worker:
-    def __init__(self, told=False):
-        self.shutting_down, self.told = told, 0
+    """A worker as the scheduler sees it: what it was told, in order."""
+
+    def __init__(self, name):
+        self.name, self.commands, self.shutting_down = name, [], False
+        self.gateway = type("Gateway", (), {"id": name})()
+
+    def send_runtest_some(self, indices):
+        self.commands.append(("runtests", list(indices)))
 
     def shutdown(self):
-        self.shutting_down, self.told = True, self.told + 1
+        self.commands.append(("shutdown",))
+        self.shutting_down = True
 
 
-class _Scheduler:
-    def __init__(self, collection, workqueue, nodes):
-        self.collection, self.workqueue, self.nodes = collection, workqueue, nodes
+class _Config:
+    def getvalue(self, name):
+        return {"dist": "loadfile", "tx": ["2*popen"]}[name]
 
 
-def test_every_worker_is_told_to_stop_once_every_group_is_handed_out():
-    """The test run's scheduler (conftest): once the last group is handed out, each worker not
-    told yet is told to stop (a worker sitting on its last test then runs it and ends), and none
-    before: not while groups wait, not before the first distribution."""
-    from conftest import shut_down_once_all_handed_out
+def test_every_group_is_handed_out_balanced_before_the_first_test_and_then_the_stop(monkeypatch):
+    """The test run's scheduler (conftest): each worker is sent all its groups, longest first and
+    balanced by their recorded seconds, then the stop, before any test runs, so no hand-out has to
+    reach a worker while tests run; a group's tests stay together in one worker."""
+    import conftest
 
-    idle, busy, told = _Worker(), _Worker(), _Worker(told=True)
-    shut_down_once_all_handed_out(_Scheduler(["a::t"], {"tests/test_b.py": {"b::t": False}}, [idle, busy]))
-    shut_down_once_all_handed_out(_Scheduler(None, {}, [idle, busy]))
-    assert idle.told == busy.told == 0
-    shut_down_once_all_handed_out(_Scheduler(["a::t"], {}, [idle, busy, told]))
-    assert idle.told == busy.told == 1 and told.told == 0
-    shut_down_once_all_handed_out(_Scheduler(["a::t"], {}, [idle, busy, told]))
-    assert idle.told == busy.told == 1  # once
+    recorded = {"tests/test_long.py": 100.0, "shared": 60.0, "tests/test_mid.py": 50.0, "tests/test_short.py": 5.0}
+    monkeypatch.setattr(conftest, "group_seconds", lambda: recorded)
+    monkeypatch.setitem(conftest.SHARED, "tests/test_s1.py", "shared")
+    monkeypatch.setitem(conftest.SHARED, "tests/test_s2.py", "shared")
+    collection = ["tests/test_short.py::a", "tests/test_s1.py::a", "tests/test_long.py::a", "tests/test_long.py::b",
+                  "tests/test_s2.py::a", "tests/test_mid.py::a", "tests/test_new.py::a", "tests/test_new.py::b"]
+    scheduler = conftest.pytest_xdist_make_scheduler(_Config(), None)
+    gw0, gw1 = _Worker("gw0"), _Worker("gw1")
+    for worker in (gw0, gw1):
+        scheduler.add_node(worker)
+        scheduler.add_node_collection(worker, collection)
+    scheduler.schedule()
+    # long (100) to gw0; shared (60) and mid (50) to gw1 (60 + 50 = 110); short and the unlisted
+    # new file (2 tests x 0.5 s) to gw0
+    assert gw0.commands == [("runtests", [2, 3]), ("runtests", [0]), ("runtests", [6, 7]), ("shutdown",)]
+    assert gw1.commands == [("runtests", [1, 4]), ("runtests", [5]), ("shutdown",)]
+    assert not scheduler.workqueue and scheduler.collection == collection
+    for index in (2, 3, 0, 6):
+        scheduler.mark_test_complete(gw0, index)
+    assert gw0.commands[-1] == ("shutdown",) and len(gw0.commands) == 4  # nothing more is sent
+    assert scheduler.remove_node(gw1) == "tests/test_s1.py::a"  # a crashed worker's first unrun test
+
+
+def test_balanced_puts_each_group_longest_first_on_the_least_loaded_worker():
+    import conftest
+
+    assert conftest.balanced({"a": 3, "b": 3, "c": 2, "d": 2, "e": 2}, 2) == [["a", "c", "e"], ["b", "d"]]
+    assert conftest.balanced({"a": 1}, 3) == [["a"], [], []]
+    assert conftest.expected_seconds({"x": 4, "y": 2}, {"x": 9.5}) == {"x": 9.5, "y": 2 * conftest.SECONDS_PER_UNLISTED_TEST}

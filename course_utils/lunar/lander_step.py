@@ -20,7 +20,7 @@ draw the same action. Any other row (a near tie, one in several hundred; a very 
 score that is not finite) makes it return None, and the shard draws that step with torch.
 
 How: ``load()`` compiles ``lander_step.c`` the first time with the machine's C compiler (``cc``,
-or ``$CC``) into this folder, or the user's cache where this folder is read-only (``make
+or ``$CC``) into ``_build`` beside it, or the user's cache where this folder is read-only (``make
 install`` builds it), and checks it before anyone uses it: the body fields it reads against
 box2d's own accessors, then a few hundred steps through crashes against ``LeanLunarLander.step``,
 bit for bit, and its draws against torch's. Where anything of that fails (no compiler, another box2d, another platform) it
@@ -52,13 +52,19 @@ why_not = ""
 """Why ``load()`` returned None (empty while it has not, or when it loaded)."""
 
 
+BUILD = SOURCE.with_name("_build")
+"""The folder beside this module that the compiled module goes in: not a package (no
+``__init__.py``), so ``pkgutil.walk_packages`` over ``course_utils`` does not list the build as a
+module (it cannot be imported by its file's name, whose suffix its init function does not carry)."""
+
+
 def _library_path() -> Path:
     """Where the compiled module goes: named after the source and this Python, so an edit or
     another interpreter builds its own."""
     key = hashlib.sha256(SOURCE.read_bytes() + sys.version.encode() + sys.platform.encode()).hexdigest()[:12]
     name = f"_lander_step_{key}{SUFFIX}"
-    here = SOURCE.parent / name
-    if here.exists() or os.access(SOURCE.parent, os.W_OK):
+    here = BUILD / name
+    if here.exists() or os.access(BUILD if BUILD.exists() else SOURCE.parent, os.W_OK):
         return here
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rl-course"
     return cache / name
@@ -80,9 +86,14 @@ def _compile(target: Path) -> None:
         if result.returncode != 0:
             raise RuntimeError(f"{Path(compiler).name} failed: {result.stderr.strip()[-500:]}")
         os.replace(built, target)
-    for old in target.parent.glob(f"_lander_step_*{SUFFIX}"):
-        if old != target:  # a build of an earlier lander_step.c (a process still using it keeps its copy)
-            old.unlink(missing_ok=True)
+    # builds of an earlier lander_step.c (a process still using one keeps its copy), and those an
+    # earlier version of the course put beside the source
+    for old in [*target.parent.glob(f"_lander_step_*{SUFFIX}"), *SOURCE.parent.glob(f"_lander_step_*{SUFFIX}")]:
+        if old != target:
+            try:
+                old.unlink(missing_ok=True)
+            except OSError:  # a read-only install: leave it
+                pass
 
 
 def _import(path: Path):

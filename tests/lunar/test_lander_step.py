@@ -180,3 +180,18 @@ def test_a_new_build_replaces_the_builds_of_an_earlier_source(monkeypatch, tmp_p
     module = lander_step._import(target)
     lander_step._configure(module)
     assert lander_step.check(module) == ""
+
+
+def test_the_build_is_no_module_of_the_package_to_walk():
+    """The compiled module lives in a folder that is not a package: tools that walk
+    ``course_utils`` (pydoc, the student bundle's leak probe) do not meet a module they cannot import."""
+    import pkgutil
+
+    import course_utils
+
+    if lander_step.load() is None:
+        pytest.skip(f"no C build here: {lander_step.why_not}")
+    assert lander_step._library_path().parent.name in ("_build", "rl-course")  # beside the source, or the cache
+    names = [module.name for module in pkgutil.walk_packages(course_utils.__path__, "course_utils.")]
+    assert "course_utils.lunar.lander_step" in names
+    assert not [name for name in names if "_lander_step" in name or "_build" in name]
