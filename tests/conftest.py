@@ -22,7 +22,7 @@ def pytest_addoption(parser):
 # `make test` spreads the test files over 2 pytest-xdist workers (`--dist loadfile
 # --no-loadscope-reorder`, with the scheduler below): a file runs whole in one worker, and every
 # file is handed out before the first test starts, balanced by the seconds it took in a recent run
-# (`GROUP_SECONDS`). Files that share a session fixture form one group, run by one worker (`SHARED`).
+# (`GROUP_SECONDS_FILE`). Files that share a session fixture form one group, run by one worker (`SHARED`).
 GROUP_SECONDS_FILE = Path(__file__).with_name("group_seconds.json")
 """Each group's seconds (setup, call and teardown of its tests) in a full `make test` run on 2 cores.
 Only their proportions matter. Refresh it after adding or reshaping slow tests:
@@ -73,13 +73,14 @@ def pytest_xdist_make_scheduler(config, log):
     """`--dist loadfile` by `group`, every group handed out at the start.
 
     Why at the start: xdist hands a worker its next file when the worker reports a test done.
-    Three times in about twenty runs of the suite, one such hand-out never reached its worker: the worker then
-    sat idle on its last test while the other ran every file left (four minutes), and the run
-    hung, or, once told to stop, ended with that file unrun (INTERNALERROR `assert not
-    crashitem`: the first test of tests/grading/test_derived_facts.py, handed out while the
-    worker ran the formgrader browser tests). Handed out before any test starts, the files
-    need no message while tests run. (xdist's `loadgroup` names a test's group in its node id,
-    which pytest 9 no longer lets a plugin change.)"""
+    Three times in about twenty runs of the suite a worker sat idle on its last test while the
+    other ran every file left (four minutes in one run), and the run hung or, once told to stop,
+    ended with a file it had been handed unrun (INTERNALERROR `assert not crashitem`: the first
+    test of tests/grading/test_derived_facts.py, handed out while the worker ran the formgrader
+    browser tests). What that shows: the hand-out never reached the worker's queue (what lost it
+    is not known). Handed out before any test starts, no file needs a message while tests run.
+    (xdist's `loadgroup` names a test's group in its node id, which pytest 9 no longer lets a
+    plugin change.)"""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
@@ -89,8 +90,8 @@ def pytest_xdist_make_scheduler(config, log):
             return group(nodeid)
 
         def schedule(self) -> None:
-            if self.collection is not None:  # after a worker crashed: xdist's own rescheduling
-                super().schedule()
+            if self.collection is not None:  # a replacement for a crashed worker joined
+                self._hand_out_what_is_left()
                 return
             if not self._check_nodes_have_same_collection():
                 self.log("**Different tests collected, aborting run**")
@@ -106,6 +107,20 @@ def pytest_xdist_make_scheduler(config, log):
                     self._assign_work_unit(node)
             for node in self.nodes:  # each runs what it has, then stops
                 node.shutdown()
+
+        def _hand_out_what_is_left(self) -> None:
+            """Every test a crashed worker had not finished (``remove_node`` put its groups back,
+            finished ones too) to the first worker not told to stop, then its stop. (xdist's own
+            would hand it one group, perhaps a finished one, as an empty list of tests: no report
+            would come back to ask for the next, and the run would hang.)"""
+            for name in [name for name, unit in self.workqueue.items() if all(unit.values())]:
+                del self.workqueue[name]
+            fresh = next((node for node in self.nodes if not node.shutting_down), None)
+            if fresh is None:
+                return
+            while self.workqueue:
+                self._assign_work_unit(fresh)
+            fresh.shutdown()
 
     return GroupScheduling(config, log)
 
@@ -135,11 +150,14 @@ def pytest_runtest_logreport(report):
 
 def pytest_sessionfinish(session):
     """With ``COURSE_RECORD_GROUP_SECONDS=PATH``, the controller (or a run without xdist) writes
-    each group's seconds there (``GROUP_SECONDS_FILE``'s format)."""
+    each group's seconds there (``GROUP_SECONDS_FILE``'s format), over that file's figures for the
+    groups that ran."""
     path = os.environ.get("COURSE_RECORD_GROUP_SECONDS")
     if path and not hasattr(session.config, "workerinput") and _RECORDED:
-        recorded = {name: round(seconds, 1) for name, seconds in sorted(_RECORDED.items(), key=lambda kv: -kv[1])}
-        Path(path).write_text(json.dumps(recorded, indent=1) + "\n")
+        # merged into what the file holds: a run of some files updates those alone
+        old = json.loads(Path(path).read_text()) if Path(path).exists() else {}
+        recorded = {**old, **{name: round(seconds, 1) for name, seconds in _RECORDED.items()}}
+        Path(path).write_text(json.dumps(dict(sorted(recorded.items(), key=lambda kv: -kv[1])), indent=1) + "\n")
 
 
 @pytest.fixture(scope="session")

@@ -93,6 +93,35 @@ def test_every_group_is_handed_out_balanced_before_the_first_test_and_then_the_s
     assert scheduler.remove_node(gw1) == "tests/test_s1.py::a"  # a crashed worker's first unrun test
 
 
+def test_a_replacement_for_a_crashed_worker_gets_every_test_the_crashed_one_had_not_finished(monkeypatch):
+    """A worker that crashes is replaced by xdist; the replacement is sent the crashed worker's
+    unfinished tests (not its finished groups), then the stop, and the run can finish."""
+    import conftest
+
+    monkeypatch.setattr(conftest, "group_seconds", lambda: {"tests/test_a.py": 10.0, "tests/test_b.py": 9.0,
+                                                             "tests/test_c.py": 8.0})
+    collection = ["tests/test_a.py::x", "tests/test_b.py::x", "tests/test_b.py::y", "tests/test_c.py::x",
+                  "tests/test_c.py::y"]
+    scheduler = conftest.pytest_xdist_make_scheduler(_Config(), None)
+    gw0, gw1 = _Worker("gw0"), _Worker("gw1")
+    for worker in (gw0, gw1):
+        scheduler.add_node(worker)
+        scheduler.add_node_collection(worker, collection)
+    scheduler.schedule()
+    assert gw1.commands == [("runtests", [1, 2]), ("runtests", [3, 4]), ("shutdown",)]  # b (9 s) and c (8 s)
+    for index in (1, 2, 3):
+        scheduler.mark_test_complete(gw1, index)
+    assert scheduler.remove_node(gw1) == "tests/test_c.py::y"  # gw1 died in c's second test
+    gw2 = _Worker("gw2")
+    scheduler.add_node(gw2)
+    scheduler.add_node_collection(gw2, collection)
+    scheduler.schedule()
+    assert gw2.commands == [("runtests", [4]), ("shutdown",)]  # not b, which gw1 had finished
+    for worker, index in ((gw0, 0), (gw2, 4)):
+        scheduler.mark_test_complete(worker, index)
+    assert scheduler.tests_finished
+
+
 def test_balanced_puts_each_group_longest_first_on_the_least_loaded_worker():
     import conftest
 

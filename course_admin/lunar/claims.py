@@ -38,7 +38,8 @@ def _question3(stored: dict) -> dict:
           "aac_loss_v_first": first("aac", "loss_v"), "aac_loss_p_first": first("aac", "loss_p")}
     adv, loss_v = last50(runs["aac"], "adv_m"), last50(runs["aac"], "loss_v")
     one_adv, one_loss_v, one_finals = last50(one_step, "adv_m"), last50(one_step, "loss_v"), final_rewards(one_step)
-    f |= {"aac_adv_low": min(adv), "aac_adv_high": max(adv), "aac_loss_v_low": min(loss_v),
+    # rounded as printed, + 0.0: a mean in (-0.05, 0) prints +0.0, not -0.0
+    f |= {"aac_adv_low": round(min(adv), 1) + 0.0, "aac_adv_high": round(max(adv), 1) + 0.0, "aac_loss_v_low": min(loss_v),
           "aac_loss_v_high": max(loss_v), "one_adv_low": min(one_adv), "one_adv_high": max(one_adv),
           "one_loss_v_low": min(one_loss_v), "one_loss_v_high": max(one_loss_v),
           "one_step": float(np.mean(one_finals)), "one_low": min(one_finals), "one_high": max(one_finals)}

@@ -9,11 +9,12 @@ of units below the returns: the advantages ``q - v`` are then not centred, and t
 pushed by the level of the returns as without a baseline. More steps per batch fit how the value
 varies from state to state; the level they cannot carry: Adam moves the output bias by about one
 learning rate per step, so steps alone carry the level in the hidden ReLU units, many of which
-end switched off for every state (51-60 of the last hidden layer's 128 at the end of the stored
-``aac`` runs, over 16 episodes each plays). With the notebook's ``aac_hp`` (4 steps, learning rate
-1e-2) and steps alone, the critic of seed 10 fell behind for good (mean advantage +22 over the
-last 50 batches, as with one step per batch; the run ended at 115 against 148 with the bias set);
-seed 11's kept up (+0.1) and ended at 122 against 137. So before each of its steps the fit sets the
+end switched off for every state (with the bias set as below, still 51-60 of the last hidden
+layer's 128 at the end of the stored ``aac`` runs, over 16 episodes each plays). With the
+notebook's ``aac_hp`` (4 steps, learning rate 1e-2) and steps alone, the critic of seed 10 fell
+behind for good (mean advantage +22 over the last 50 batches, as with one step per batch; the
+run ended at 115 against 148 with the bias set); seed 11's kept up (+0.1) and ended at 122
+against 137. So before each of its steps the fit sets the
 bias of the value output to its least-squares value, the batch's mean of ``q - v``
 (``_output_bias``: the one critic parameter that shifts every state value by its own change).
 
