@@ -81,20 +81,30 @@ class Lab:
     def __init__(self, base: str, token: str, root: Path, env: dict | None = None):
         self.base, self.token, self.root, self.env = base, token, root, env or {}
 
-    def api(self, path: str, method: str = "GET"):
+    def api(self, path: str, method: str = "GET", timeout: float = 60):
         request = urllib.request.Request(f"{self.base}/api/{path}?token={self.token}", method=method)
         # 60 s: deleting a kernel waits for it to shut down, which took over 15 s once on 2 busy cores
-        with urllib.request.urlopen(request, timeout=60) as response:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             body = response.read()
         return json.loads(body) if body else None
 
     def url(self, notebook: str) -> str:
         return f"{self.base}/lab/tree/{notebook}?token={self.token}&reset"
 
-    def shutdown_kernels(self) -> None:
-        for kernel in self.api("kernels"):
+    def shutdown_kernels(self, keep=(), timeout: float = 60) -> None:
+        """Shut down every kernel but those whose ids are in ``keep``, as far as the server answers
+        within ``timeout`` seconds a kernel: a kernel whose start failed and is being restarted
+        (two kernels started at once drew the same random port) can make its DELETE wait until the
+        server stops, which the server's own teardown does (it stops them all)."""
+        try:
+            kernels = self.api("kernels", timeout=timeout)
+        except OSError:
+            return
+        for kernel in kernels:
+            if kernel["id"] in keep:
+                continue
             try:
-                self.api(f"kernels/{kernel['id']}", method="DELETE")
+                self.api(f"kernels/{kernel['id']}", method="DELETE", timeout=timeout)
             except OSError:
                 pass
 
@@ -249,10 +259,7 @@ def jupyter_server(
             yield server
         finally:
             if proc.poll() is None:
-                try:
-                    server.shutdown_kernels()
-                except OSError:
-                    pass
+                server.shutdown_kernels(timeout=20)  # then terminated: it stops whatever is left
                 proc.terminate()
                 try:
                     proc.wait(timeout=20)
