@@ -64,6 +64,23 @@ class _Config:
         return {"dist": "loadfile", "tx": ["2*popen"]}[name]
 
 
+def _join(scheduler, worker, collection):
+    """``worker`` ready with ``collection``, as xdist's session tells the scheduler."""
+    scheduler.add_node(worker)
+    scheduler.add_node_collection(worker, collection)
+    return worker
+
+
+def _scheduled(collection):
+    """The test run's scheduler (conftest) after two workers collected ``collection`` and it scheduled."""
+    import conftest
+
+    scheduler = conftest.pytest_xdist_make_scheduler(_Config(), None)
+    gw0, gw1 = (_join(scheduler, _Worker(name), collection) for name in ("gw0", "gw1"))
+    scheduler.schedule()
+    return scheduler, gw0, gw1
+
+
 def test_every_group_is_handed_out_balanced_before_the_first_test_and_then_the_stop(monkeypatch):
     """The test run's scheduler (conftest): each worker is sent all its groups, longest first and
     balanced by their recorded seconds, then the stop, before any test runs, so no hand-out has to
@@ -76,12 +93,7 @@ def test_every_group_is_handed_out_balanced_before_the_first_test_and_then_the_s
     monkeypatch.setitem(conftest.SHARED, "tests/test_s2.py", "shared")
     collection = ["tests/test_short.py::a", "tests/test_s1.py::a", "tests/test_long.py::a", "tests/test_long.py::b",
                   "tests/test_s2.py::a", "tests/test_mid.py::a", "tests/test_new.py::a", "tests/test_new.py::b"]
-    scheduler = conftest.pytest_xdist_make_scheduler(_Config(), None)
-    gw0, gw1 = _Worker("gw0"), _Worker("gw1")
-    for worker in (gw0, gw1):
-        scheduler.add_node(worker)
-        scheduler.add_node_collection(worker, collection)
-    scheduler.schedule()
+    scheduler, gw0, gw1 = _scheduled(collection)
     # long (100) to gw0; shared (60) and mid (50) to gw1 (60 + 50 = 110); short and the unlisted
     # new file (2 tests x 0.5 s) to gw0
     assert gw0.commands == [("runtests", [2, 3]), ("runtests", [0]), ("runtests", [6, 7]), ("shutdown",)]
@@ -102,19 +114,12 @@ def test_a_replacement_for_a_crashed_worker_gets_every_test_the_crashed_one_had_
                                                              "tests/test_c.py": 8.0})
     collection = ["tests/test_a.py::x", "tests/test_b.py::x", "tests/test_b.py::y", "tests/test_c.py::x",
                   "tests/test_c.py::y"]
-    scheduler = conftest.pytest_xdist_make_scheduler(_Config(), None)
-    gw0, gw1 = _Worker("gw0"), _Worker("gw1")
-    for worker in (gw0, gw1):
-        scheduler.add_node(worker)
-        scheduler.add_node_collection(worker, collection)
-    scheduler.schedule()
+    scheduler, gw0, gw1 = _scheduled(collection)
     assert gw1.commands == [("runtests", [1, 2]), ("runtests", [3, 4]), ("shutdown",)]  # b (9 s) and c (8 s)
     for index in (1, 2, 3):
         scheduler.mark_test_complete(gw1, index)
     assert scheduler.remove_node(gw1) == "tests/test_c.py::y"  # gw1 died in c's second test
-    gw2 = _Worker("gw2")
-    scheduler.add_node(gw2)
-    scheduler.add_node_collection(gw2, collection)
+    gw2 = _join(scheduler, _Worker("gw2"), collection)
     scheduler.schedule()
     assert gw2.commands == [("runtests", [4]), ("shutdown",)]  # not b, which gw1 had finished
     for worker, index in ((gw0, 0), (gw2, 4)):
